@@ -1,0 +1,38 @@
+# Two commands for a fresh Debian/Ubuntu machine with python3:
+#   make run    set everything up and start the playground on the built-in corpus
+#   make test   set everything up (Python packages, Debian's chromium) and run every test
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8501
+
+.PHONY: run test setup browser bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install it with 'apt-get install python3-venv'"; exit 1; }
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+# Debian's chromium drives the browser tests; Playwright cannot download its own browser here.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+run: setup
+	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
+
+test: setup browser
+	$(PY) -m pytest -n 2 --dist loadgroup
+
+bench: setup
+	$(PY) benchmarks/bench_train.py
+	$(PY) benchmarks/bench_encode.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis
