@@ -1,7 +1,59 @@
-"""Tokenizer Playground: placeholder home page until the app lands."""
+"""Tokenizer Playground: the Home page (what the playground shows, and a one-click start).
+
+Run with ``streamlit run app.py``; the other pages live in ``pages/`` (Streamlit's automatic
+navigation, so every page has its own URL).
+"""
 
 import streamlit as st
 
-st.set_page_config(page_title="Tokenizer Playground", page_icon="🧩")
-st.title("Tokenizer Playground")
-st.write("Train a byte-level BPE tokenizer and watch it work.")
+import ui
+from ui import cache, state, widgets
+
+ui.setup("Home")
+
+TRAIN = "pages/1_🏋️_Train.py"
+TOKENIZE = "pages/2_🔤_Tokenize.py"
+
+
+def quick_start() -> None:
+    """Train a small byte-level BPE on the built-in corpus, make it active, open Tokenize."""
+    from core.builtin_corpus import BUILTIN_SEPARATOR
+    from core.tokenizer import Tokenizer
+
+    vocab, merges = cache.builtin_bpe(cache.QUICK_VOCAB)
+    tok = Tokenizer(vocab, merges, [BUILTIN_SEPARATOR], name="built-in corpus")
+    label = state.register_tokenizer(
+        f"built-in corpus · {len(vocab):,} tokens", tok,
+        source=f"byte-level BPE trained on the built-in corpus (Python docstrings), "
+               f"{len(merges):,} merges")
+    state.set_active(label)
+
+
+st.title("🧩 Tokenizer Playground")
+st.markdown(
+    "A hands-on look at **byte-level BPE**, the tokenizer family behind GPT-2 and GPT-4:\n"
+    "- **🏋️ Train** one on your own text and watch merges appear, most frequent pair first.\n"
+    "- **🔤 Tokenize** text into colour-coded tokens, with bytes, pre-tokens and the merges "
+    "that made each word.\n"
+    "- **🔢 Decode** IDs back to text, and see where broken UTF-8 turns into �.\n"
+    "- **📖 Vocabulary** lists every token with its merge tree; **⚖️ Compare** puts your "
+    "tokenizer next to GPT-2, GPT-4 and word- or character-level baselines."
+)
+
+with st.container(border=True):
+    st.markdown("**Start in one click**")
+    st.caption(f"Trains a {cache.QUICK_VOCAB:,}-token tokenizer on the built-in corpus "
+               "(docstrings of Python's standard library, no download), then opens Tokenize.")
+    if st.button("⚡ Train on the built-in corpus and tokenize", type="primary"):
+        try:
+            quick_start()
+        except Exception as err:  # noqa: BLE001 - shown, not raised
+            widgets.show_error(err, what="Quick start")
+        else:
+            st.switch_page(TOKENIZE)
+
+c1, c2 = st.columns(2)
+with c1:
+    st.page_link(TRAIN, label="Train with your own corpus and settings", icon="🏋️")
+with c2:
+    st.page_link(TOKENIZE, label="Or tokenize with GPT-2 / GPT-4 right away", icon="🔤")

@@ -1,0 +1,482 @@
+"""What the Tokenize, Decode and Vocabulary pages draw: computed here, not in pages.
+
+- :func:`encode_details`: each token's ID, bytes and character span, whether it holds only
+  part of a UTF-8 character, which tokens together make one character, pre-token spans;
+- :func:`merge_trace`: the merges BPE applies inside one pre-token ("why this split");
+- :func:`decode_details`: each ID's bytes and text, and which U+FFFD in the output came
+  from which IDs;
+- :func:`merge_tree`: how a token is built from single bytes;
+- :func:`parse_ids`: token IDs typed or pasted as text.
+
+>>> from core.tokenizer import Tokenizer
+>>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"\\xe4\\xb8"}, [(b"\\xe4", b"\\xb8")])
+>>> [(t.token, t.start, t.end, t.partial, t.group) for t in encode_details(tok, "中a").tokens]
+[(b'\\xe4\\xb8', 0, 1, True, 0), (b'\\xad', 0, 1, True, 0), (b'a', 1, 2, False, 1)]
+>>> decode_details(tok, [256, 97]).replacements     # "\\xe4\\xb8" alone is an unfinished char
+[(0, [0])]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from core.errors import PlaygroundError
+
+if TYPE_CHECKING:
+    from core.tokenizer import Tokenizer
+
+__all__ = [
+    "DecodeDetails",
+    "DecodedPiece",
+    "EncodingDetails",
+    "IdProblem",
+    "MAX_PARSED_IDS",
+    "MergeNode",
+    "MergeStep",
+    "TokenSpan",
+    "decode_details",
+    "encode_details",
+    "merge_trace",
+    "merge_tree",
+    "parse_ids",
+]
+
+#: parse_ids reads at most this many IDs (a pasted megabyte of numbers would stall a page).
+MAX_PARSED_IDS = 100_000
+
+# ----------------------------------------------------------------------------------------
+# Data classes
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenSpan:
+    """One token of an encoding.
+
+    ``start``/``end``: the characters of the input it touches (a token holding part of a
+    character spans that whole character). ``text``: its bytes decoded with
+    ``errors="replace"``. ``partial``: it starts or ends inside a UTF-8 character. ``group``:
+    tokens with the same group together make whole characters. ``pretoken``: index into
+    :attr:`EncodingDetails.pretokens`.
+    """
+
+    index: int
+    id: int
+    token: bytes
+    start: int
+    end: int
+    text: str
+    is_special: bool
+    partial: bool
+    group: int
+    pretoken: int
+
+
+@dataclass(frozen=True)
+class EncodingDetails:
+    """``pretokens``: character spans of the pre-tokens (special tokens included, each as
+    its own span), in order."""
+
+    text: str
+    tokens: list[TokenSpan]
+    pretokens: list[tuple[int, int]]
+    n_chars: int
+    n_bytes: int
+    n_tokens: int
+
+
+@dataclass(frozen=True)
+class MergeStep:
+    """One BPE merge inside a pre-token: ``pair`` became ``merged`` (at every place it
+    occurred, left to right); ``before``/``after``: the parts around the merge."""
+
+    rank: int
+    pair: tuple[bytes, bytes]
+    merged: bytes
+    before: list[bytes]
+    after: list[bytes]
+
+
+@dataclass(frozen=True)
+class DecodedPiece:
+    """One ID of a decode. ``token`` is ``None`` (and ``hex`` empty) for an ID outside the
+    vocab; ``text`` is the token alone decoded with ``errors="replace"``."""
+
+    index: int
+    id: int
+    token: bytes | None
+    hex: str
+    text: str
+    out_of_vocab: bool
+
+
+@dataclass(frozen=True)
+class DecodeDetails:
+    """``replacements``: for each U+FFFD that decoding *made* (not one that was in the
+    text), its character index in ``text`` and the indices of the pieces whose bytes it
+    replaced."""
+
+    text: str
+    pieces: list[DecodedPiece]
+    replacements: list[tuple[int, list[int]]]
+
+
+@dataclass(frozen=True)
+class MergeNode:
+    """A token and the two tokens it was merged from (``None`` for single bytes and special
+    tokens); ``rank``: the merge that made it."""
+
+    id: int
+    token: bytes
+    rank: int | None
+    left: MergeNode | None
+    right: MergeNode | None
+
+
+@dataclass(frozen=True)
+class IdProblem:
+    """An item of typed IDs that could not be read; ``position`` counts items from 1."""
+
+    position: int
+    item: str
+    message: str
+
+
+# ----------------------------------------------------------------------------------------
+# Encoding details
+# ----------------------------------------------------------------------------------------
+
+
+def _char_byte_offsets(text: str) -> list[int]:
+    """Byte offset of each character's start in UTF-8, plus the total at the end.
+
+    >>> _char_byte_offsets("a中")
+    [0, 1, 4]
+    """
+    offsets = [0]
+    total = 0
+    for ch in text:
+        cp = ord(ch)
+        total += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+        offsets.append(total)
+    return offsets
+
+
+def encode_details(tokenizer: Tokenizer, text: str) -> EncodingDetails:
+    """Everything the Tokenize page shows about ``tokenizer.encode(text)``.
+
+    The IDs are exactly ``tokenizer.encode(text)``. Lone surrogates (which UTF-8 cannot
+    hold) are encoded as U+FFFD, as in :meth:`Tokenizer.encode`.
+    """
+    if not isinstance(text, str):
+        raise PlaygroundError(f"encode_details takes a str, not {type(text).__name__}")
+    tokens: list[TokenSpan] = []
+    pretokens: list[tuple[int, int]] = []
+    group = -1
+    n_bytes = 0
+
+    def add_pretoken(piece: str, start: int, ids: Iterable[int], special: bool) -> None:
+        nonlocal group, n_bytes
+        k = len(pretokens)
+        pretokens.append((start, start + len(piece)))
+        offsets = _char_byte_offsets(piece)
+        boundaries = set(offsets)
+        pos = 0
+        for tid in ids:
+            token = tokenizer.vocab[tid]
+            end_byte = pos + len(token)
+            if special or pos in boundaries:
+                group += 1
+            # characters touched: from the one holding the first byte to the one holding
+            # the last byte (min() guards pieces whose UTF-8 differs, i.e. surrogates).
+            first = min(bisect_right(offsets, pos) - 1, len(piece) - 1)
+            last = min(bisect_right(offsets, end_byte - 1) - 1, len(piece) - 1)
+            tokens.append(
+                TokenSpan(
+                    index=len(tokens),
+                    id=tid,
+                    token=token,
+                    start=start + first,
+                    end=start + last + 1,
+                    text=token.decode("utf-8", "replace"),
+                    is_special=special,
+                    partial=not special and not (pos in boundaries and end_byte in boundaries),
+                    group=group,
+                    pretoken=k,
+                )
+            )
+            pos = end_byte
+        n_bytes += pos
+
+    pos = 0
+    pieces: list[tuple[str, bool]] = []
+    if tokenizer._special_re is not None:
+        for m in tokenizer._special_re.finditer(text):
+            if m.start() > pos:
+                pieces.append((text[pos : m.start()], False))
+            pieces.append((m.group(), True))
+            pos = m.end()
+    if pos < len(text):
+        pieces.append((text[pos:], False))
+    start = 0
+    for piece, special in pieces:
+        if special:
+            add_pretoken(piece, start, [tokenizer.special_token_ids[piece]], True)
+        else:
+            for m in tokenizer._regex.finditer(piece):
+                ids = tokenizer._pretoken_cache[m.group()]
+                add_pretoken(m.group(), start + m.start(), ids, False)
+        start += len(piece)
+    return EncodingDetails(
+        text=text,
+        tokens=tokens,
+        pretokens=pretokens,
+        n_chars=len(text),
+        n_bytes=n_bytes,
+        n_tokens=len(tokens),
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# Merge trace and merge tree
+# ----------------------------------------------------------------------------------------
+
+
+def merge_trace(tokenizer: Tokenizer, pretoken: str) -> list[MergeStep]:
+    """The merges BPE applies to one pre-token, lowest rank first; the last ``after`` is the
+    pre-token's tokens. A special token needs no merges: ``[]``. (With ``ignore_merges``, a
+    pre-token that is a token is encoded as that token directly; for the presets BPE rebuilds
+    every token from its bytes, so the trace still ends there.)
+
+    >>> from core.tokenizer import Tokenizer
+    >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"bc", 257: b"ab"}
+    >>> tok = Tokenizer(vocab, [(b"b", b"c"), (b"a", b"b")])
+    >>> [(s.rank, s.merged, s.after) for s in merge_trace(tok, "abcde")]
+    [(0, b'bc', [b'a', b'bc', b'd', b'e'])]
+    """
+    if not isinstance(pretoken, str):
+        raise PlaygroundError(f"merge_trace takes a str, not {type(pretoken).__name__}")
+    if pretoken in tokenizer.special_token_ids:
+        return []
+    from core.tokenizer import _utf8
+
+    data = _utf8(pretoken)
+    vocab = tokenizer.vocab
+    ranks = tokenizer._pair_ranks
+    ids = [tokenizer._byte_ids[b] for b in data]
+    steps: list[MergeStep] = []
+    while len(ids) > 1:
+        # the leftmost lowest-ranked pair, as Tokenizer.bpe picks it
+        rank, i = min(
+            (ranks.get((ids[k], ids[k + 1]), 1 << 62), k) for k in range(len(ids) - 1)
+        )
+        if rank == 1 << 62:
+            break
+        before = [vocab[t] for t in ids]
+        new_id = tokenizer._merged[rank]
+        a, b = ids[i], ids[i + 1]
+        # every occurrence, left to right (later ones would be merged next anyway)
+        out: list[int] = []
+        k = 0
+        while k < len(ids):
+            if k + 1 < len(ids) and ids[k] == a and ids[k + 1] == b:
+                out.append(new_id)
+                k += 2
+            else:
+                out.append(ids[k])
+                k += 1
+        ids = out
+        steps.append(
+            MergeStep(
+                rank=rank,
+                pair=(vocab[a], vocab[b]),
+                merged=vocab[new_id],
+                before=before,
+                after=[vocab[t] for t in ids],
+            )
+        )
+    return steps
+
+
+def merge_tree(tokenizer: Tokenizer, token_id: int) -> MergeNode:
+    """How token ``token_id`` is built: a binary tree whose leaves are single bytes.
+
+    >>> from core.tokenizer import Tokenizer
+    >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"abc"}
+    >>> tree = merge_tree(Tokenizer(vocab, [(b"a", b"b"), (b"ab", b"c")]), 257)
+    >>> tree.rank, tree.left.token, tree.left.left.token, tree.right.token
+    (1, b'ab', b'a', b'c')
+    """
+    if isinstance(token_id, bool) or not isinstance(token_id, int):
+        raise PlaygroundError(f"merge_tree takes an integer token ID, not {token_id!r}")
+    if token_id not in tokenizer.vocab:
+        raise PlaygroundError(
+            f"ID {token_id} is not in this vocabulary (IDs run from 0 to {tokenizer.n_vocab - 1})"
+        )
+    made: dict[int, int] = {}  # merged ID -> first rank that makes it
+    for rank, merged_id in enumerate(tokenizer._merged):
+        made.setdefault(merged_id, rank)
+    specials = set(tokenizer.special_token_ids.values())
+
+    def build(tid: int) -> MergeNode:
+        rank = None if tid in specials else made.get(tid)
+        if rank is None:
+            return MergeNode(tid, tokenizer.vocab[tid], None, None, None)
+        left, right = tokenizer._merge_pairs[rank]
+        return MergeNode(tid, tokenizer.vocab[tid], rank, build(left), build(right))
+
+    return build(token_id)
+
+
+# ----------------------------------------------------------------------------------------
+# Decoding details
+# ----------------------------------------------------------------------------------------
+
+
+def _utf8_step(data: bytes, i: int) -> tuple[int, bool]:
+    """Length of the UTF-8 unit at ``data[i]`` and whether it is a valid character. An
+    invalid unit is the *maximal subpart* that Python's decoder turns into one U+FFFD.
+
+    >>> _utf8_step(b"\\xe4\\xb8\\xad", 0), _utf8_step(b"\\xe4\\xb8a", 0), _utf8_step(b"\\xff", 0)
+    ((3, True), (2, False), (1, False))
+    """
+    b0 = data[i]
+    if b0 < 0x80:
+        return 1, True
+    if 0xC2 <= b0 <= 0xDF:
+        need, lo, hi = 1, 0x80, 0xBF
+    elif b0 == 0xE0:
+        need, lo, hi = 2, 0xA0, 0xBF
+    elif 0xE1 <= b0 <= 0xEC or b0 in (0xEE, 0xEF):
+        need, lo, hi = 2, 0x80, 0xBF
+    elif b0 == 0xED:
+        need, lo, hi = 2, 0x80, 0x9F  # no surrogates
+    elif b0 == 0xF0:
+        need, lo, hi = 3, 0x90, 0xBF
+    elif 0xF1 <= b0 <= 0xF3:
+        need, lo, hi = 3, 0x80, 0xBF
+    elif b0 == 0xF4:
+        need, lo, hi = 3, 0x80, 0x8F  # nothing above U+10FFFF
+    else:
+        return 1, False
+    j = i + 1
+    for _ in range(need):
+        if j >= len(data) or not lo <= data[j] <= hi:
+            return j - i, False
+        lo, hi = 0x80, 0xBF
+        j += 1
+    return j - i, True
+
+
+def decode_details(tokenizer: Tokenizer, ids: Iterable[int]) -> DecodeDetails:
+    """Per-ID pieces and the origin of every U+FFFD in ``tokenizer.decode(ids)``.
+
+    Replacements are found by walking the concatenated byte stream as the UTF-8 decoder
+    does (not token by token): a character split across two tokens is fine, while an
+    unfinished one is a U+FFFD blamed on every token it took bytes from. An ID outside the
+    vocab is its own U+FFFD.
+    """
+    from core.tokenizer import _check_id
+
+    if isinstance(ids, (str, bytes)):
+        raise PlaygroundError("decode_details takes a list of token IDs; use parse_ids() for text")
+    pieces: list[DecodedPiece] = []
+    stream: list[bytes] = []
+    owner: list[int] = []  # piece index of each byte of the stream
+    for index, item in enumerate(ids):
+        tid = _check_id(item, index)
+        token = tokenizer.vocab.get(tid)
+        if token is None:
+            pieces.append(DecodedPiece(index, tid, None, "", "\ufffd", True))
+            data = b"\xff"  # decodes to one U+FFFD of its own, as in Tokenizer.decode
+        else:
+            text = token.decode("utf-8", "replace")
+            pieces.append(DecodedPiece(index, tid, token, token.hex(" "), text, False))
+            data = token
+        stream.append(data)
+        owner.extend([index] * len(data))
+    data = b"".join(stream)
+    chars: list[str] = []
+    replacements: list[tuple[int, list[int]]] = []
+    i = 0
+    while i < len(data):
+        n, valid = _utf8_step(data, i)
+        if valid:
+            chars.append(data[i : i + n].decode("utf-8"))
+        else:
+            replacements.append((len(chars), sorted(set(owner[i : i + n]))))
+            chars.append("\ufffd")
+        i += n
+    return DecodeDetails(text="".join(chars), pieces=pieces, replacements=replacements)
+
+
+# ----------------------------------------------------------------------------------------
+# Reading typed IDs
+# ----------------------------------------------------------------------------------------
+
+_SEPARATORS = re.compile(r"[\s,;]+")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_ids(text: str, *, max_ids: int = MAX_PARSED_IDS) -> tuple[list[int], list[IdProblem]]:
+    """Token IDs from text: separated by spaces, commas or newlines, or a JSON list.
+
+    Items that are not IDs are reported (positions count from 1) and skipped.
+
+    >>> parse_ids("15496, 11 995")
+    ([15496, 11, 995], [])
+    >>> ids, problems = parse_ids("[1, 2, \\"abc\\", -4]")
+    >>> ids, [p.message for p in problems]
+    ([1, 2], ["item 3 'abc' is not an integer", "item 4 '-4' is negative; token IDs are 0 or more"])
+    """
+    if not isinstance(text, str):
+        raise PlaygroundError(f"parse_ids takes a str, not {type(text).__name__}")
+    body = text.strip()
+    items: list[str]
+    if body.startswith("["):
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list):
+            items = [
+                str(x).lower() if isinstance(x, bool) else x if isinstance(x, str) else json.dumps(x)
+                for x in parsed
+            ]
+        else:  # "[1 2 3" or similar: read it as plain separated items
+            items = [s for s in _SEPARATORS.split(body.strip("[]")) if s]
+    else:
+        items = [s for s in _SEPARATORS.split(body) if s]
+    ids: list[int] = []
+    problems: list[IdProblem] = []
+    for position, item in enumerate(items, start=1):
+        if len(ids) >= max_ids:
+            problems.append(
+                IdProblem(
+                    position, "",
+                    f"only the first {max_ids:,} IDs are read; the text has {len(items):,} "
+                    "items. Decode it in smaller parts.",
+                )  # fmt: skip
+            )
+            break
+        shown = item if len(item) <= 30 else item[:27] + "..."
+        if not _INTEGER.fullmatch(item):
+            problems.append(IdProblem(position, item, f"item {position} {shown!r} is not an integer"))
+        elif item.startswith("-") and item.strip("-0"):
+            problems.append(
+                IdProblem(
+                    position, item, f"item {position} {shown!r} is negative; token IDs are 0 or more"
+                )
+            )
+        elif len(item.lstrip("+-0")) > 18:
+            problems.append(
+                IdProblem(position, item, f"item {position} {shown!r} is too large to be a token ID")
+            )
+        else:
+            ids.append(int(item))
+    return ids, problems

@@ -1,0 +1,261 @@
+"""Guess a tokenizer's format from uploaded files, and write every format for downloads.
+
+>>> identify_files({"vocab.json": b"{}", "merges.txt": b"#version: 0.2\\n"}).kind
+'gpt2'
+>>> identify_files({"notes.md": b"hello"})  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+core.errors.FormatError: cannot tell which tokenizer format these files are: notes.md (not a ...
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from core.errors import FormatError
+
+if TYPE_CHECKING:
+    from core.tokenizer import Tokenizer
+
+ACCEPTED = (
+    "vocab.pkl + merges.pkl (CS336 pickles); "
+    "encoder.json + vocab.bpe (GPT-2; also vocab.json + merges.txt); "
+    "one .tiktoken rank file (e.g. gpt2.tiktoken); "
+    "one Hugging Face tokenizer.json (BPE with the ByteLevel pre-tokenizer)"
+)
+
+# Files that travel with a tokenizer but carry nothing we need: skipped quietly.
+_COMPANIONS = frozenset(
+    {
+        "tokenizer_config.json", "special_tokens_map.json", "config.json",
+        "generation_config.json", "added_tokens.json", "readme.md", ".gitattributes",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FileSet:
+    """The recognised format and which uploaded file plays which role.
+
+    ``kind`` is ``"pickles"`` (roles ``vocab``/``merges``), ``"gpt2"`` (``encoder``/``bpe``),
+    ``"tiktoken"`` (``ranks``) or ``"hf"`` (``tokenizer``); ``ignored`` lists skipped files.
+    """
+
+    kind: str
+    roles: dict[str, str]
+    ignored: list[str] = field(default_factory=list)
+
+
+def _sniff(name: str, data: bytes) -> str | None:
+    """What one file looks like: pickle, hf, encoder, bpe, tiktoken, or None."""
+    base = posixpath.basename(name.replace("\\", "/")).lower()
+    head = data[:256].lstrip(b"\xef\xbb\xbf").lstrip()
+    if base.endswith((".pkl", ".pickle")):
+        return "pickle"
+    if base.endswith(".tiktoken"):
+        return "tiktoken"
+    if base.endswith(".bpe") or base == "merges.txt":
+        return "bpe"
+    if base.endswith(".json") or head.startswith(b"{"):
+        return _sniff_json(data, hf_name=base == "tokenizer.json")
+    if data[:1] == b"\x80" or head[:2] in (b"(d", b"(l", b"}q", b"]q", b"(\n"):
+        return "pickle"
+    if head.startswith(b"#version"):
+        return "bpe"
+    first = head.split(b"\n", 1)[0].split()
+    if len(first) == 2 and first[1].isdigit():
+        return "tiktoken"
+    return None
+
+
+def _sniff_json(data: bytes, *, hf_name: bool) -> str | None:
+    # subtle: GPT-2's encoder.json has a token called "model", so look at the value's type
+    try:
+        obj = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return "hf" if hf_name else "encoder"  # the loader will say where the JSON breaks
+    if isinstance(obj, dict) and isinstance(obj.get("model"), dict):
+        return "hf"
+    return "encoder" if isinstance(obj, dict) else None
+
+
+def _pickle_role(name: str, data: bytes) -> str | None:
+    base = posixpath.basename(name).lower()
+    if "merge" in base:
+        return "merges"
+    if "vocab" in base:
+        return "vocab"
+    # neither word in the name: look at the (safely loaded) top-level type
+    from core.formats.safe_pickle import safe_loads
+
+    try:
+        obj = safe_loads(data, name=name)
+    except FormatError:
+        return None
+    return "vocab" if isinstance(obj, dict) else "merges" if isinstance(obj, list) else None
+
+
+def identify_files(files: Mapping[str, bytes]) -> FileSet:
+    """Decide the format of an upload from file names, then content; a clear
+    :class:`FormatError` lists what is accepted when the set is not recognised."""
+    kinds: dict[str, str | None] = {}
+    ignored: list[str] = []
+    for name, data in files.items():
+        if posixpath.basename(name.replace("\\", "/")).lower() in _COMPANIONS:
+            ignored.append(name)
+        else:
+            kinds[name] = _sniff(name, data)
+    by_kind: dict[str, list[str]] = {}
+    for name, kind in kinds.items():
+        by_kind.setdefault(kind or "unknown", []).append(name)
+
+    def found(kind: str, roles: dict[str, str]) -> FileSet:
+        return FileSet(kind, roles, ignored)
+
+    shape = {k: len(v) for k, v in by_kind.items()}
+    if shape == {"hf": 1}:
+        return found("hf", {"tokenizer": by_kind["hf"][0]})
+    if shape == {"tiktoken": 1}:
+        return found("tiktoken", {"ranks": by_kind["tiktoken"][0]})
+    if shape == {"hf": 1, "encoder": 1, "bpe": 1}:
+        # a Hugging Face GPT-2 repo ships both; tokenizer.json also names specials and pattern
+        return FileSet(
+            "hf", {"tokenizer": by_kind["hf"][0]}, ignored + by_kind["encoder"] + by_kind["bpe"]
+        )
+    if shape == {"encoder": 1, "bpe": 1}:
+        return found("gpt2", {"encoder": by_kind["encoder"][0], "bpe": by_kind["bpe"][0]})
+    if shape == {"pickle": 2}:
+        roles = {n: _pickle_role(n, files[n]) for n in by_kind["pickle"]}
+        if sorted(r or "" for r in roles.values()) == ["merges", "vocab"]:
+            return found("pickles", {r: n for n, r in roles.items() if r})
+        # one role is clear from the name: the other file plays the other role
+        known = [(n, r) for n, r in roles.items() if r]
+        if len(known) == 1:
+            other = next(n for n in roles if n != known[0][0])
+            role = known[0][1]
+            return found(
+                "pickles",
+                {role: known[0][0], ("merges" if role == "vocab" else "vocab"): other},
+            )
+    described = ", ".join(
+        f"{name} ({_DESCRIBE.get(kind, 'not a tokenizer file')})"
+        for name, kind in kinds.items()
+    )
+    if not kinds:
+        described = "no files" if not ignored else "only " + ", ".join(ignored)
+    raise FormatError(
+        f"cannot tell which tokenizer format these files are: {described}. Upload one of: "
+        f"{ACCEPTED}"
+    )
+
+
+_DESCRIBE = {
+    "pickle": "a pickle",
+    "hf": "a Hugging Face tokenizer.json",
+    "encoder": "a GPT-2 encoder.json",
+    "bpe": "a GPT-2 merges file",
+    "tiktoken": "a tiktoken rank file",
+}
+
+
+def load_tokenizer_files(
+    files: Mapping[str, bytes],
+    *,
+    special_tokens: Sequence[str] | None = None,
+    pattern: str | None = None,
+    name: str = "",
+) -> Tokenizer:
+    """A :class:`~core.tokenizer.Tokenizer` from uploaded files (file name -> bytes).
+
+    ``special_tokens``: ``None`` keeps what the files say (Hugging Face files name theirs;
+    for pickles and GPT-2 files, tokens that are neither a byte nor a merge result;
+    ``.tiktoken`` files have none unless given). ``pattern``: the
+    pre-tokenizer pattern (``"gpt2"``, ``"cl100k"``, ``"o200k"`` or a regex); ``None`` uses the
+    file's own (``tokenizer.json``) or ``"gpt2"`` (the others do not store one, so pass the
+    right one for a cl100k/o200k ``.tiktoken`` file).
+    """
+    found = identify_files(files)
+    roles = found.roles
+    if found.kind == "pickles":
+        from core.formats.gpt2_files import infer_special_tokens
+        from core.formats.pickles import loads_pickles
+
+        vocab, merges = loads_pickles(
+            files[roles["vocab"]], files[roles["merges"]],
+            vocab_name=roles["vocab"], merges_name=roles["merges"],
+        )  # fmt: skip
+        from core.tokenizer import Tokenizer
+
+        # pickles do not mark special tokens: a token that is neither a byte nor a merge
+        # result can only be one (CS336 puts them first)
+        if special_tokens is None:
+            special_tokens = infer_special_tokens(vocab, merges)
+        return Tokenizer(vocab, merges, special_tokens, pattern=pattern or "gpt2", name=name)
+    if found.kind == "gpt2":
+        from core.formats.gpt2_files import tokenizer_from_gpt2_files
+
+        return tokenizer_from_gpt2_files(
+            files[roles["encoder"]], files[roles["bpe"]], special_tokens,
+            pattern=pattern or "gpt2", name=name,
+            encoder_name=roles["encoder"], bpe_name=roles["bpe"],
+        )  # fmt: skip
+    if found.kind == "hf":
+        from core.formats.hf_json import tokenizer_from_hf_json
+
+        tok = tokenizer_from_hf_json(
+            files[roles["tokenizer"]], special_tokens, name=name, file_name=roles["tokenizer"]
+        )
+        if pattern is None:
+            return tok
+        from core.tokenizer import Tokenizer
+
+        return Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=pattern, name=name)
+    return _load_tiktoken(
+        files[roles["ranks"]], roles["ranks"], special_tokens, pattern or "gpt2", name
+    )
+
+
+def _load_tiktoken(
+    data: bytes, file_name: str, special_tokens: Sequence[str] | None, pattern: str, name: str
+) -> Tokenizer:
+    from core.formats import tiktoken_file
+
+    return tiktoken_file.tokenizer_from_tiktoken(
+        data, special_tokens, pattern=pattern, name=name, file_name=file_name
+    )
+
+
+def export_all(tokenizer: Tokenizer) -> dict[str, bytes]:
+    """Every format core writes, file name -> bytes, for download buttons.
+
+    Keys: ``vocab.pkl``, ``merges.pkl``, ``encoder.json``, ``vocab.bpe``, ``tokenizer.json``
+    and ``<name>.tiktoken``. A format that cannot represent this tokenizer is left out
+    (for example ``tokenizer.json`` when a special token collides with the byte map).
+    """
+    from core.formats.gpt2_files import tokenizer_to_gpt2_files
+    from core.formats.hf_json import tokenizer_to_hf_json
+    from core.formats.pickles import tokenizer_to_pickles
+
+    out: dict[str, bytes] = {}
+    out.update(tokenizer_to_pickles(tokenizer))
+    out.update(tokenizer_to_gpt2_files(tokenizer))
+    try:
+        out.update(tokenizer_to_hf_json(tokenizer))
+    except FormatError:
+        pass
+    try:
+        out.update(_export_tiktoken(tokenizer))
+    except FormatError:
+        pass
+    return out
+
+
+def _export_tiktoken(tokenizer: Tokenizer) -> dict[str, bytes]:
+    from core.formats import tiktoken_file
+
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in (tokenizer.name or "tokenizer"))
+    return {f"{stem}.tiktoken": tiktoken_file.tokenizer_to_tiktoken(tokenizer)}

@@ -1,0 +1,246 @@
+"""tiktoken ``.tiktoken`` rank files, and recovering a merge list from ranks.
+
+A rank file has one line per token: the token's bytes in base64, a space, its rank::
+
+    IQ== 0          # b"!" has rank 0
+    IiI= 1          # b'"' ...
+    IHQ= 256        # b" t"
+
+tiktoken keeps no merge list: the rank of a token *is* its merge priority. Our
+:class:`~core.tokenizer.Tokenizer` wants ``merges`` (the CS336 contract), so
+:func:`ranks_to_merges` recovers them: a token's pair is what BPE makes of its bytes using
+only the tokens ranked before it.
+
+>>> ranks = {b"a": 0, b"b": 1, b"c": 2, b"ab": 3, b"abc": 4}
+>>> ranks_to_merges(ranks)
+[(b'a', b'b'), (b'ab', b'c')]
+>>> load_tiktoken_ranks(dump_tiktoken_ranks(ranks)) == ranks
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from core.errors import FormatError
+
+if TYPE_CHECKING:
+    from core.tokenizer import Tokenizer
+
+__all__ = [
+    "dump_tiktoken_ranks",
+    "load_tiktoken_ranks",
+    "ranks_to_merges",
+    "tokenizer_from_tiktoken",
+    "tokenizer_to_tiktoken",
+]
+
+# ----------------------------------------------------------------------------------------
+# Reading and writing rank files
+# ----------------------------------------------------------------------------------------
+
+
+def load_tiktoken_ranks(data: bytes | str, *, name: str = "ranks.tiktoken") -> dict[bytes, int]:
+    """Parse a ``.tiktoken`` file into ``{token bytes: rank}``.
+
+    Errors name the file and the 1-based line number:
+
+    >>> load_tiktoken_ranks(b"YQ== 0\\nYg== zero\\n", name="x.tiktoken")
+    Traceback (most recent call last):
+    ...
+    core.errors.FormatError: x.tiktoken, line 2: the rank 'zero' is not a whole number ...
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    ranks: dict[bytes, int] = {}
+    seen_ranks: dict[int, int] = {}  # rank -> line number, to report duplicates
+    for lineno, raw in enumerate(data.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        where = f"{name}, line {lineno}"
+        parts = line.split()
+        if len(parts) != 2:
+            raise FormatError(
+                f"{where}: expected 'BASE64TOKEN RANK' (two fields separated by a space), "
+                f"found {len(parts)} field(s): {_show(raw)}. Is this really a .tiktoken file?"
+            )
+        token_b64, rank_text = parts
+        try:
+            token = base64.b64decode(token_b64, validate=True)
+        except (binascii.Error, ValueError):
+            raise FormatError(
+                f"{where}: {_show(token_b64)} is not valid base64; each line must start with "
+                "the token's bytes in base64."
+            ) from None
+        if not token:
+            raise FormatError(f"{where}: the token is empty; every token needs at least one byte.")
+        if not rank_text.isdigit() or len(rank_text) > 12:
+            raise FormatError(
+                f"{where}: the rank {_show(rank_text)} is not a whole number >= 0; "
+                "each line must end with the token's rank."
+            )
+        rank = int(rank_text)
+        if token in ranks:
+            raise FormatError(
+                f"{where}: token {token!r} appears twice (also with rank {ranks[token]}); "
+                "each token may appear once."
+            )
+        if rank in seen_ranks:
+            raise FormatError(
+                f"{where}: rank {rank} is used twice (also on line {seen_ranks[rank]}); "
+                "ranks must be unique."
+            )
+        ranks[token] = rank
+        seen_ranks[rank] = lineno
+    if not ranks:
+        raise FormatError(f"{name}: the file has no tokens; a .tiktoken file lists one per line.")
+    return ranks
+
+
+def dump_tiktoken_ranks(ranks: Mapping[bytes, int]) -> bytes:
+    """Write ``{token: rank}`` as a ``.tiktoken`` file, sorted by rank (tiktoken's layout).
+
+    >>> dump_tiktoken_ranks({b"b": 1, b"a": 0})
+    b'YQ== 0\\nYg== 1\\n'
+    """
+    return b"".join(
+        base64.b64encode(token) + b" " + str(rank).encode("ascii") + b"\n"
+        for token, rank in sorted(ranks.items(), key=lambda item: item[1])
+    )
+
+
+def _show(value: bytes | str, limit: int = 40) -> str:
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+# ----------------------------------------------------------------------------------------
+# Ranks -> merges
+# ----------------------------------------------------------------------------------------
+
+
+def _bpe_below(token: bytes, ranks: Mapping[bytes, int], max_rank: int) -> list[bytes]:
+    """Byte-level BPE of ``token`` using only tokens ranked below ``max_rank`` (tiktoken's
+    rule: repeatedly merge the adjacent pair whose concatenation has the lowest rank).
+
+    >>> _bpe_below(b"abc", {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"abc": 4}, 4)
+    [b'a', b'bc']
+    """
+    parts = [token[i : i + 1] for i in range(len(token))]
+    while len(parts) > 1:
+        best_rank = max_rank
+        best = -1
+        for i in range(len(parts) - 1):
+            rank = ranks.get(parts[i] + parts[i + 1])
+            if rank is not None and rank < best_rank:
+                best_rank = rank
+                best = i
+        if best < 0:
+            break
+        parts[best : best + 2] = [parts[best] + parts[best + 1]]
+    return parts
+
+
+def ranks_to_merges(ranks: Mapping[bytes, int], *, name: str = "ranks") -> list[tuple[bytes, bytes]]:
+    """Recover the merge list (in rank order) from tiktoken-style ranks.
+
+    For each multi-byte token, in rank order, BPE on its bytes with only lower-ranked tokens
+    must end in exactly two parts: those are its pair. Most tokens split into two
+    lower-ranked tokens in only one way, which skips the BPE run (the slow part).
+
+    >>> ranks_to_merges({b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"abc": 4})
+    [(b'b', b'c'), (b'a', b'bc')]
+    """
+    merges: list[tuple[bytes, bytes]] = []
+    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        if len(token) < 2:
+            continue
+        # subtle: the pair BPE ends with always splits the token into two lower-ranked
+        # tokens, so when only one such split exists it must be the answer.
+        candidates = []
+        for i in range(1, len(token)):
+            left = ranks.get(token[:i])
+            if left is not None and left < rank:
+                right = ranks.get(token[i:])
+                if right is not None and right < rank:
+                    candidates.append(i)
+        if len(candidates) == 1:
+            i = candidates[0]
+            merges.append((token[:i], token[i:]))
+            continue
+        parts = _bpe_below(token, ranks, rank)
+        if len(parts) != 2:
+            raise FormatError(
+                f"{name}: token {token!r} (rank {rank}) cannot be built by merging two "
+                f"lower-ranked tokens (BPE stops at {len(parts)} parts), so no merge list "
+                "reproduces these ranks. Ranks must follow merge order."
+            )
+        merges.append((parts[0], parts[1]))
+    return merges
+
+
+# ----------------------------------------------------------------------------------------
+# Tokenizer-level wrappers
+# ----------------------------------------------------------------------------------------
+
+
+def tokenizer_from_tiktoken(
+    data: bytes | str,
+    special_tokens: Sequence[str] | None = None,
+    *,
+    pattern: str = "gpt2",
+    name: str = "",
+    file_name: str = "ranks.tiktoken",
+) -> Tokenizer:
+    """A :class:`~core.tokenizer.Tokenizer` from a ``.tiktoken`` file: IDs are the ranks.
+
+    The file stores neither the pre-tokenizer pattern nor special tokens, so pass them; each
+    special token gets the next free ID after the largest rank.
+    """
+    from core.tokenizer import Tokenizer  # late: core.tokenizer imports core.formats
+
+    ranks = load_tiktoken_ranks(data, name=file_name)
+    missing = [b for b in range(256) if bytes([b]) not in ranks]
+    if missing:
+        raise FormatError(
+            f"{file_name}: the single bytes {', '.join(f'0x{b:02x}' for b in missing[:8])}"
+            f"{' ...' if len(missing) > 8 else ''} have no rank; a byte-level BPE rank file "
+            "lists all 256 single bytes."
+        )
+    merges = ranks_to_merges(ranks, name=file_name)
+    vocab = {rank: token for token, rank in ranks.items()}
+    return Tokenizer(vocab, merges, list(special_tokens or ()), pattern=pattern, name=name)
+
+
+def tokenizer_to_tiktoken(tokenizer: Tokenizer) -> bytes:
+    """The ``.tiktoken`` file of a tokenizer: every non-special token with its ID as rank.
+
+    tiktoken merges by rank, so this is faithful only when token IDs grow with merge order
+    (true for CS336 vocabularies and for the presets); otherwise :class:`FormatError`.
+    """
+    specials = set(tokenizer.special_token_ids.values())
+    ranks = {tok: i for i, tok in tokenizer.vocab.items() if i not in specials}
+    if len(ranks) != len(tokenizer.vocab) - len(specials):
+        raise FormatError(
+            "this tokenizer has two IDs with the same bytes, which a .tiktoken file cannot "
+            "express (each token has one rank)."
+        )
+    last = -1
+    for rank, (a, b) in enumerate(tokenizer.merges):
+        merged = ranks.get(a + b)
+        if merged is None or ranks.get(a, -1) >= merged or ranks.get(b, -1) >= merged:
+            raise FormatError(
+                f"merge {rank} ({a!r}, {b!r}): its token's ID is not larger than its parts' "
+                "IDs, so tiktoken (which merges by ID) would not apply the merges in order."
+            )
+        if merged <= last:
+            raise FormatError(
+                f"merge {rank} ({a!r}, {b!r}) has a smaller ID than the merge before it; "
+                "a .tiktoken file needs IDs that grow with merge order."
+            )
+        last = merged
+    return dump_tiktoken_ranks(ranks)

@@ -1,0 +1,185 @@
+"""OpenAI's released tokenizers (gpt2, cl100k_base, o200k_base) as our :class:`Tokenizer`.
+
+They are read from tiktoken's own cache files (tiktoken is never imported): tiktoken names a
+downloaded file by the SHA-1 of its URL, so the genuine files can be found offline in a
+``TIKTOKEN_CACHE_DIR``. Each preset gets tiktoken's exact pre-tokenizer pattern, special
+tokens and IDs, and a merge list recovered from the ranks
+(:func:`core.formats.tiktoken_file.ranks_to_merges`), so ``encode`` gives tiktoken's IDs.
+
+>>> sorted(PRESETS)
+['cl100k_base', 'gpt2', 'o200k_base']
+>>> tok = load_preset("gpt2")          # doctest: +SKIP
+>>> tok.encode("Hello world")          # doctest: +SKIP
+[15496, 995]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from core.errors import PlaygroundError
+from core.tokenizer import Tokenizer
+
+__all__ = ["PRESETS", "PresetFile", "default_cache_dir", "load_preset", "preset_files"]
+
+_BLOB = "https://openaipublic.blob.core.windows.net/"
+_ENDOFTEXT = "<|endoftext|>"
+_FIM_PREFIX, _FIM_MIDDLE, _FIM_SUFFIX = "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"
+_ENDOFPROMPT = "<|endofprompt|>"
+
+
+@dataclass(frozen=True)
+class PresetFile:
+    """One file tiktoken downloads: its URL, the SHA-256 tiktoken expects, and the name it
+    has in tiktoken's cache (SHA-1 of the URL)."""
+
+    url: str
+    sha256: str
+
+    @property
+    def cache_name(self) -> str:
+        return hashlib.sha1(self.url.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Preset:
+    description: str
+    pattern: str  # a name from core.pretokenize.PATTERNS
+    special_tokens: dict[str, int]
+    files: tuple[PresetFile, ...]  # gpt2: (encoder.json, vocab.bpe); others: (.tiktoken,)
+
+
+_PRESETS: dict[str, _Preset] = {
+    "gpt2": _Preset(
+        "GPT-2 (2019): 50,257 tokens",
+        # tiktoken's r50k pat_str is a possessive rewrite of GPT-2's pattern that splits
+        # identically (tests/test_presets.py checks it), so the original is used.
+        "gpt2",
+        {_ENDOFTEXT: 50256},
+        (
+            PresetFile(
+                _BLOB + "gpt-2/encodings/main/encoder.json",
+                "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
+            ),
+            PresetFile(
+                _BLOB + "gpt-2/encodings/main/vocab.bpe",
+                "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+            ),
+        ),
+    ),
+    "cl100k_base": _Preset(
+        "GPT-3.5 / GPT-4 (2023): ~100k tokens",
+        "cl100k",
+        {
+            _ENDOFTEXT: 100257,
+            _FIM_PREFIX: 100258,
+            _FIM_MIDDLE: 100259,
+            _FIM_SUFFIX: 100260,
+            _ENDOFPROMPT: 100276,
+        },
+        (
+            PresetFile(
+                _BLOB + "encodings/cl100k_base.tiktoken",
+                "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+            ),
+        ),
+    ),
+    "o200k_base": _Preset(
+        "GPT-4o (2024): ~200k tokens",
+        "o200k",
+        {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
+        (
+            PresetFile(
+                _BLOB + "encodings/o200k_base.tiktoken",
+                "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+            ),
+        ),
+    ),
+}
+
+#: Preset name -> one-line description, in the order a UI should list them.
+PRESETS: dict[str, str] = {name: p.description for name, p in _PRESETS.items()}
+
+
+def default_cache_dir() -> Path:
+    """``$TIKTOKEN_CACHE_DIR`` if set, else ``../shared/tiktoken-cache`` next to the repo."""
+    env = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent.parent / "shared" / "tiktoken-cache"
+
+
+def preset_files(name: str) -> tuple[PresetFile, ...]:
+    """The files a preset is built from (to tell a user what to download).
+
+    >>> [f.cache_name for f in preset_files("cl100k_base")]
+    ['9b5ad71b2ce5302211f9c61530b329a4922fc6a4']
+    """
+    return _preset(name).files
+
+
+def load_preset(name: str, *, cache_dir: str | os.PathLike[str] | None = None) -> Tokenizer:
+    """The preset ``name`` (see :data:`PRESETS`) as a :class:`Tokenizer`.
+
+    Files are looked up in ``cache_dir``, else ``$TIKTOKEN_CACHE_DIR``, else
+    ``../shared/tiktoken-cache`` relative to the repository. Loaded presets are kept per
+    process (a few; bounded), so the second call is instant. Treat the result as read-only.
+    """
+    _preset(name)
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return _load_cached(name, str(directory.resolve()))
+
+
+def _preset(name: str) -> _Preset:
+    try:
+        return _PRESETS[name]
+    except KeyError:
+        raise PlaygroundError(
+            f"unknown preset {name!r}; choose one of {', '.join(map(repr, _PRESETS))}"
+        ) from None
+
+
+def _read(file: PresetFile, directory: Path, name: str) -> bytes:
+    path = directory / file.cache_name
+    if not path.is_file():
+        raise PlaygroundError(
+            f"preset {name!r} needs {file.url}, cached by tiktoken as {path}, which does not "
+            "exist. Set TIKTOKEN_CACHE_DIR to a folder holding tiktoken's cache files (or run "
+            f"tiktoken.get_encoding({name!r}) once online with TIKTOKEN_CACHE_DIR set)."
+        )
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != file.sha256:
+        raise PlaygroundError(
+            f"{path} is not the genuine {file.url} (its SHA-256 differs from tiktoken's); "
+            "delete it and let tiktoken download it again."
+        )
+    return data
+
+
+@lru_cache(maxsize=4)  # bounded: three presets, a few MB of tables each
+def _load_cached(name: str, directory: str) -> Tokenizer:
+    preset = _PRESETS[name]
+    folder = Path(directory)
+    if name == "gpt2":
+        from core.formats.gpt2_files import loads_encoder_json, loads_vocab_bpe
+
+        encoder, bpe = (_read(f, folder, name) for f in preset.files)
+        vocab = loads_encoder_json(encoder, name="encoder.json")
+        merges = loads_vocab_bpe(bpe, name="vocab.bpe")
+    else:
+        from core.formats.tiktoken_file import load_tiktoken_ranks, ranks_to_merges
+
+        file = preset.files[0]
+        ranks = load_tiktoken_ranks(_read(file, folder, name), name=f"{name}.tiktoken")
+        merges = ranks_to_merges(ranks, name=f"{name}.tiktoken")
+        vocab = {rank: token for token, rank in ranks.items()}
+    for special, sid in preset.special_tokens.items():
+        vocab[sid] = special.encode("utf-8")
+    return Tokenizer(
+        vocab, merges, list(preset.special_tokens),
+        pattern=preset.pattern, name=name, ignore_merges=True,  # tiktoken's behaviour
+    )  # fmt: skip

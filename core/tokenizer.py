@@ -1,0 +1,650 @@
+"""The byte-level BPE :class:`Tokenizer`: encode, stream-encode and decode.
+
+The pipeline, as in GPT-2 and tiktoken:
+
+1. cut the text at special tokens (the longest one wins where two overlap);
+2. cut each ordinary piece into pre-tokens with the pattern's regex;
+3. in each pre-token, start from its UTF-8 bytes and apply merges in *rank* order (the
+   lowest-ranked adjacent pair first, every occurrence left to right), not in list order.
+
+>>> vocab = {i: bytes([i]) for i in range(256)}
+>>> vocab.update({256: b"bc", 257: b"ab"})
+>>> tok = Tokenizer(vocab, [(b"b", b"c"), (b"a", b"b")])
+>>> [tok.vocab[i] for i in tok.encode("abcde")]   # (b, c) ranks before (a, b)
+[b'a', b'bc', b'd', b'e']
+>>> tok.decode(tok.encode("abcde"))
+'abcde'
+
+Speed: results are cached per pre-token (and, for the built-in patterns, per space-delimited
+chunk of text) in dictionaries of bounded size that belong to the tokenizer, so a warm
+tokenizer mostly does dictionary look-ups in C. The caches are cleared wholesale when full:
+cheaper than LRU bookkeeping on the hot path, and a server running for weeks stays bounded.
+"""
+
+from __future__ import annotations
+
+import heapq
+import numbers
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain, filterfalse, islice, repeat
+from typing import TYPE_CHECKING, Any
+
+from core.errors import PlaygroundError
+from core.pretokenize import (
+    CL100K_PATTERN,
+    GPT2_PATTERN,
+    O200K_PATTERN,
+    compile_pattern,
+    resolve_pattern,
+    special_splitter,
+)
+
+if TYPE_CHECKING:
+    from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
+
+__all__ = ["Tokenizer", "DEFAULT_CACHE_SIZE"]
+
+#: Entries per cache (a tokenizer has two: pre-tokens and chunks). 2**17 entries hold every
+#: distinct pre-token of 41 MB of English docs; at ~150 bytes an entry that is ~20 MB each.
+DEFAULT_CACHE_SIZE = 1 << 17
+
+_NOT_A_PAIR = 1 << 62  # rank of a pair that has no merge; larger than any real rank
+_LONG_PRETOKEN = 256  # bytes; above this BPE uses a heap (n log n) instead of rescans
+_MAX_CHUNK_KEY = 64  # chars; longer chunks are not worth a cache entry
+_MAX_PRETOKEN_KEY = 256  # chars; longer pre-tokens are not cached (rare, and big)
+_MAX_SEGMENT = 1 << 20  # chars; encode() cuts longer ordinary text so temporaries stay small
+_STREAM_BUFFER = 1 << 16  # chars encode_iterable gathers before looking for a safe cut
+
+# Patterns for which cutting text before " " (when a non-space precedes it) provably never
+# splits a pre-token: no alternative of theirs continues past a space that follows a
+# non-space character, and none looks behind. See _Chunker.
+_CHUNKABLE = frozenset({GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN})
+
+# A chunk runs from a cut to the next one. subtle: `re` is several times faster than
+# `regex` here, and its \s is a superset of Unicode White_Space (it adds \x1c-\x1f), so it
+# can only miss a cut, never invent one.
+_CHUNK_RE = re.compile(r" ?[^ ]*(?:(?<=\s) +[^ ]*)*")
+
+
+class _Cache(dict):  # type: ignore[type-arg]
+    """``dict`` that computes missing values and clears itself when full.
+
+    Hits go through ``dict.__getitem__`` in C (``map(cache.__getitem__, keys)``); only misses
+    run Python code.
+    """
+
+    __slots__ = ("_compute", "_maxsize", "_maxkey")
+
+    def __init__(self, compute: Any, maxsize: int, maxkey: int) -> None:
+        super().__init__()
+        self._compute = compute
+        self._maxsize = maxsize
+        self._maxkey = maxkey
+
+    def __missing__(self, key: str) -> tuple[int, ...]:
+        value = self._compute(key)
+        if len(key) <= self._maxkey:
+            if len(self) >= self._maxsize:
+                self.clear()
+            self[key] = value
+        return value
+
+
+class Tokenizer:
+    """Byte-level BPE tokenizer over the CS336 data contract.
+
+    ``vocab``: token ID -> bytes (it must hold all 256 single bytes); ``merges``: pairs in
+    rank order; ``special_tokens``: strings never split (one missing from the vocab gets the
+    next free ID); ``pattern``: ``"gpt2"``, ``"cl100k"``, ``"o200k"`` or a regex.
+
+    ``ignore_merges=True``: a pre-token whose bytes are a token becomes that token without
+    running BPE. tiktoken always does this (so the presets set it) and Hugging Face has the
+    same switch; plain BPE (the default) can split such a pre-token differently when its
+    merges would not rebuild the token from its own bytes.
+    ``cache_size``: entries per result cache (there are two); 0 disables caching.
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[int, bytes],
+        merges: Sequence[tuple[bytes, bytes]],
+        special_tokens: Iterable[str] | None = None,
+        *,
+        pattern: str = "gpt2",
+        name: str = "",
+        ignore_merges: bool = False,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+    ) -> None:
+        self.vocab: dict[int, bytes] = _checked_vocab(vocab)
+        self.merges: list[tuple[bytes, bytes]] = [(bytes(a), bytes(b)) for a, b in merges]
+        self.pattern = pattern
+        self.name = name
+        self.ignore_merges = bool(ignore_merges)
+        self._regex = compile_pattern(pattern)  # raises a clear error for a broken regex
+
+        # Special tokens: reuse the vocab's ID for one already there, else append.
+        self.special_tokens: list[str] = []
+        self.special_token_ids: dict[str, int] = {}
+        by_bytes: dict[bytes, int] = {}
+        for i in sorted(self.vocab):
+            by_bytes.setdefault(self.vocab[i], i)
+        next_id = max(self.vocab, default=-1) + 1
+        for special in special_tokens or ():
+            if not isinstance(special, str) or not special:
+                raise PlaygroundError(
+                    f"special token {special!r} must be a non-empty string such as '<|endoftext|>'"
+                )
+            if special in self.special_token_ids:
+                continue
+            sid = by_bytes.get(special.encode("utf-8"))
+            if sid is None:
+                sid = next_id
+                next_id += 1
+                self.vocab[sid] = special.encode("utf-8")
+            self.special_tokens.append(special)
+            self.special_token_ids[special] = sid
+        self._special_re = special_splitter(tuple(self.special_tokens))
+        self._max_special = max(map(len, self.special_tokens), default=0)
+
+        # bytes -> ID for ordinary tokens (the lowest ID wins if bytes repeat).
+        special_ids = set(self.special_token_ids.values())
+        encoder: dict[bytes, int] = {}
+        for i in sorted(self.vocab):
+            if i not in special_ids:
+                encoder.setdefault(self.vocab[i], i)
+        self._encoder = encoder
+        missing = [b for b in range(256) if bytes([b]) not in encoder]
+        if missing:
+            shown = ", ".join(f"0x{b:02x}" for b in missing[:8])
+            raise PlaygroundError(
+                f"the vocabulary lacks single-byte tokens for {len(missing)} byte(s) ({shown}"
+                f"{', ...' if len(missing) > 8 else ''}); a byte-level BPE vocabulary holds "
+                "all 256 bytes so that any text can be encoded."
+            )
+        self._byte_ids = [encoder[bytes([b])] for b in range(256)]
+
+        # (left ID, right ID) -> rank, and rank -> merged ID: BPE works on ints.
+        pair_ranks: dict[tuple[int, int], int] = {}
+        merged: list[int] = []
+        pairs: list[tuple[int, int]] = []
+        for rank, (a, b) in enumerate(self.merges):
+            ia, ib, im = encoder.get(a), encoder.get(b), encoder.get(a + b)
+            if ia is None or ib is None or im is None:
+                what = a if ia is None else b if ib is None else a + b
+                raise PlaygroundError(
+                    f"merge {rank} ({a!r}, {b!r}) uses {what!r}, which is not in the "
+                    "vocabulary; every merge's parts and result must be tokens."
+                )
+            pair_ranks.setdefault((ia, ib), rank)
+            merged.append(im)
+            pairs.append((ia, ib))
+        self._pair_ranks = pair_ranks
+        self._merged = merged
+        self._merge_pairs = pairs
+
+        # ID -> bytes as a list (None in gaps): indexing a list is the fastest look-up.
+        table: list[bytes | None] = [None] * self.n_vocab
+        for i, token in self.vocab.items():
+            table[i] = token
+        self._decode_table = table
+        self.cache_size = max(0, int(cache_size))
+        self._pretoken_cache = _Cache(self._bpe_str, self.cache_size, _MAX_PRETOKEN_KEY)
+        chunkable = resolve_pattern(pattern) in _CHUNKABLE
+        self._chunk_cache = (
+            _Cache(self._encode_chunk, self.cache_size, _MAX_CHUNK_KEY) if chunkable else None
+        )
+        if self._chunk_cache is not None:
+            self._chunk_cache[""] = ()
+        self._pretoken_cache[""] = ()
+
+    # ------------------------------------------------------------------------------------
+    # Construction helpers
+    # ------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_files(
+        cls,
+        vocab_path: str | os.PathLike[str],
+        merges_path: str | os.PathLike[str],
+        special_tokens: Iterable[str] | None = None,
+        *,
+        pattern: str = "gpt2",
+        name: str = "",
+    ) -> Tokenizer:
+        """Load CS336 ``vocab.pkl`` + ``merges.pkl`` through the restricted unpickler (a
+        pickle that tries to run code is refused, nothing runs)."""
+        from core.formats.pickles import load_pickles
+
+        vocab, merges = load_pickles(vocab_path, merges_path)
+        return cls(vocab, merges, special_tokens, pattern=pattern, name=name)
+
+    def save(self, vocab_path: str | os.PathLike[str], merges_path: str | os.PathLike[str]) -> None:
+        """Write ``vocab.pkl`` + ``merges.pkl`` (plain pickles, as the CS336 code does)."""
+        from core.formats.pickles import save_pickles
+
+        save_pickles(self.vocab, self.merges, vocab_path, merges_path)
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest ID (as tiktoken counts; ``len(vocab)`` when IDs have no
+        gaps, which holds except for cl100k_base's unused IDs 100261-100275)."""
+        return max(self.vocab, default=-1) + 1
+
+    def __repr__(self) -> str:
+        return (
+            f"Tokenizer(name={self.name!r}, n_vocab={self.n_vocab}, merges={len(self.merges)}, "
+            f"special_tokens={self.special_tokens!r}, pattern={self.pattern!r})"
+        )
+
+    def clear_cache(self) -> None:
+        """Forget cached pre-token results (e.g. to time a cold encode)."""
+        self._pretoken_cache.clear()
+        self._pretoken_cache[""] = ()
+        if self._chunk_cache is not None:
+            self._chunk_cache.clear()
+            self._chunk_cache[""] = ()
+
+    # ------------------------------------------------------------------------------------
+    # BPE on one pre-token
+    # ------------------------------------------------------------------------------------
+
+    def _bpe_str(self, pretoken: str) -> tuple[int, ...]:
+        data = _utf8(pretoken)
+        if self.ignore_merges:
+            whole = self._encoder.get(data)
+            if whole is not None:
+                return (whole,)
+        return tuple(self.bpe(data))
+
+    def bpe(self, data: bytes) -> list[int]:
+        """Token IDs of one pre-token's bytes: repeatedly merge the adjacent pair with the
+        lowest merge rank (the leftmost one on ties) until no pair has a merge.
+
+        >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"bc", 257: b"ab"}
+        >>> Tokenizer(vocab, [(b"b", b"c"), (b"a", b"b")]).bpe(b"abcab")
+        [97, 256, 257]
+        """
+        ids = list(map(self._byte_ids.__getitem__, data))
+        if len(ids) > _LONG_PRETOKEN:
+            return self._bpe_heap(ids)
+        get = self._pair_ranks.get
+        merged = self._merged
+        # ranks[k] is the merge rank of the pair (ids[k], ids[k + 1]); after a merge at i
+        # only its two neighbours change, so the list is patched rather than rebuilt.
+        ranks = list(map(get, zip(ids, islice(ids, 1, None)), repeat(_NOT_A_PAIR)))
+        while ranks:
+            rank = min(ranks)
+            if rank == _NOT_A_PAIR:
+                break
+            i = ranks.index(rank)
+            new_id = merged[rank]
+            ids[i] = new_id
+            del ids[i + 1]
+            del ranks[i]
+            if i:
+                ranks[i - 1] = get((ids[i - 1], new_id), _NOT_A_PAIR)
+            if i < len(ranks):
+                ranks[i] = get((new_id, ids[i + 1]), _NOT_A_PAIR)
+        return ids
+
+    def _bpe_heap(self, ids: list[int]) -> list[int]:
+        """Same result as :meth:`bpe`, in O(n log n) for very long pre-tokens (a doubly
+        linked list of parts plus a heap of (rank, position) candidates)."""
+        n = len(ids)
+        ranks = self._pair_ranks
+        merged = self._merged
+        nxt = list(range(1, n + 1))
+        prv = list(range(-1, n - 1))
+        alive = [True] * n
+        heap = []
+        for i in range(n - 1):
+            r = ranks.get((ids[i], ids[i + 1]), _NOT_A_PAIR)
+            if r != _NOT_A_PAIR:
+                heap.append((r, i, ids[i], ids[i + 1]))
+        heapq.heapify(heap)
+        while heap:
+            r, i, a, b = heapq.heappop(heap)
+            j = nxt[i]
+            # subtle: entries go stale when a neighbour merges; a popped entry is still good
+            # exactly when the same two IDs are still adjacent at i.
+            if not alive[i] or j >= n or ids[i] != a or ids[j] != b:
+                continue
+            ids[i] = merged[r]
+            alive[j] = False
+            nxt[i] = nxt[j]
+            if nxt[j] < n:
+                prv[nxt[j]] = i
+            p = prv[i]
+            if p >= 0:
+                pr = ranks.get((ids[p], ids[i]), _NOT_A_PAIR)
+                if pr != _NOT_A_PAIR:
+                    heapq.heappush(heap, (pr, p, ids[p], ids[i]))
+            q = nxt[i]
+            if q < n:
+                qr = ranks.get((ids[i], ids[q]), _NOT_A_PAIR)
+                if qr != _NOT_A_PAIR:
+                    heapq.heappush(heap, (qr, i, ids[i], ids[q]))
+        return [ids[i] for i in range(n) if alive[i]]
+
+    # ------------------------------------------------------------------------------------
+    # Encoding
+    # ------------------------------------------------------------------------------------
+
+    def _encode_chunk(self, chunk: str) -> tuple[int, ...]:
+        get = self._pretoken_cache.__getitem__
+        return tuple(chain.from_iterable(map(get, self._regex.findall(chunk))))
+
+    def _encode_piece(self, text: str, out: list[int]) -> None:
+        """Append the IDs of ordinary text (no special tokens in it) to ``out``."""
+        start = 0
+        # Long text: encode it in ~1M-char segments cut where no pre-token can straddle,
+        # so the temporary list of chunks stays small.
+        while len(text) - start > _MAX_SEGMENT:
+            cut = _last_cut(text, start + _MAX_SEGMENT, lo=start + 1)
+            if cut <= start:
+                break  # no safe cut: the rest goes in one piece
+            self._encode_segment(text[start:cut], out)
+            start = cut
+        self._encode_segment(text[start:] if start else text, out)
+
+    def _encode_segment(self, text: str, out: list[int]) -> None:
+        cache = self._chunk_cache
+        if cache is not None:
+            chunks = _CHUNK_RE.findall(text)
+            # (not set.difference(cache): for a dict subclass that walks the whole cache)
+            missing = list(filterfalse(cache.__contains__, set(chunks)))
+            if len(missing) > 8:
+                self._fill_chunks(missing)
+            out.extend(chain.from_iterable(map(cache.__getitem__, chunks)))
+        else:
+            pretokens = self._regex.findall(text)
+            out.extend(chain.from_iterable(map(self._pretoken_cache.__getitem__, pretokens)))
+
+    def _fill_chunks(self, missing: list[str]) -> None:
+        """Cache many new chunks with one regex pass over their concatenation.
+
+        subtle: a chunk that starts with a space and ends with a non-space can follow any
+        other such chunk without a pre-token straddling the join (the cut rule of
+        :func:`_last_cut`), so one ``findall`` serves them all and saves a regex call per
+        chunk, which dominates a cold encode.
+        """
+        cache = self._chunk_cache
+        if cache is None:
+            return
+        batch = [
+            c for c in missing
+            if len(c) <= _MAX_CHUNK_KEY and c[0] == " " and not c[-1].isspace()
+        ]  # fmt: skip
+        if len(batch) > self.cache_size - len(cache):
+            cache.clear()
+            cache[""] = ()
+            del batch[max(0, self.cache_size - 1) :]
+        if not batch:
+            return
+        pretokens = self._regex.findall("".join(batch))
+        get = self._pretoken_cache.__getitem__
+        k = 0
+        for chunk in batch:
+            need = len(chunk)
+            ids: list[int] = []
+            while need > 0:
+                pretoken = pretokens[k]
+                k += 1
+                ids.extend(get(pretoken))
+                need -= len(pretoken)
+            cache[chunk] = tuple(ids)
+
+    def encode(self, text: str) -> list[int]:
+        """Token IDs of ``text``; special tokens in it become their own IDs.
+
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<|eot|>"])
+        >>> tok.encode("hi<|eot|>")
+        [104, 105, 256]
+        """
+        _check_text(text)
+        out: list[int] = []
+        if self._special_re is None or not text:
+            self._encode_piece(text, out)
+            return out
+        ids = self.special_token_ids
+        pos = 0
+        for m in self._special_re.finditer(text):
+            if m.start() > pos:
+                self._encode_piece(text[pos : m.start()], out)
+            out.append(ids[m.group()])
+            pos = m.end()
+        if pos < len(text):
+            self._encode_piece(text[pos:], out)
+        return out
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Like :meth:`encode` but special tokens are plain text (tiktoken's
+        ``encode_ordinary``).
+
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<|eot|>"])
+        >>> len(tok.encode_ordinary("<|eot|>"))
+        7
+        """
+        _check_text(text)
+        out: list[int] = []
+        self._encode_piece(text, out)
+        return out
+
+    def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
+        """Lazily yield the IDs of the concatenated strings (e.g. the lines of an open file).
+
+        Memory stays bounded: text is gathered until a safe cut is found (a place no
+        pre-token and no special token can straddle, whatever follows), encoded up to it,
+        and dropped. The IDs are exactly those of ``encode("".join(iterable))``.
+
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<|eot|>"])
+        >>> list(tok.encode_iterable(["a<|e", "ot|>b"]))
+        [97, 256, 98]
+        """
+        if isinstance(iterable, str):
+            # A str is an iterable of characters: correct, but encode it in one go.
+            yield from self.encode(iterable)
+            return
+        parts: list[str] = []
+        size = 0
+        threshold = _STREAM_BUFFER
+        for index, chunk in enumerate(iterable):
+            if not isinstance(chunk, str):
+                raise PlaygroundError(
+                    f"encode_iterable got {type(chunk).__name__} at item {index}; it takes "
+                    "strings (open text files with encoding='utf-8', not 'rb')."
+                )
+            parts.append(chunk)
+            size += len(chunk)
+            if size < threshold:
+                continue
+            buf = "".join(parts)
+            cut = self._safe_cut(buf)
+            if cut > 0:
+                yield from self.encode(buf[:cut])
+                buf = buf[cut:]
+            parts = [buf]
+            size = len(buf)
+            # subtle: grow the threshold when no cut was found, so a long uncuttable run
+            # costs O(n log n) joins instead of O(n^2).
+            threshold = max(_STREAM_BUFFER, 2 * size)
+        yield from self.encode("".join(parts))
+
+    def _safe_cut(self, buf: str) -> int:
+        """The largest position ``c > 0`` such that ``encode(buf[:c] + rest) ==
+        encode(buf[:c]) + encode(rest)`` for any continuation; 0 if none is known."""
+        hi = len(buf) - 1
+        matches: list[tuple[int, int]] = []
+        if self._special_re is not None:
+            # subtle: a special match that starts at s depends on buf[s : s + longest], so
+            # only matches starting before len - longest are final; cut no later than that.
+            hi = len(buf) - self._max_special
+            matches = [m.span() for m in self._special_re.finditer(buf, 0, len(buf))]
+        while hi > 0:
+            cut = _last_cut(buf, hi)
+            if cut <= 0:
+                return 0
+            straddle = next((s for s, e in matches if s < cut < e), None)
+            if straddle is None:
+                return cut
+            hi = straddle
+        return 0
+
+    # ------------------------------------------------------------------------------------
+    # Decoding
+    # ------------------------------------------------------------------------------------
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The concatenated bytes of the tokens; an ID outside the vocab is an error here
+        (bytes cannot show it; :meth:`decode` turns it into U+FFFD).
+
+        >>> Tokenizer({i: bytes([i]) for i in range(256)}, []).decode_bytes([104, 105])
+        b'hi'
+        """
+        return self._join(ids, strict=True)
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of the token IDs. Invalid UTF-8 becomes U+FFFD (``errors="replace"``), and so
+        does an integer that is not an ID of this vocab. A non-integer item (``bool``
+        included: ``True`` is almost always a bug, not ID 1) raises :class:`PlaygroundError`
+        naming it and its index.
+
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [])
+        >>> tok.decode([104, 105, 99999, 0xe4])
+        'hi\\ufffd\\ufffd'
+        """
+        return self._join(ids, strict=False).decode("utf-8", "replace")
+
+    def _join(self, ids: Iterable[int], *, strict: bool) -> bytes:
+        if not isinstance(ids, list):
+            if isinstance(ids, (str, bytes)):
+                raise PlaygroundError(
+                    f"decode takes a list of token IDs, not {type(ids).__name__}; "
+                    "use parse_ids() to read IDs typed as text"
+                )
+            ids = list(ids)
+        table = self._decode_table
+        # Fast path: plain ints, none negative, all in the vocab. (IndexError: too large;
+        # TypeError: a gap (None) in the table. The type check keeps out bools, as True
+        # would index like 1, and min() keeps out negatives, which index from the end.)
+        if set(map(type, ids)) <= {int} and (not ids or min(ids) >= 0):
+            try:
+                return b"".join(map(table.__getitem__, ids))
+            except (IndexError, TypeError):
+                pass
+        out = []
+        for index, item in enumerate(ids):
+            token = self.vocab.get(_check_id(item, index))
+            if token is None:
+                if strict:
+                    raise PlaygroundError(
+                        f"ID {item} at index {index} is not in this vocabulary (IDs run from 0 "
+                        f"to {self.n_vocab - 1}); decode() shows such IDs as U+FFFD instead."
+                    )
+                # subtle: 0xFF never occurs in UTF-8, so it decodes to exactly one U+FFFD
+                # and also ends any unfinished character before it, as a gap should.
+                token = b"\xff"
+            out.append(token)
+        return b"".join(out)
+
+    # ------------------------------------------------------------------------------------
+    # Details for the UI (see core.details)
+    # ------------------------------------------------------------------------------------
+
+    def encode_details(self, text: str) -> EncodingDetails:
+        """Per-token spans, partial-UTF-8 flags and pre-token boundaries of ``text``."""
+        from core.details import encode_details
+
+        return encode_details(self, text)
+
+    def merge_trace(self, pretoken: str) -> list[MergeStep]:
+        """The merges BPE applies to one pre-token, in order, with their ranks."""
+        from core.details import merge_trace
+
+        return merge_trace(self, pretoken)
+
+    def decode_details(self, ids: Iterable[int]) -> DecodeDetails:
+        """Per-ID bytes and text, and which U+FFFD in the output came from which IDs."""
+        from core.details import decode_details
+
+        return decode_details(self, ids)
+
+    def merge_tree(self, token_id: int) -> MergeNode:
+        """How a token is built from single bytes, merge by merge."""
+        from core.details import merge_tree
+
+        return merge_tree(self, token_id)
+
+
+# ----------------------------------------------------------------------------------------
+# Helpers
+# ----------------------------------------------------------------------------------------
+
+
+def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
+    if not isinstance(vocab, Mapping):
+        raise PlaygroundError(
+            f"vocab must be a dict of token ID -> bytes, not {type(vocab).__name__}"
+        )
+    out: dict[int, bytes] = {}
+    for i, token in vocab.items():
+        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            raise PlaygroundError(f"vocab key {i!r} is not a token ID (an integer >= 0)")
+        if not isinstance(token, (bytes, bytearray)) or not token:
+            raise PlaygroundError(f"vocab[{i}] is {token!r}; every token must be non-empty bytes")
+        out[i] = bytes(token)
+    return out
+
+
+def _check_text(text: object) -> None:
+    if not isinstance(text, str):
+        hint = " (decode bytes with .decode('utf-8') first)" if isinstance(text, bytes) else ""
+        raise PlaygroundError(f"encode takes a str, not {type(text).__name__}{hint}")
+
+
+def _check_id(item: object, index: int) -> int:
+    if isinstance(item, bool) or not isinstance(item, numbers.Integral):
+        raise PlaygroundError(
+            f"item {index} of the IDs is {item!r} ({type(item).__name__}), not an integer "
+            "token ID; pass a list of ints such as [15496, 11, 995]."
+        )
+    return int(item)
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates (possible in a Python str, never in UTF-8): pair up what can be
+        # paired and replace the rest with U+FFFD, as tiktoken does.
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+
+
+def _last_cut(text: str, hi: int, *, lo: int = 1) -> int:
+    """The largest cut position ``c`` with ``lo <= c <= hi`` where pre-tokenization with the
+    built-in patterns can restart, or 0. Two kinds of place qualify:
+
+    - before a space that follows a non-space (``"a| b"``): no pre-token continues past
+      such a space;
+    - after a newline that follows a non-space and precedes a letter or digit (``"a\\n|b"``).
+
+    >>> _last_cut("ab cd", 4)
+    2
+    >>> _last_cut("ab\\ncd", 4)
+    3
+    """
+    best = 0
+    p = text.rfind(" ", lo, hi + 1)
+    while p >= lo:
+        if not text[p - 1].isspace():
+            best = p
+            break
+        p = text.rfind(" ", lo, p)
+    q = text.rfind("\n", max(lo - 1, best), hi)
+    while q >= max(lo, best):
+        if q + 1 < len(text) and text[q + 1].isalnum() and not text[q - 1].isspace():
+            return q + 1
+        q = text.rfind("\n", max(lo - 1, best), q)
+    return best

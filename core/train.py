@@ -1,0 +1,674 @@
+"""Byte-level BPE training (CS336 semantics), as one call or as a stream of merge events.
+
+The recipe:
+
+1. **Count pre-tokens.** Cut the corpus at special tokens (which are dropped: they are
+   never merged), cut each piece with the pre-tokenizer regex, count each distinct
+   pre-token. Big files are read chunk by chunk, optionally in a process pool.
+2. **Count pairs** of adjacent tokens inside each distinct pre-token ("word"), weighted
+   by the word's count. Every adjacent position counts, so ``b"aaaa"`` holds (a, a) 3 times.
+3. **Merge** the most frequent pair; ties go to the lexicographically greater pair compared
+   as bytes. Occurrences are replaced left to right without overlap
+   (``aaaa -> [aa, aa]``). Only the words that contain the pair are touched, and only the
+   pairs next to each merged occurrence change.
+
+>>> vocab, merges = train_bpe(["low lower lowest"], 259)
+>>> merges  # (o, w) beats (l, o) on the tie; (low, e) beats (' ', low): b"low" > b" "
+[(b'o', b'w'), (b'l', b'ow'), (b'low', b'e')]
+>>> vocab[258]
+b'lowe'
+
+IDs follow the CS336 contract: special tokens 0..k-1, the 256 bytes at k..k+255, then one
+ID per merge in creation order.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import CorpusError, TrainingConfigError
+from core.pretokenize import GPT2_PATTERN, compile_pattern, resolve_pattern, special_splitter
+
+__all__ = ["BPETrainer", "MergeEvent", "ProgressCallback", "count_pretokens", "train_bpe"]
+
+#: ``on_progress(phase, done, total)``: phase "counting" (bytes) or "merging" (merges).
+ProgressCallback = Callable[[str, int, int], None]
+
+Corpus = str | os.PathLike[str] | Iterable[str]
+
+
+@dataclass(frozen=True)
+class MergeEvent:
+    """One merge, as the step-wise trainer reports it. Small and picklable.
+
+    >>> MergeEvent(0, (b"a", b"b"), 258, b"ab", 7, 259, 0.5).token
+    b'ab'
+    """
+
+    rank: int  #: 0-based merge index
+    pair: tuple[bytes, bytes]
+    token_id: int  #: ID of the new token in the final vocab
+    token: bytes  #: pair[0] + pair[1]
+    count: int  #: frequency of the pair when it was merged
+    vocab_size: int  #: vocab size after this merge
+    elapsed: float  #: seconds since training started (including counting)
+
+
+# ---------------------------------------------------------------------------------------
+# Validation
+# ---------------------------------------------------------------------------------------
+
+
+def _check_config(vocab_size: int, special_tokens: Sequence[str], num_workers: int) -> tuple[str, ...]:
+    if isinstance(special_tokens, str):
+        raise TrainingConfigError(
+            f"special_tokens must be a list of strings, not one string: use [{special_tokens!r}]"
+        )
+    specials = tuple(special_tokens)
+    for tok in specials:
+        if not isinstance(tok, str):
+            raise TrainingConfigError(f"special tokens must be strings, got {tok!r}")
+        if not tok:
+            raise TrainingConfigError("a special token is empty: remove it or give it some text")
+    seen: set[str] = set()
+    for tok in specials:
+        if tok in seen:
+            raise TrainingConfigError(f"special token {tok!r} is listed twice: list each special token once")
+        seen.add(tok)
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise TrainingConfigError(f"vocab_size must be an integer, got {vocab_size!r}")
+    minimum = 256 + len(specials)
+    if vocab_size < minimum:
+        raise TrainingConfigError(
+            f"vocab_size {vocab_size} is too small: the 256 single bytes and {len(specials)} special "
+            f"token(s) already need {minimum}; choose vocab_size >= {minimum}"
+        )
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
+        raise TrainingConfigError(f"num_workers must be a positive integer, got {num_workers!r}")
+    return specials
+
+
+# ---------------------------------------------------------------------------------------
+# Phase 1: counting pre-tokens
+# ---------------------------------------------------------------------------------------
+
+
+# The GPT-2 pattern restricted to ASCII, for the stdlib `re` engine (about 3x faster than
+# `regex` here). In ASCII, \p{L} is [A-Za-z], \p{N} is [0-9] and \s is [\t\n\v\f\r ]
+# (tests check this character by character), so on ASCII text it finds the same pre-tokens.
+_WS = r"\t\n\x0b\x0c\r "
+_GPT2_ASCII = re.compile(
+    rf"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^{_WS}A-Za-z0-9]+|[{_WS}]+(?![^{_WS}])|[{_WS}]+"""
+)
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _safe_cut_before(text: str, pos: int) -> int:
+    """Largest safe cut ``<= pos``: a space right after a printable ASCII character.
+
+    Cutting there never splits a GPT-2/cl100k/o200k pre-token (see core.corpus).
+
+    >>> _safe_cut_before("ab cd\\n ef", 7)  # the space after "\\n" is not safe
+    2
+    """
+    i = pos
+    while True:
+        i = text.rfind(" ", 0, i)
+        if i <= 0:
+            return 0
+        if "!" <= text[i - 1] <= "~":
+            return i
+
+
+def _safe_cut_after(text: str, pos: int) -> int:
+    """Smallest safe cut ``> pos`` (or ``len(text)``).
+
+    >>> _safe_cut_after("ab\\n cd ef", 0)
+    6
+    """
+    i = pos
+    while True:
+        i = text.find(" ", i + 1)
+        if i == -1:
+            return len(text)
+        if "!" <= text[i - 1] <= "~":
+            return i
+
+
+def _findall_gpt2(text: str, counts: Counter[str]) -> None:
+    """Count GPT-2 pre-tokens of ``text`` into ``counts``: stdlib `re` on ASCII stretches,
+    `regex` only around non-ASCII characters (cut at safe boundaries, so results are exact).
+
+    >>> c = Counter(); _findall_gpt2("naïve café ok", c); sorted(c)
+    [' café', ' ok', 'naïve']
+    """
+    if text.isascii():
+        counts.update(_GPT2_ASCII.findall(text))
+        return
+    slow = compile_pattern("gpt2").findall
+    fast = _GPT2_ASCII.findall
+    pos = 0  # start of the not-yet-counted rest
+    zone_start = zone_end = -1
+    for m in _NON_ASCII.finditer(text):
+        if m.start() < zone_end:
+            continue  # already inside the current non-ASCII zone
+        start = _safe_cut_before(text, m.start())
+        if start <= zone_end:  # overlaps the current zone: extend it
+            zone_end = _safe_cut_after(text, m.end() - 1)
+            continue
+        if zone_end > zone_start:
+            counts.update(slow(text[zone_start:zone_end]))
+            pos = zone_end
+        if start > pos:
+            counts.update(fast(text[pos:start]))
+        zone_start, zone_end = start, _safe_cut_after(text, m.end() - 1)
+    if zone_end > zone_start:
+        counts.update(slow(text[zone_start:zone_end]))
+        pos = zone_end
+    if pos < len(text):
+        counts.update(fast(text[pos:]))
+
+
+def _count_text(text: str, specials: tuple[str, ...], pattern: str) -> Counter[str]:
+    """Pre-token counts of one text; special tokens are cut out and not counted.
+
+    >>> _count_text("ab ab<|s|>ab", ("<|s|>",), "gpt2")
+    Counter({'ab': 2, ' ab': 1})
+    """
+    counts: Counter[str] = Counter()
+    pieces = [text] if not specials else special_splitter(specials).split(text)  # type: ignore[union-attr]
+    if resolve_pattern(pattern) == GPT2_PATTERN:
+        for piece in pieces:
+            if piece:
+                _findall_gpt2(piece, counts)
+    else:
+        findall = compile_pattern(pattern).findall
+        for piece in pieces:
+            if piece:
+                counts.update(findall(piece))
+    return counts
+
+
+def _count_file_chunk(args: tuple[str, int, int, tuple[str, ...], str, str]) -> tuple[int, Counter[str]]:
+    """Worker: count the pre-tokens of bytes ``[start, end)`` of a file."""
+    from core.corpus import read_chunk
+
+    path, start, end, specials, pattern, errors = args
+    return end - start, _count_text(read_chunk(path, start, end, errors=errors), specials, pattern)
+
+
+def _count_text_chunk(args: tuple[str, tuple[str, ...], str]) -> tuple[int, Counter[str]]:
+    """Worker: count the pre-tokens of an in-memory text."""
+    text, specials, pattern = args
+    return len(text), _count_text(text, specials, pattern)
+
+
+def _checked_texts(texts: Iterable[str]) -> Iterator[str]:
+    """Pass texts through, rejecting anything that is not a str with a clear error."""
+    for text in texts:
+        if not isinstance(text, str):
+            raise CorpusError(
+                "the corpus must be a file path or an iterable of str, "
+                f"got an item of type {type(text).__name__}"
+            )
+        yield text
+
+
+def count_pretokens(
+    corpus: Corpus,
+    special_tokens: Sequence[str] = (),
+    *,
+    pattern: str = "gpt2",
+    num_workers: int = 1,
+    errors: str = "strict",
+    chunk_size: int | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> tuple[Counter[str], dict[str, Any]]:
+    """Count pre-tokens of a file path or an iterable of texts; returns (counts, stats).
+
+    Each text of an iterable is pre-tokenized on its own (no pre-token spans two texts).
+    A file is read in chunks cut at safe boundaries (see :mod:`core.corpus`), in a process
+    pool when ``num_workers > 1``.
+
+    >>> counts, stats = count_pretokens(["the cat", "the"])
+    >>> sorted(counts.items()), stats["pretokens"]
+    ([(' cat', 1), ('the', 2)], 3)
+    """
+    from core.corpus import DEFAULT_CHUNK_SIZE, find_chunk_boundaries
+
+    specials = tuple(special_tokens)
+    compile_pattern(pattern)  # fail fast on a broken regex, before any worker starts
+    if errors not in ("strict", "replace"):
+        raise CorpusError(f"errors must be 'strict' or 'replace', not {errors!r}")
+    started = time.perf_counter()
+    total_counts: Counter[str] = Counter()
+    if isinstance(corpus, (str, os.PathLike)):
+        path = os.fspath(corpus)
+        if not os.path.isfile(path):
+            raise CorpusError(
+                f"corpus file {path!r} not found. To train on text itself, pass it in a list: train_bpe([text], ...)"
+            )
+        size = os.path.getsize(path)
+        if chunk_size is None:
+            # enough chunks to keep every worker busy, none bigger than the default
+            chunk_size = max(64 << 10, min(DEFAULT_CHUNK_SIZE, size // (4 * num_workers) + 1))
+        bounds = find_chunk_boundaries(path, special_tokens=specials, chunk_size=chunk_size)
+        tasks: list[Any] = [(path, s, e, specials, pattern, errors) for s, e in zip(bounds, bounds[1:]) if e > s]
+        worker: Callable[[Any], tuple[int, Counter[str]]] = _count_file_chunk
+        total = size
+    else:
+        if isinstance(corpus, (bytes, bytearray)):
+            raise CorpusError("the corpus must be text (str), not bytes: decode it first")
+        tasks = [(t, specials, pattern) for t in _checked_texts(corpus)]
+        worker = _count_text_chunk
+        total = sum(len(t[0]) for t in tasks)
+    done = 0
+    if on_progress is not None:
+        on_progress("counting", 0, total)
+    if num_workers > 1 and len(tasks) > 1:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn" if os.name == "nt" else "forkserver")
+        with ctx.Pool(min(num_workers, len(tasks))) as pool:
+            for n, counts in pool.imap_unordered(worker, tasks):
+                total_counts.update(counts)
+                done += n
+                if on_progress is not None:
+                    on_progress("counting", done, total)
+    else:
+        for task in tasks:
+            n, counts = worker(task)
+            total_counts.update(counts)
+            done += n
+            if on_progress is not None:
+                on_progress("counting", done, total)
+    stats = {
+        "bytes": total if isinstance(corpus, (str, os.PathLike)) else None,
+        "characters": None if isinstance(corpus, (str, os.PathLike)) else total,
+        "chunks": len(tasks),
+        "pretokens": sum(total_counts.values()),
+        "distinct_pretokens": len(total_counts),
+        "seconds_counting": time.perf_counter() - started,
+    }
+    return total_counts, stats
+
+
+# ---------------------------------------------------------------------------------------
+# Phase 2 + 3: the merge loop
+# ---------------------------------------------------------------------------------------
+
+
+def _order_key(token: bytes) -> str:
+    """A string whose *ascending* order is the *descending* byte order of ``token``.
+
+    Heap entries carry it, so a plain min-heap of tuples pops the lexicographically
+    greatest pair first among equal counts, with every comparison done in C.
+    subtle: each byte c maps to chr(256 - c) and a terminator chr(257) sorts a prefix
+    after its extensions (b"ab" > b"a", so b"ab" must come first).
+
+    >>> sorted([b"a", b"ab", b"b", b"\\x00"], key=_order_key)
+    [b'b', b'ab', b'a', b'\\x00']
+    """
+    return "".join([chr(256 - c) for c in token]) + "\u0101"
+
+
+class _MergeState:
+    """Words as lists of internal IDs (bytes 0..255, merges 256..), pair counts, an index
+    from pair to the words that may contain it, and a lazy max-heap of pairs.
+
+    Invariant that makes the lazy heap exact: the count of an existing pair only ever
+    goes *down* (pairs without the new token lose occurrences, never gain them); pairs
+    with the new token are pushed once at the end of each merge. So every heap entry is
+    an upper bound, and an entry whose count is still current is the true maximum.
+    """
+
+    def __init__(self, counts: Counter[str]) -> None:
+        self.tokens: list[bytes] = [bytes([i]) for i in range(256)]
+        self.keys: list[str] = [_order_key(t) for t in self.tokens]
+        words: list[list[int]] = []
+        freqs: list[int] = []
+        for text, freq in counts.items():
+            b = text.encode("utf-8")
+            if len(b) > 1:  # a single byte has no pair to merge
+                words.append(list(b))
+                freqs.append(freq)
+        self.words = words
+        self.freqs = freqs
+        pair_counts: dict[tuple[int, int], int] = {}
+        where: dict[tuple[int, int], set[int]] = {}
+        get = pair_counts.get
+        for wi, w in enumerate(words):
+            f = freqs[wi]
+            for p in zip(w, w[1:]):
+                pair_counts[p] = get(p, 0) + f
+                s = where.get(p)
+                if s is None:
+                    where[p] = {wi}
+                else:
+                    s.add(wi)
+        self.pair_counts = pair_counts
+        self.where = where
+        keys = self.keys
+        self.heap = [(-c, keys[a], keys[b], (a, b)) for (a, b), c in pair_counts.items()]
+        heapq.heapify(self.heap)
+
+    def merge_best(self) -> tuple[int, int, int] | None:
+        """Merge the best pair everywhere; returns (a, b, count) or None when no pair is left."""
+        heap = self.heap
+        pair_counts = self.pair_counts
+        heappop = heapq.heappop
+        while heap:
+            neg, ka, kb, pair = heappop(heap)
+            current = pair_counts.get(pair, 0)
+            if current == -neg:
+                break
+            if current > 0:  # stale entry: put it back with its real (lower) count
+                heapq.heappush(heap, (-current, ka, kb, pair))
+        else:
+            return None
+        a, b = pair
+        new = len(self.tokens)
+        self.tokens.append(self.tokens[a] + self.tokens[b])
+        self.keys.append(_order_key(self.tokens[new]))
+        self._apply(a, b, new)
+        return a, b, current
+
+    def _apply(self, a: int, b: int, new: int) -> None:
+        # The hot loop: ~all training time after counting is spent here.
+        words = self.words
+        freqs = self.freqs
+        pair_counts = self.pair_counts
+        get = pair_counts.get
+        where = self.where
+        touched: set[tuple[int, int]] = set()  # pairs holding `new`, pushed once at the end
+        for wi in where.pop((a, b)):
+            w = words[wi]
+            f = freqs[wi]
+            last = len(w) - 1
+            i = 0
+            while True:
+                try:
+                    i = w.index(a, i)
+                except ValueError:
+                    break
+                if i >= last:
+                    break
+                if w[i + 1] != b:
+                    i += 1
+                    continue
+                # subtle: the left neighbour is read from the already-merged word, so for
+                # "abab" the second merge sees (new, a), which the first one created.
+                if i:
+                    x = w[i - 1]
+                    p = (x, a)
+                    pair_counts[p] -= f
+                    p = (x, new)
+                    pair_counts[p] = get(p, 0) + f
+                    touched.add(p)
+                    s = where.get(p)
+                    if s is None:
+                        where[p] = {wi}
+                    else:
+                        s.add(wi)
+                if i + 1 < last:
+                    y = w[i + 2]
+                    p = (b, y)
+                    pair_counts[p] -= f
+                    p = (new, y)
+                    pair_counts[p] = get(p, 0) + f
+                    touched.add(p)
+                    s = where.get(p)
+                    if s is None:
+                        where[p] = {wi}
+                    else:
+                        s.add(wi)
+                w[i : i + 2] = (new,)
+                last -= 1
+                i += 1
+        # every occurrence is gone (non-overlapping left-to-right leaves no (a, b) behind)
+        del pair_counts[(a, b)]
+        keys = self.keys
+        heappush = heapq.heappush
+        heap = self.heap
+        for p in touched:
+            c = pair_counts[p]
+            if c > 0:
+                heappush(heap, (-c, keys[p[0]], keys[p[1]], p))
+
+
+# ---------------------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------------------
+
+
+class BPETrainer:
+    """Step-wise BPE training: one :class:`MergeEvent` per merge, pausable and stoppable.
+
+    Counting happens on first use (``step()``, iteration, or :meth:`run`). Iteration
+    blocks while paused; :meth:`stop` ends it after the current merge, keeping what was
+    learned. ``pause``/``resume``/``stop`` may be called from another thread.
+
+    >>> trainer = BPETrainer(["aaabdaaabac"], 259)
+    >>> [(e.rank, e.pair, e.token_id, e.count) for e in trainer]
+    [(0, (b'a', b'a'), 256, 4), (1, (b'aa', b'a'), 257, 2), (2, (b'aaa', b'b'), 258, 2)]
+    >>> trainer.done, trainer.stop_reason
+    (True, 'reached vocab size')
+    """
+
+    def __init__(
+        self,
+        corpus: Corpus,
+        vocab_size: int,
+        special_tokens: Sequence[str] = (),
+        *,
+        pattern: str = "gpt2",
+        num_workers: int = 1,
+        errors: str = "strict",
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        self.special_tokens = _check_config(vocab_size, special_tokens, num_workers)
+        compile_pattern(pattern)
+        if errors not in ("strict", "replace"):
+            raise CorpusError(f"errors must be 'strict' or 'replace', not {errors!r}")
+        self.corpus = corpus
+        self.vocab_size = vocab_size
+        self.pattern = pattern
+        self.num_workers = num_workers
+        self.errors = errors
+        self.on_progress = on_progress
+        self.done = False
+        self.stop_reason: str | None = None
+        self.messages: list[str] = []
+        self.corpus_stats: dict[str, Any] = {}
+        self._state: _MergeState | None = None
+        self._merges: list[tuple[bytes, bytes]] = []
+        self._started = 0.0
+        self._lock = threading.Lock()
+        self._running = threading.Event()
+        self._running.set()
+        self._stop_requested = False
+
+    # -- control (thread-safe) ----------------------------------------------------------
+
+    def pause(self) -> None:
+        """Make iteration block before the next merge (``step()`` is not affected)."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        """Let a paused iteration continue."""
+        self._running.set()
+
+    def stop(self) -> None:
+        """Finish after the current merge; what was learned so far is kept."""
+        self._stop_requested = True
+        self._running.set()  # subtle: wake a paused iteration so it can end
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    # -- results ------------------------------------------------------------------------
+
+    @property
+    def n_merges_target(self) -> int:
+        return self.vocab_size - 256 - len(self.special_tokens)
+
+    @property
+    def merges(self) -> list[tuple[bytes, bytes]]:
+        """Merges learned so far (a copy), in creation order."""
+        return list(self._merges)
+
+    @property
+    def vocab(self) -> dict[int, bytes]:
+        """Vocab learned so far (a new dict): specials, then 256 bytes, then merges."""
+        k = len(self.special_tokens)
+        vocab = {i: tok.encode("utf-8") for i, tok in enumerate(self.special_tokens)}
+        vocab.update({k + i: bytes([i]) for i in range(256)})
+        for j, (left, right) in enumerate(self._merges):
+            vocab[k + 256 + j] = left + right
+        return vocab
+
+    # -- training -----------------------------------------------------------------------
+
+    def _prepare(self) -> _MergeState:
+        if self._state is None:
+            self._started = time.perf_counter()
+            counts, self.corpus_stats = count_pretokens(
+                self.corpus,
+                self.special_tokens,
+                pattern=self.pattern,
+                num_workers=self.num_workers,
+                errors=self.errors,
+                on_progress=self.on_progress,
+            )
+            if not counts:
+                self.messages.append(
+                    "The corpus has no text to learn from (it is empty or only special tokens): "
+                    "the vocabulary holds just the special tokens and the 256 bytes."
+                )
+            self._state = _MergeState(counts)
+        return self._state
+
+    def _finish(self, reason: str) -> None:
+        self.done = True
+        self.stop_reason = reason
+        size = 256 + len(self.special_tokens) + len(self._merges)
+        if reason == "no pairs left" and self.corpus_stats.get("distinct_pretokens"):
+            self.messages.append(
+                f"No pair of tokens is left to merge: stopped at vocab size {size} "
+                f"({len(self._merges)} merges), short of the requested {self.vocab_size}. "
+                "Train on more text or ask for a smaller vocabulary."
+            )
+        elif reason == "stopped":
+            self.messages.append(f"Stopped by request at vocab size {size} ({len(self._merges)} merges).")
+
+    def _merge_once(self) -> tuple[int, int, int] | None:
+        """One merge without building an event; None when training is over."""
+        if self.done:
+            return None
+        state = self._prepare()
+        if len(self._merges) >= self.n_merges_target:
+            self._finish("reached vocab size")
+            return None
+        result = state.merge_best()
+        if result is None:
+            self._finish("no pairs left")
+            return None
+        a, b, _ = result
+        self._merges.append((state.tokens[a], state.tokens[b]))
+        return result
+
+    def step(self) -> MergeEvent | None:
+        """Do one merge and describe it; None when training is done (never blocks)."""
+        with self._lock:
+            if self._stop_requested and not self.done:
+                self._prepare()
+                self._finish("stopped")
+            result = self._merge_once()
+            if result is None:
+                return None
+            rank = len(self._merges) - 1
+            left, right = self._merges[rank]
+            k = len(self.special_tokens)
+            return MergeEvent(
+                rank,
+                (left, right),
+                k + 256 + rank,
+                left + right,
+                result[2],
+                k + 257 + rank,
+                time.perf_counter() - self._started,
+            )
+
+    def __iter__(self) -> Iterator[MergeEvent]:
+        """Count (on first use), then yield one event per merge until done or stopped."""
+        running = self._running
+        while True:
+            if not running.is_set():
+                running.wait()
+            event = self.step()
+            if event is None:
+                return
+            yield event
+
+    def run(self) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+        """Train to the end without events (fastest); returns (vocab, merges)."""
+        with self._lock:
+            progress = self.on_progress
+            target = self.n_merges_target
+            every = max(1, target // 200)
+            merge_once = self._merge_once
+            self._prepare()
+            while not self._stop_requested:
+                if merge_once() is None:
+                    break
+                if progress is not None and len(self._merges) % every == 0:
+                    progress("merging", len(self._merges), target)
+            if not self.done:
+                self._finish("stopped")
+            if progress is not None:
+                progress("merging", len(self._merges), target)
+        return self.vocab, self.merges
+
+
+def train_bpe(
+    input_path: Corpus,
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    *,
+    pattern: str = "gpt2",
+    num_workers: int = 1,
+    errors: str = "strict",
+    on_progress: ProgressCallback | None = None,
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """Train a byte-level BPE tokenizer (CS336 contract); returns ``(vocab, merges)``.
+
+    ``input_path``: a file path (str or PathLike, read chunk by chunk) or any other
+    iterable of str (texts, each pre-tokenized on its own; pass ``[text]`` for one text).
+    ``errors``: ``"strict"`` (default) raises :class:`~core.errors.CorpusError` naming the
+    byte offset of the first bad UTF-8 byte; ``"replace"`` turns bad bytes into U+FFFD.
+    Training stops early, without error, when no pair is left (see
+    :attr:`BPETrainer.messages` for the explanation when using the trainer).
+
+    >>> vocab, merges = train_bpe(["aaabdaaabac"], 258)
+    >>> merges
+    [(b'a', b'a'), (b'aa', b'a')]
+    """
+    trainer = BPETrainer(
+        input_path,
+        vocab_size,
+        special_tokens,
+        pattern=pattern,
+        num_workers=num_workers,
+        errors=errors,
+        on_progress=on_progress,
+    )
+    return trainer.run()

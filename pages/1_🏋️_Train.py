@@ -1,0 +1,378 @@
+"""Train: a byte-level BPE tokenizer on uploaded text or the built-in corpus, watched live.
+
+The training itself runs in a worker process owned by the server-wide ``TrainingManager``
+(``ui.jobs``); this page only submits a job, keeps its ID in ``st.session_state`` and polls
+the manager from a fragment. So training keeps going while the user visits other pages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+import ui
+from ui import jobs, state
+from ui.widgets import show_error
+
+ui.setup("Train")
+
+_JOB = "train.job"  # this session's current job ID (the only per-user link to the manager)
+_DONE = "train.done"  # job ID -> registered tokenizer label (so each job registers once)
+_TOAST = "train.toast"  # a label to announce on the next run
+_POLL_SECONDS = 0.5
+_TABLE_ROWS = 15
+_CHART_POINTS = 3000
+_COUNT_SHARE = 0.1  # share of the progress bar for the counting phase  # plotly gets at most this many points per trace
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def training_manager() -> jobs.TrainingManager:
+    """One manager per server, deliberately shared: jobs are keyed by unguessable IDs, and
+    each session only knows its own. Its queue is what enforces the concurrency limit."""
+    manager = jobs.TrainingManager()
+    manager.warm_up()
+    return manager
+
+
+@st.cache_data(max_entries=1, show_spinner="Assembling the built-in corpus…")
+def builtin_corpus() -> str:
+    from core.builtin_corpus import builtin_corpus_text
+
+    return builtin_corpus_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# Corpus and settings
+
+
+def corpus_section() -> tuple[list[str], str] | None:
+    """The corpus the user chose: (texts, name), or None after saying what is missing."""
+    source = st.radio(
+        "Corpus", ["Built-in corpus", "Upload .txt files"], horizontal=True,
+        **state.bind("train.source", "Built-in corpus"),
+    )
+    if source == "Built-in corpus":
+        from core.builtin_corpus import BUILTIN_CORPUS_NAME, BUILTIN_MODULES
+
+        text = builtin_corpus()
+        st.caption(
+            f"**{BUILTIN_CORPUS_NAME}**: {jobs.format_bytes(len(text.encode()))}, the docstrings "
+            f"of {len(BUILTIN_MODULES)} standard-library modules joined with `<|endoftext|>`. "
+            "Needs no download."
+        )
+        return [text], "built-in corpus"
+    limit = jobs.max_upload_bytes()
+    uploads = st.file_uploader(
+        "Text files (UTF-8)", type=["txt"], accept_multiple_files=True, key="train.uploads",
+        help=f"One or more plain-text files, at most {jobs.format_bytes(limit)} in total "
+             "(TOKPLAY_MAX_UPLOAD_MB).",
+    )
+    if not uploads:
+        st.info("Upload one or more .txt files, or pick the built-in corpus.", icon="📄")
+        return None
+    texts: list[str] = []
+    names: list[str] = []
+    total = 0
+    for upload in uploads:
+        data = upload.getvalue()
+        if total + len(data) > limit:
+            st.error(
+                f"“{upload.name}” ({jobs.format_bytes(len(data))}) would take the corpus past "
+                f"this server's limit of {jobs.format_bytes(limit)}: it is left out. Upload "
+                "less text (or raise TOKPLAY_MAX_UPLOAD_MB).", icon="⚠️",
+            )
+            continue
+        try:
+            texts.append(jobs.decode_upload(upload.name, data))
+        except Exception as err:  # noqa: BLE001 - CorpusError: shown, the other files still count
+            show_error(err)
+            continue
+        names.append(upload.name)
+        total += len(data)
+        st.markdown(f"✅ `{upload.name}` · {jobs.format_bytes(len(data))}")
+    if not texts:
+        st.warning("None of the uploaded files can be used: fix them or use the built-in corpus.")
+        return None
+    if not any(t.strip() for t in texts):
+        st.warning("The uploaded text is empty (only whitespace): add some text to learn from.")
+        return None
+    name = names[0] if len(names) == 1 else f"{len(names)} files"
+    return texts, name
+
+
+def settings_section() -> tuple[int, list[str], str] | None:
+    """Vocab size, special tokens and pattern; None (after a message) when they are unusable."""
+    vocab_size = int(st.number_input(
+        "Vocab size", min_value=1, max_value=10_000_000, step=100,
+        help=f"256 bytes + special tokens + merges. At most {jobs.max_vocab_size():,} here.",
+        **state.bind("train.vocab_size", 2000),
+    ))
+    specials_text = st.text_input(
+        "Special tokens", help="Separated by commas or new lines. They are never split or merged.",
+        **state.bind("train.specials", "<|endoftext|>"),
+    )
+    pattern = st.selectbox(
+        "Pre-tokenizer pattern", ["gpt2", "cl100k", "o200k"],
+        help="The regex that cuts text into pre-tokens before any merge (GPT-2, GPT-4, GPT-4o).",
+        **state.bind("train.pattern", "gpt2"),
+    )
+    specials = jobs.parse_special_tokens(specials_text)
+    problem = jobs.vocab_size_problem(vocab_size, len(specials))
+    if problem:
+        st.error(problem, icon="⚠️")
+        return None
+    return vocab_size, specials, pattern
+
+
+# ---------------------------------------------------------------------------------------------
+# Live view
+
+
+def _thin(rows: tuple[jobs.MergeRow, ...]) -> list[jobs.MergeRow]:
+    """At most _CHART_POINTS rows, evenly spread, always keeping the newest."""
+    if len(rows) <= _CHART_POINTS:
+        return list(rows)
+    step = len(rows) / _CHART_POINTS
+    picked = [rows[int(i * step)] for i in range(_CHART_POINTS - 1)]
+    return picked + [rows[-1]]
+
+
+def draw_charts(snap: jobs.JobSnapshot) -> None:
+    rows = _thin(snap.rows)
+    left, right = st.columns(2)
+    counts = go.Figure(go.Scattergl(
+        x=[r[0] for r in rows], y=[r[1] for r in rows], mode="markers",
+        marker={"size": 4, "color": "#4c78a8"},
+        text=[jobs.readable_token(r[2]) for r in rows],
+        hovertemplate="rank %{x}<br>count %{y:,}<br>%{text}<extra></extra>",
+    ))
+    counts.update_layout(
+        title="Count of each new merge", xaxis_title="merge rank", yaxis_title="pair count",
+        yaxis={"type": "log", "dtick": 1, "tickformat": "~s"}, height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+    )
+    left.plotly_chart(counts, key="train.chart.counts")
+    base = 256 + len(snap.special_tokens)
+    times = [0.0] + [r[5] for r in rows]
+    sizes = [base] + [r[4] for r in rows]
+    growth = go.Figure(go.Scatter(x=times, y=sizes, mode="lines", line={"color": "#f58518"}))
+    growth.update_layout(
+        title="Vocab size over time", xaxis_title="seconds since start", yaxis_title="vocab size",
+        height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+    )
+    right.plotly_chart(growth, key="train.chart.growth")
+
+
+def draw_table(snap: jobs.JobSnapshot) -> None:
+    newest = snap.rows[-_TABLE_ROWS:][::-1]
+    st.markdown("**Newest merges** (space `·`, newline `↵`, tab `→`, other bytes `\\xNN`)")
+    st.dataframe(
+        [
+            {
+                "rank": r[0],
+                "token": jobs.readable_token(r[2]),
+                "left": jobs.readable_token(r[3][0]),
+                "right": jobs.readable_token(r[3][1]),
+                "count": r[1],
+                "bytes (hex)": r[2].hex(" "),
+            }
+            for r in newest
+        ],
+        hide_index=True, key="train.table", height=36 * (len(newest) + 1) + 3,
+    )
+
+
+def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
+    """Status line, progress bar and the control buttons."""
+    if snap.status == "queued":
+        load = manager.status_counts()
+        st.info(
+            f"Waiting in the queue: position **{snap.queue_position}**. This server runs "
+            f"{manager.max_concurrent} training(s) at once ({load['running']} running now).",
+            icon="⏳",
+        )
+    elif snap.status in ("starting", "counting"):
+        value = snap.count_progress or 0.0
+        st.progress(_COUNT_SHARE * value,
+                    text=f"Counting pre-tokens in {jobs.format_bytes(snap.corpus_bytes)}… "
+                         f"{value:.0%} (merges come next)")
+    else:
+        n = len(snap.rows)
+        paused = " · ⏸ paused" if snap.status == "paused" else ""
+        # one bar for both phases: counting fills the first tenth, merges the rest
+        st.progress(
+            _COUNT_SHARE + (1 - _COUNT_SHARE) * snap.merge_progress,
+            text=f"Merges {n:,} / {snap.target_merges:,} · vocab "
+                 f"{256 + len(snap.special_tokens) + n:,} / {snap.vocab_size:,} · "
+                 f"{snap.elapsed:.1f} s{paused}",
+        )
+    if snap.pause_requested and snap.status in ("starting", "counting"):
+        st.caption("Pausing once counting ends.")
+    if snap.done:
+        return
+    cols = st.columns(4)
+    job = snap.job_id
+    if snap.status == "queued":
+        cols[0].button("Cancel", key="train.cancel", on_click=manager.cancel, args=(job,),
+                       icon="✖️")
+        return
+    if snap.status == "paused" or snap.pause_requested:
+        cols[0].button("Resume", key="train.resume", on_click=manager.resume, args=(job,),
+                       icon="▶️")
+    else:
+        cols[0].button("Pause", key="train.pause", on_click=manager.pause, args=(job,), icon="⏸")
+    cols[1].button("Stop", key="train.stop", on_click=manager.stop, args=(job,), icon="⏹",
+                   help="End now and keep the merges learned so far.")
+    cols[2].button("Cancel", key="train.cancel", on_click=manager.cancel, args=(job,),
+                   icon="✖️", help="End now and keep nothing.")
+
+
+def live_view(job_id: str, was_running: bool) -> None:
+    """Status, progress, charts and the newest merges; polled while the job runs."""
+    manager = training_manager()
+    try:
+        snap = manager.snapshot(job_id)
+    except KeyError:
+        st.warning("That training is no longer on the server (it restarted): start again.")
+        return
+    draw_status(snap, manager)
+    if snap.rows:
+        draw_charts(snap)
+        draw_table(snap)
+    if was_running and snap.done:
+        st.rerun()  # the whole page: show the results and stop polling
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+def adopt_tokenizer(snap: jobs.JobSnapshot) -> Any | None:
+    """Build the trained tokenizer and make it the session's active one (once per job)."""
+    if snap.vocab is None or snap.merges is None:
+        return None
+    try:
+        from core.tokenizer import Tokenizer
+    except ImportError as err:
+        show_error(err, what="Using the trained tokenizer")
+        return None
+    label = f"BPE {len(snap.vocab):,} · {snap.corpus_name}"
+    tok = Tokenizer(snap.vocab, snap.merges, list(snap.special_tokens), pattern=snap.pattern,
+                    name=label)
+    done: dict[str, str] = st.session_state.setdefault(_DONE, {})
+    if snap.job_id not in done:
+        done[snap.job_id] = state.register_tokenizer(
+            label, tok, source=f"trained here on {snap.corpus_name} "
+                               f"({jobs.format_bytes(snap.corpus_bytes)}, {snap.pattern})")
+        state.set_active(done[snap.job_id])
+        st.session_state[_TOAST] = done[snap.job_id]
+        st.rerun()  # so the sidebar (drawn before this) shows the new active tokenizer
+    return tok
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def export_files(job_id: str, _vocab: dict[int, bytes], _merges: list[tuple[bytes, bytes]],
+                 _tok: Any) -> dict[str, bytes]:
+    """Every download for one finished job (keyed by its unguessable ID)."""
+    from core.formats import dumps_merges, dumps_vocab
+
+    files = {"vocab.pkl": dumps_vocab(_vocab), "merges.pkl": dumps_merges(_merges)}
+    try:
+        from core.formats import export_all
+    except ImportError:
+        return files
+    if _tok is not None:
+        for name, data in export_all(_tok).items():
+            if name.endswith(".tiktoken"):  # named after the label; a plain name downloads better
+                name = f"bpe-{len(_vocab)}.tiktoken"
+            files.setdefault(name, data if isinstance(data, bytes) else data.encode("utf-8"))
+    return files
+
+
+def draw_results(snap: jobs.JobSnapshot) -> None:
+    if snap.status == "failed":
+        st.error(snap.error or "The training failed.", icon="⚠️")
+        return
+    if snap.status == "cancelled":
+        st.info("Training cancelled: nothing was kept.", icon="✖️")
+        return
+    for message in snap.messages:
+        st.info(message, icon="ℹ️")
+    tok = adopt_tokenizer(snap)
+    stats = snap.corpus_stats
+    cols = st.columns(4)
+    cols[0].metric("Vocab size", f"{len(snap.vocab or {}):,}")
+    cols[1].metric("Merges", f"{len(snap.merges or []):,}")
+    cols[2].metric("Training time", f"{snap.elapsed:.1f} s")
+    cols[3].metric("Distinct pre-tokens", f"{stats.get('distinct_pretokens', 0):,}")
+    if tok is not None:
+        st.success("The tokenizer is now active: try it on the **Tokenize** page.", icon="✅")
+    try:
+        files = export_files(snap.job_id, snap.vocab, snap.merges, tok)
+    except Exception as err:  # noqa: BLE001 - a missing writer must not hide the rest
+        show_error(err, what="Preparing the downloads")
+        return
+    st.markdown("**Downloads** (`vocab.pkl` + `merges.pkl` are the CS336 pickles)")
+    cols = st.columns(min(4, len(files)))
+    for i, (name, data) in enumerate(files.items()):
+        cols[i % len(cols)].download_button(
+            name, data, file_name=name, key=f"train.dl.{name}", icon="⬇️",
+            mime="application/octet-stream", width="stretch", on_click="ignore",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The page
+
+st.title("🏋️ Train a tokenizer")
+st.caption(
+    "Byte-level BPE: start from the 256 bytes, repeatedly merge the most frequent adjacent pair. "
+    "Watch the merges arrive; training keeps running if you visit another page."
+)
+
+if (announce := st.session_state.pop(_TOAST, None)) is not None:
+    st.toast(f"“{announce}” is now your active tokenizer", icon="✅")
+
+manager = training_manager()
+job_id: str | None = st.session_state.get(_JOB)
+snap = None
+if job_id is not None:
+    try:
+        snap = manager.snapshot(job_id)
+    except KeyError:
+        st.session_state.pop(_JOB, None)
+        job_id = None
+running = snap is not None and not snap.done
+
+corpus_col, settings_col = st.columns([3, 2], gap="large")
+with corpus_col:
+    corpus = corpus_section()
+with settings_col:
+    settings = settings_section()
+
+if st.button("Start training", type="primary", icon="🚀", key="train.start",
+             disabled=running or corpus is None or settings is None,
+             help="One training per session at a time." if running else None) and (
+    corpus is not None and settings is not None
+):
+    texts, name = corpus
+    vocab_size, specials, pattern = settings
+    try:
+        new_id = manager.submit(texts, vocab_size=vocab_size, special_tokens=specials,
+                                pattern=pattern, corpus_name=name)
+    except Exception as err:  # noqa: BLE001 - shown, never a traceback
+        show_error(err, what="Could not start the training")
+    else:
+        if job_id is not None:
+            manager.forget(job_id)  # the previous finished job: free its memory now
+        st.session_state[_JOB] = new_id
+        st.rerun()
+
+if job_id is not None:
+    st.divider()
+    st.subheader("Training")
+    fragment = st.fragment(live_view, run_every=_POLL_SECONDS if running else None)
+    fragment(job_id, running)
+    if snap is not None and snap.done:
+        draw_results(snap)

@@ -1,0 +1,116 @@
+"""Tokenize: text in, colour-coded token chips out (with counts, pre-tokens and merge traces)."""
+
+import streamlit as st
+
+import ui
+from ui import cache, chips, state, widgets
+
+ui.setup("Tokenize")
+
+st.title("🔤 Tokenize")
+st.caption("Type text and see how a tokenizer cuts it. Hover a chip for its ID and bytes.")
+
+top = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
+with top[0]:
+    label = widgets.tokenizer_picker("tok.tokenizer")
+with top[1]:
+    show_ids = st.toggle("IDs inline", **state.bind("tok.show_ids", True))
+with top[2]:
+    gpt2_view = st.toggle("GPT-2 byte view (Ġ)", **state.bind("tok.gpt2_view", False),
+                          help="Show tokens as GPT-2's encoder.py prints them: "
+                               "every byte as a printable character, Ġ for a space, Ċ for a newline.")
+with top[3]:
+    st.caption(state.describe(label))
+
+text = st.text_area("Text", height=150, **state.bind("tok.text", state.SAMPLE_TEXT),
+                    help=f"Up to {cache.MAX_TEXT_CHARS:,} characters. Updates when you click "
+                         "outside the box or press Ctrl+Enter.")
+if len(text) > cache.MAX_TEXT_CHARS:
+    st.warning(f"This text has {len(text):,} characters; the playground tokenizes only the "
+               f"first {cache.MAX_TEXT_CHARS:,}. Paste a shorter text to see all of it.")
+    text = text[: cache.MAX_TEXT_CHARS]
+
+tok = widgets.load_tokenizer(label)
+if tok is None:
+    st.stop()
+key = state.tokenizer_key(label)
+
+if not state.is_byte_level(tok):
+    # Baselines: word- or character-level, with an unknown token instead of bytes.
+    try:
+        ids = cache.encode(key, text, tok)
+        pieces = tok.tokenize(text)
+        cov = cache.coverage(key, text, tok)
+    except Exception as err:  # noqa: BLE001 - shown, not raised
+        widgets.show_error(err, what="Cannot tokenize")
+        st.stop()
+    m = st.columns(4)
+    m[0].metric("Tokens", f"{cov.n_tokens:,}")
+    m[1].metric("Characters", f"{cov.n_chars:,}")
+    m[2].metric("Unknown tokens", f"{cov.n_unknown:,}", help="Tokens that became <|unk|>.")
+    m[3].metric("Round trip", "✓ exact" if cov.round_trip else "✗ lossy")
+    st.html(chips.word_chips_html(pieces, ids, unk_id=getattr(tok, "unk_id", None),
+                                  show_ids=show_ids))
+    st.info("This baseline maps unseen words or characters to one unknown token, so decoding "
+            "loses them. Byte-level BPE starts from all 256 bytes and can encode any text: "
+            "compare them side by side on the ⚖️ Compare page.")
+    st.stop()
+
+try:
+    details = cache.encode_details(key, text, tok)
+except Exception as err:  # noqa: BLE001
+    widgets.show_error(err, what="Cannot tokenize")
+    st.stop()
+
+m = st.columns(4)
+m[0].metric("Tokens", f"{details.n_tokens:,}")
+m[1].metric("Characters", f"{details.n_chars:,}")
+m[2].metric("Bytes (UTF-8)", f"{details.n_bytes:,}")
+m[3].metric("Characters per token",
+            f"{details.n_chars / details.n_tokens:.2f}" if details.n_tokens else "–")
+
+if not text:
+    st.info("Type some text above to see its tokens.")
+else:
+    st.html(chips.chips_html(details.tokens, text=text, show_ids=show_ids, gpt2_view=gpt2_view,
+                             limit=chips.MAX_CHIPS))
+    if details.n_tokens > chips.MAX_CHIPS:
+        st.caption(f"Showing the first {chips.MAX_CHIPS:,} of {details.n_tokens:,} tokens.")
+    if any(t.partial for t in details.tokens):
+        st.caption("Dashed chips hold part of a UTF-8 character; the orange frame groups the "
+                   "tokens that make the character above it.")
+
+tab_pre, tab_why, tab_ids, tab_export = st.tabs(
+    ["✂️ Pre-tokens", "🔍 Why this split", "🔢 IDs", "⬇️ Export"])
+
+with tab_pre:
+    st.caption(f"The pre-tokenizer cuts the text into {len(details.pretokens):,} pieces before "
+               "any merge; BPE never merges across these cuts (nor across special tokens).")
+    st.html(chips.pretokens_html(text, details.pretokens[: chips.MAX_CHIPS]))
+
+with tab_why:
+    words = chips.distinct_pretokens(text, details.pretokens, limit=500)
+    if not words:
+        st.info("Type some text to trace its merges.")
+    else:
+        default = max(words, key=len)
+        current = state.value("tok.word")
+        state.set_value("tok.word", current if current in words else default)
+        word = st.selectbox("Pre-token", words, format_func=chips.visible,
+                            **state.bind("tok.word"))
+        try:
+            steps = cache.merge_trace(key, word, tok)
+        except Exception as err:  # noqa: BLE001
+            widgets.show_error(err, what="Cannot trace this pre-token")
+        else:
+            st.caption(f"Start from the bytes of {chips.visible(word)!r} and apply, lowest rank "
+                       f"first, every merge the tokenizer knows: {len(steps)} merge(s) apply.")
+            st.html(chips.trace_html(word, steps, gpt2_view=gpt2_view))
+
+with tab_ids:
+    ids = [t.id for t in details.tokens]
+    st.code(", ".join(map(str, ids)) or "(no tokens)", language=None, wrap_lines=True)
+    st.caption("Paste these on the 🔢 Decode page to go back to text.")
+
+with tab_export:
+    widgets.export_buttons(tok, key="tok.export")

@@ -1,0 +1,105 @@
+"""Decode: IDs in, text out, with every U+FFFD traced back to the IDs that made it."""
+
+import streamlit as st
+
+from core.compare import first_difference
+
+import ui
+from ui import cache, chips, state, widgets
+
+ui.setup("Decode")
+
+st.title("🔢 Decode")
+st.caption("Paste token IDs (spaces, commas, or a JSON list) and see the text they decode to. "
+           "Bytes that are not valid UTF-8 become U+FFFD (�), highlighted with the IDs behind it.")
+
+label = widgets.tokenizer_picker("dec.tokenizer")
+tok = widgets.load_tokenizer(label)
+if tok is None:
+    st.stop()
+key = state.tokenizer_key(label)
+
+
+def use_tokenize_text() -> None:
+    """Fill the box with the IDs of the Tokenize page's text (under the chosen tokenizer)."""
+    text = state.value("tok.text", state.SAMPLE_TEXT)[: cache.MAX_TEXT_CHARS]
+    try:
+        ids = cache.encode(key, text, tok)
+    except Exception:  # noqa: BLE001 - leave the box as it is
+        return
+    state.set_value("dec.ids", ", ".join(map(str, ids)))
+
+
+if state.value("dec.ids") is None:  # first visit: start from the Tokenize page's text
+    use_tokenize_text()
+raw = st.text_area("Token IDs", height=110, **state.bind("dec.ids", ""),
+                   help="Example: 15496 11 995 — or [15496, 11, 995]. Try [255] to see a byte that is "
+                        "not UTF-8 on its own. Updates on Ctrl+Enter or when you click outside.")
+st.button("Use the IDs of the Tokenize page's text", on_click=use_tokenize_text)
+
+try:
+    from core.details import parse_ids
+except ImportError as err:
+    widgets.show_error(err, what="Parsing IDs")
+    st.stop()
+
+ids, problems = parse_ids(raw)
+if problems:
+    shown = "\n".join(f"- item {p.position + 1} (`{p.item[:40]}`): {p.message}"
+                      for p in problems[:20])
+    more = f"\n- … and {len(problems) - 20} more" if len(problems) > 20 else ""
+    st.warning(f"{len(problems)} item(s) are not token IDs and were skipped:\n{shown}{more}")
+if len(ids) > cache.MAX_IDS:
+    st.warning(f"{len(ids):,} IDs given; only the first {cache.MAX_IDS:,} are decoded.")
+    ids = ids[: cache.MAX_IDS]
+if not ids:
+    st.info("Enter at least one token ID.")
+    st.stop()
+
+if not state.is_byte_level(tok):
+    text = tok.decode([i for i in ids if 0 <= i < tok.n_vocab])
+    st.markdown("**Decoded text**")
+    st.html(chips.decoded_text_html(text, [], ids))
+    st.info("This baseline works on words or characters, not bytes: there are no byte-level "
+            "details to show.")
+    st.stop()
+
+try:
+    details = cache.decode_details(key, tuple(ids), tok)
+except Exception as err:  # noqa: BLE001
+    widgets.show_error(err, what="Cannot decode")
+    st.stop()
+
+n_oov = sum(p.out_of_vocab for p in details.pieces)
+m = st.columns(4)
+m[0].metric("IDs", f"{len(ids):,}")
+m[1].metric("Characters", f"{len(details.text):,}")
+m[2].metric("U+FFFD", f"{len(details.replacements):,}",
+            help="Replacement characters: bytes that are not valid UTF-8 on their own.")
+m[3].metric("Outside the vocab", f"{n_oov:,}")
+if n_oov:
+    st.error(f"{n_oov} ID(s) are not in this tokenizer's vocabulary "
+             f"(0 … {tok.n_vocab - 1:,}); each decodes to U+FFFD and is marked ∅ below.")
+
+st.markdown("**Decoded text**")
+st.html(chips.decoded_text_html(details.text, details.replacements, ids))
+st.markdown("**The IDs**")
+st.html(chips.id_chips_html(details.pieces, details.replacements, limit=chips.MAX_CHIPS))
+if details.replacements:
+    st.caption("Each numbered � shares its colour and number with the IDs whose bytes made it.")
+
+with st.expander("Table of IDs, bytes and pieces"):
+    st.dataframe(chips.pieces_table(details.pieces), hide_index=True, width="stretch")
+
+if st.button("🔁 Check the round trip", help="Encode the decoded text again and compare IDs."):
+    again = cache.encode(key, details.text, tok)
+    where = first_difference(ids, again)
+    if where is None:
+        st.success(f"Round trip OK: encoding the text gives the same {len(ids):,} IDs.")
+    else:
+        st.warning(
+            f"Not a round trip: re-encoding gives {len(again):,} IDs and they differ from "
+            f"position {where + 1}. Either the IDs were not what this tokenizer would produce "
+            "(another tokenizer, or a different split of the same text), or they contain "
+            "bytes that are not valid UTF-8 and were replaced by U+FFFD.")
+        st.code(", ".join(map(str, again[:500])), language=None, wrap_lines=True)

@@ -1,0 +1,82 @@
+"""Vocabulary: every token with its bytes, merge rank and parts; a token's merge tree."""
+
+import plotly.graph_objects as go
+import streamlit as st
+
+import ui
+from ui import cache, chips, state, widgets
+
+ui.setup("Vocabulary")
+
+st.title("📖 Vocabulary")
+st.caption("Every token the tokenizer knows: special tokens first, then the 256 bytes, then "
+           "one token per merge in the order it was learned. Click a row to see its merge tree.")
+
+label = widgets.tokenizer_picker("voc.tokenizer")
+tok = widgets.load_tokenizer(label)
+if tok is None:
+    st.stop()
+if not state.is_byte_level(tok):
+    st.info("This page shows byte-level BPE vocabularies (bytes, merge ranks, merge trees). "
+            "Pick your trained tokenizer or a GPT preset; the baselines are compared on the "
+            "⚖️ Compare page.")
+    st.stop()
+key = state.tokenizer_key(label)
+
+m = st.columns(4)
+m[0].metric("Tokens", f"{len(tok.vocab):,}")
+m[1].metric("Merges", f"{len(tok.merges):,}")
+m[2].metric("Special tokens", f"{len(tok.special_tokens or []):,}")
+m[3].metric("Longest token", f"{max(map(len, tok.vocab.values()), default=0)} bytes")
+
+left, right = st.columns([3, 2])
+with left:
+    query = st.text_input("Search", placeholder="a piece of text, e.g. ing, or an ID",
+                          **state.bind("voc.search", ""))
+    try:
+        table = cache.vocab_table(key, query, tok)
+    except Exception as err:  # noqa: BLE001
+        widgets.show_error(err, what="Cannot list the vocabulary")
+        st.stop()
+    st.caption(f"{len(table):,} token(s) match. Click a column header to sort.")
+    picked = st.dataframe(
+        table, hide_index=True, width="stretch", height=420, key="voc.table",
+        on_select="rerun", selection_mode="single-row",
+        column_config={
+            "ID": st.column_config.NumberColumn(format="%d", width="small"),
+            "length": st.column_config.NumberColumn("len", width="small"),
+            "merge rank": st.column_config.NumberColumn(format="%d", width="small"),
+        },
+    )
+    rows = picked.selection.rows if picked is not None else []
+    if rows:
+        state.set_value("voc.token", int(table.iloc[rows[0]]["ID"]))
+
+with right:
+    ids = sorted(tok.vocab)
+    default_id = ids[-1] if ids else 0
+    token_id = st.number_input("Token ID", min_value=min(ids, default=0),
+                               max_value=max(ids, default=0), step=1,
+                               **state.bind("voc.token", default_id))
+    if token_id in tok.vocab:
+        token = tok.vocab[token_id]
+        st.markdown(f"**{len(token)} byte(s)** · hex `{token.hex(' ')}` · GPT-2 form "
+                    f"`{chips.to_gpt2_str(token)}`")
+        try:
+            tree = cache.merge_tree(key, int(token_id), tok)
+            st.graphviz_chart(chips.merge_tree_dot(tree), width="stretch")
+        except Exception as err:  # noqa: BLE001
+            widgets.show_error(err, what="Cannot draw the merge tree")
+    else:
+        st.warning(f"ID {token_id} is not in this vocabulary.")
+
+st.subheader("Token lengths")
+counts = cache.length_counts(key, tok)
+fig = go.Figure(go.Bar(x=list(counts), y=list(counts.values()), marker_color="#5b6cf0",
+                       hovertemplate="%{y:,} tokens of %{x} bytes<extra></extra>"))
+fig.update_layout(xaxis_title="token length (bytes)", yaxis_title="tokens", height=300,
+                  margin=dict(l=10, r=10, t=10, b=10), bargap=0.15)
+st.plotly_chart(fig, key="voc.lengths", width="stretch")
+
+with st.expander("⬇️ Export this tokenizer"):
+    widgets.export_buttons(tok, key="voc.export")

@@ -1,0 +1,1 @@
+"""Real-browser tests: Playwright drives Debian's chromium against `streamlit run app.py`."""

@@ -1,0 +1,279 @@
+"""Fixtures for the real-browser tests: one `streamlit run` server, one chromium, helpers.
+
+Every test in this folder is marked ``browser`` and ``xdist_group("browser")`` (added here at
+collection), so under ``pytest -n 2 --dist loadgroup`` they all run in one worker, sharing one
+server and one browser. Each test gets a fresh browser context (a new Streamlit session).
+
+Environment knobs:
+
+* ``TOKPLAY_SCREENSHOT_DIR``: where :meth:`AppBrowser.screenshot` writes (default: a pytest
+  tmp dir; set it to e.g. ``docs/screenshots`` to refresh the README images on purpose).
+* The server gets its own empty saved-tokenizer library (``TOKPLAY_LIBRARY_DIR``) and, when
+  ``../shared/tiktoken-cache`` exists, ``TIKTOKEN_CACHE_DIR`` pointing at it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+TIKTOKEN_CACHE = REPO.parent / "shared" / "tiktoken-cache"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SERVER_START_TIMEOUT_S = 90
+#: How long one Streamlit script run may take before a helper gives up (ms).
+RUN_TIMEOUT_MS = 60_000
+
+_HERE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's loadgroup reads the xdist_group marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test in tests/browser: ``browser`` + one xdist group (one server, one worker)."""
+    for item in items:
+        if _HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+# ---- the server ----------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _log_tail(path: Path, n: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return "(no log)"
+
+
+@dataclass(frozen=True)
+class StreamlitServer:
+    url: str  # e.g. "http://127.0.0.1:54321" (no trailing slash)
+    library_dir: Path
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    def log_tail(self, n: int = 40) -> str:
+        return _log_tail(self.log, n)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the server and everything it started (training workers share its process group)."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    try:  # leftovers in the group (worker processes), even if the server itself exited
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
+    """`streamlit run app.py` on a free loopback port, with its own library dir; stopped at the end."""
+    workdir = tmp_path_factory.mktemp("streamlit-server")
+    library_dir = workdir / "library"
+    library_dir.mkdir()
+    log = workdir / "server.log"
+    env = dict(os.environ)
+    env["TOKPLAY_LIBRARY_DIR"] = str(library_dir)
+    env["PYTHONUNBUFFERED"] = "1"
+    if TIKTOKEN_CACHE.is_dir():
+        env["TIKTOKEN_CACHE_DIR"] = str(TIKTOKEN_CACHE)
+    port = _free_port()
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.headless=true",
+        "--browser.gatherUsageStats=false",
+        "--server.port", str(port),
+        "--server.address", "127.0.0.1",
+        # other engineers edit files while tests run: do not watch or reload them
+        "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    with open(log, "wb") as log_fh:
+        proc = subprocess.Popen(
+            cmd, cwd=REPO, env=env, stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while not _healthy(f"{url}/_stcore/health"):
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with code {proc.returncode}:\n{_log_tail(log)}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit not healthy after {SERVER_START_TIMEOUT_S}s:\n{_log_tail(log)}")
+            time.sleep(0.25)
+        yield StreamlitServer(url=url, library_dir=library_dir, log=log, process=proc)
+    finally:
+        _stop(proc)
+
+
+# ---- the browser ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Headless Debian chromium through Playwright's sync API (skips only if it is absent)."""
+    if not CHROMIUM.exists():
+        pytest.skip(
+            f"chromium not found at {CHROMIUM}: install it with 'make browser' "
+            "(apt-get install chromium) to run the real-browser tests"
+        )
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    try:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+    finally:
+        playwright.stop()
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    configured = os.environ.get("TOKPLAY_SCREENSHOT_DIR")
+    if configured:
+        path = Path(configured)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    return tmp_path_factory.mktemp("screenshots")
+
+
+# ---- helpers -------------------------------------------------------------------------
+
+# Console noise chromium/Streamlit produce on any healthy page; not app errors.
+_BENIGN_CONSOLE = re.compile(r"favicon|Failed to load resource.*404|net::ERR_|WebSocket", re.I)
+
+
+def wait_for_app(page: object, *, timeout_ms: int = RUN_TIMEOUT_MS, started: bool = False) -> None:
+    """Wait until Streamlit is connected and its script run has finished.
+
+    Call it after ``goto`` and after every interaction that reruns the script. Subtle: right
+    after a click the rerun may not have started yet, so unless ``started`` is set we first
+    give the app a moment to leave the idle state before waiting for it to be idle again.
+    """
+    app = '[data-testid="stApp"]'
+    page.wait_for_selector(f'{app}[data-test-connection-state="CONNECTED"]', timeout=timeout_ms)  # type: ignore[attr-defined]
+    if not started:
+        try:
+            page.wait_for_selector(  # type: ignore[attr-defined]
+                f'{app}:not([data-test-script-state="notRunning"])', timeout=400
+            )
+        except Exception:  # noqa: BLE001 - the run may already be over (or never needed)
+            pass
+    page.wait_for_selector(f'{app}[data-test-script-state="notRunning"]', timeout=timeout_ms)  # type: ignore[attr-defined]
+    page.wait_for_selector('[data-testid="stStatusWidgetRunningIcon"]', state="detached", timeout=timeout_ms)  # type: ignore[attr-defined]
+
+
+@dataclass
+class AppBrowser:
+    """One fresh Streamlit session in its own browser context, plus error collectors."""
+
+    page: object  # playwright.sync_api.Page
+    base_url: str
+    screenshot_dir: Path
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+    def url(self, path: str = "") -> str:
+        return f"{self.base_url}/{path.lstrip('/')}"
+
+    def goto(self, path: str = "", *, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
+        """Open ``path`` (e.g. ``"Tokenize"`` or ``"Decode?ids=1"``) and wait for the run."""
+        self.page.goto(self.url(path), wait_until="domcontentloaded")  # type: ignore[attr-defined]
+        self.page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)  # type: ignore[attr-defined]
+        wait_for_app(self.page, timeout_ms=timeout_ms)
+
+    def wait(self, *, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
+        wait_for_app(self.page, timeout_ms=timeout_ms)
+
+    def screenshot(self, name: str, *, full_page: bool = True) -> Path:
+        path = self.screenshot_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
+        self.page.screenshot(path=str(path), full_page=full_page)  # type: ignore[attr-defined]
+        return path
+
+    def exceptions(self) -> list[str]:
+        """Texts of Streamlit exception boxes on the page (a traceback shown to the user)."""
+        return list(self.page.locator('[data-testid="stException"]').all_inner_texts())  # type: ignore[attr-defined]
+
+    def errors(self) -> list[str]:
+        """Page exceptions, console errors that are not known noise, and exception boxes."""
+        console = [e for e in self.console_errors if not _BENIGN_CONSOLE.search(e)]
+        return self.page_errors + console + [f"stException: {e}" for e in self.exceptions()]
+
+    def assert_healthy(self) -> None:
+        problems = self.errors()
+        if problems:
+            shot = self.screenshot("failure")
+            raise AssertionError(f"page errors ({shot}):\n" + "\n".join(problems))
+
+
+@pytest.fixture
+def app(browser: object, streamlit_server: StreamlitServer, screenshot_dir: Path) -> Iterator[AppBrowser]:
+    """A fresh browser context (= a new Streamlit session) on the test server."""
+    context = browser.new_context(  # type: ignore[attr-defined]
+        accept_downloads=True, viewport={"width": 1280, "height": 900}
+    )
+    context.set_default_timeout(RUN_TIMEOUT_MS)
+    page = context.new_page()
+    helper = AppBrowser(page=page, base_url=streamlit_server.url, screenshot_dir=screenshot_dir)
+    page.on("console", lambda msg: msg.type == "error" and helper.console_errors.append(msg.text))
+    page.on("pageerror", lambda exc: helper.page_errors.append(f"pageerror: {exc}"))
+
+    def on_dialog(dialog: object) -> None:
+        helper.dialogs.append(f"{dialog.type}: {dialog.message}")  # type: ignore[attr-defined]
+        dialog.dismiss()  # type: ignore[attr-defined]
+
+    page.on("dialog", on_dialog)
+    try:
+        yield helper
+    finally:
+        context.close()

@@ -1,0 +1,260 @@
+"""AppTest for Home, Tokenize, Decode, Vocabulary and Compare: no exception, the key widgets,
+the right numbers, clear messages on bad input, and uploads through the file uploader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("core.tokenizer", reason="core/tokenizer.py has not landed yet")
+pytest.importorskip("core.details", reason="core/details.py has not landed yet")
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from core.tokenizer import Tokenizer  # noqa: E402
+from core.train import train_bpe  # noqa: E402
+from ui.state import fingerprint  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
+
+REPO = Path(__file__).resolve().parent.parent
+HOME = str(REPO / "app.py")
+TOKENIZE = "pages/2_🔤_Tokenize.py"
+DECODE = "pages/3_🔢_Decode.py"
+VOCAB = "pages/4_📖_Vocabulary.py"
+COMPARE = "pages/5_⚖️_Compare.py"
+
+CORPUS = (
+    "the cat sat on the mat. the dog sat on the log. "
+    "tokenizers split text into tokens; the tokens become numbers.\n"
+) * 20
+INJECTION = "<img src=x onerror=alert(1)>"
+SPECIAL = "<|endoftext|>"
+
+
+def make_tokenizer(vocab_size: int = 300) -> Tokenizer:
+    vocab, merges = train_bpe([CORPUS], vocab_size, [SPECIAL])
+    return Tokenizer(vocab, merges, [SPECIAL], name=f"test-{vocab_size}")
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    return make_tokenizer()
+
+
+def open_page(page: str | None, *tokenizers: tuple[str, Tokenizer]) -> AppTest:
+    """An AppTest on ``page`` with ``tokenizers`` already in the session (first one active)."""
+    at = AppTest.from_file(HOME, default_timeout=120)
+    if tokenizers:
+        at.session_state["ui.tokenizers"] = {
+            label: {"tok": t, "source": "test", "fingerprint": fingerprint(t)}
+            for label, t in tokenizers
+        }
+        at.session_state["ui.active"] = tokenizers[0][0]
+    at.run()
+    if page is not None:
+        at.switch_page(page)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
+
+
+def all_html(at: AppTest) -> str:
+    return "\n".join(h.proto.body for h in at.get("html"))
+
+
+# ---- Home ------------------------------------------------------------------------------------
+
+
+def test_home_renders_with_quick_start() -> None:
+    at = open_page(None)
+    assert at.title[0].value == "🧩 Tokenizer Playground"
+    assert any("built-in corpus" in b.label for b in at.button)
+
+
+def test_home_quick_start_trains_and_opens_tokenize() -> None:
+    at = open_page(None)
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    active = at.session_state["ui.active"]
+    assert active.startswith("built-in corpus")
+    tok = at.session_state["ui.tokenizers"][active]["tok"]
+    assert len(tok.vocab) == 1000
+    assert at.title[0].value == "🔤 Tokenize"
+
+
+# ---- Tokenize --------------------------------------------------------------------------------
+
+
+def test_tokenize_counts_match_core(tok: Tokenizer) -> None:
+    at = open_page(TOKENIZE, ("mine", tok))
+    text = "the cat sat on the mat, 日本!"
+    at.text_area[0].set_value(text).run()
+    assert not at.exception
+    ids = tok.encode(text)
+    assert metric(at, "Tokens") == f"{len(ids):,}"
+    assert metric(at, "Characters") == f"{len(text):,}"
+    assert metric(at, "Bytes (UTF-8)") == f"{len(text.encode()):,}"
+    html = all_html(at)
+    for i in ids:
+        assert f"<sub>{i}</sub>" in html
+    assert "tp-grp" in html  # 日本 is not in the tiny vocab: partial UTF-8 tokens grouped
+
+
+def test_tokenize_escapes_injection(tok: Tokenizer) -> None:
+    at = open_page(TOKENIZE, ("mine", tok))
+    at.text_area[0].set_value(INJECTION).run()
+    html = all_html(at)
+    assert "<img" not in html
+    assert "&lt;img" in html
+
+
+def test_tokenize_text_limit_message(tok: Tokenizer) -> None:
+    from ui.cache import MAX_TEXT_CHARS
+
+    at = open_page(TOKENIZE, ("mine", tok))
+    at.text_area[0].set_value("a" * (MAX_TEXT_CHARS + 5)).run()
+    assert not at.exception
+    assert any("first" in w.value and f"{MAX_TEXT_CHARS:,}" in w.value for w in at.warning)
+    assert metric(at, "Characters") == f"{MAX_TEXT_CHARS:,}"
+
+
+def test_tokenize_gpt2_view_and_merge_trace(tok: Tokenizer) -> None:
+    at = open_page(TOKENIZE, ("mine", tok))
+    at.text_area[0].set_value(" the cat\n").run()
+    at.toggle(key="_w.tok.gpt2_view").set_value(True).run()
+    assert not at.exception
+    html = all_html(at)
+    assert "Ġthe" in html and "Ċ" in html
+    at.selectbox(key="_w.tok.word").set_value(" the").run()
+    assert not at.exception
+    assert "merge #" in all_html(at)
+
+
+def test_tokenize_word_baseline(tok: Tokenizer) -> None:
+    at = open_page(TOKENIZE, ("mine", tok))
+    at.selectbox(key="tok.tokenizer").set_value("Word-level baseline").run()
+    assert not at.exception
+    at.text_area[0].set_value("zxqv wibble").run()
+    assert not at.exception
+    assert metric(at, "Unknown tokens") == "2"
+
+
+# ---- Decode ----------------------------------------------------------------------------------
+
+
+def test_decode_invalid_byte_highlighted(tok: Tokenizer) -> None:
+    at = open_page(DECODE, ("mine", tok))
+    bad = next(i for i, b in tok.vocab.items() if b == b"\xff")
+    at.text_area[0].set_value(f"[{bad}]").run()
+    assert not at.exception
+    assert metric(at, "U+FFFD") == "1"
+    html = all_html(at)
+    assert 'class="tp-fffd"' in html and f"ID {bad}" in html
+
+
+def test_decode_flags_bad_items_and_oov(tok: Tokenizer) -> None:
+    at = open_page(DECODE, ("mine", tok))
+    at.text_area[0].set_value("1, x, 3, 999999").run()
+    assert not at.exception
+    assert any("item 2" in w.value for w in at.warning)
+    assert metric(at, "Outside the vocab") == "1"
+    assert any("not in this tokenizer's vocabulary" in e.value for e in at.error)
+
+
+def test_decode_round_trip(tok: Tokenizer) -> None:
+    at = open_page(DECODE, ("mine", tok))
+    ids = tok.encode("the dog sat on the log.")
+    at.text_area[0].set_value(" ".join(map(str, ids))).run()
+    assert tok.decode(ids) in all_html(at)
+    next(b for b in at.button if "round trip" in b.label).click().run()
+    assert not at.exception
+    assert any("Round trip OK" in s.value for s in at.success)
+
+
+def test_decode_empty_input_message(tok: Tokenizer) -> None:
+    at = open_page(DECODE, ("mine", tok))
+    at.text_area[0].set_value("   ").run()
+    assert not at.exception
+    assert any("at least one token ID" in i.value for i in at.info)
+
+
+# ---- Vocabulary ------------------------------------------------------------------------------
+
+
+def test_vocabulary_table_search_and_tree(tok: Tokenizer) -> None:
+    at = open_page(VOCAB, ("mine", tok))
+    assert metric(at, "Tokens") == f"{len(tok.vocab):,}"
+    at.text_input(key="_w.voc.search").set_value("the").run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert len(table) > 0 and all("the" in t for t in table["token"])
+    the_id = next(i for i, b in tok.vocab.items() if b == b" the")
+    at.number_input(key="_w.voc.token").set_value(the_id).run()
+    assert not at.exception
+    assert at.get("graphviz_chart")
+    assert at.get("plotly_chart")
+
+
+# ---- Compare ---------------------------------------------------------------------------------
+
+
+def test_compare_two_trained_and_baseline(tok: Tokenizer) -> None:
+    bigger = make_tokenizer(400)
+    at = open_page(COMPARE, ("small", tok), ("big", bigger))
+    at.multiselect[0].set_value(["small", "big", "Word-level baseline"]).run()
+    assert not at.exception
+    at.text_area[0].set_value("the tokenizers sat on the mat.").run()
+    assert not at.exception
+    rows = at.dataframe[0].value
+    assert list(rows["tokenizer"]) == ["small", "big", "Word-level baseline"]
+    assert rows["tokens"][0] == len(tok.encode("the tokenizers sat on the mat."))
+    assert "tp-regions" in all_html(at) or any("same places" in s.value for s in at.success)
+
+
+def test_compare_needs_two(tok: Tokenizer) -> None:
+    at = open_page(COMPARE, ("mine", tok))
+    at.multiselect[0].set_value(["mine"]).run()
+    assert any("at least two" in i.value for i in at.info)
+
+
+# ---- Uploads (sidebar loader) ------------------------------------------------------------------
+
+
+def test_upload_pickles_becomes_active(tok: Tokenizer) -> None:
+    from core.formats.pickles import tokenizer_to_pickles
+
+    files = tokenizer_to_pickles(tok)
+    at = open_page(TOKENIZE)
+    uploader = at.sidebar.get("file_uploader")[0]
+    uploader.set_value([(name, data, "application/octet-stream") for name, data in files.items()])
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    active = at.session_state["ui.active"]
+    loaded = at.session_state["ui.tokenizers"][active]["tok"]
+    assert loaded.vocab == tok.vocab and loaded.merges == tok.merges
+
+
+def test_upload_malicious_pickle_shows_error() -> None:
+    import pickle
+
+    class Evil:
+        def __reduce__(self):  # noqa: ANN204
+            return (print, ("pwned",))
+
+    at = open_page(TOKENIZE)
+    uploader = at.sidebar.get("file_uploader")[0]
+    uploader.set_value([("vocab.pkl", pickle.dumps(Evil()), "application/octet-stream"),
+                        ("merges.pkl", pickle.dumps([]), "application/octet-stream")])
+    at.run()
+    assert not at.exception
+    assert at.error, "a malicious pickle must produce a clear error"
+    assert at.session_state["ui.tokenizers"] == {}

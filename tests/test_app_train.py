@@ -1,0 +1,128 @@
+"""The Train page through streamlit.testing.v1.AppTest: widgets, uploads, limits, a real training."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+pytestmark = pytest.mark.xdist_group("jobs")  # starts training workers: share one xdist worker
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "1_🏋️_Train.py")
+
+
+def page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def start_button(at: AppTest):
+    return at.button(key="train.start")
+
+
+def upload(at: AppTest, files: list[tuple[str, bytes]]) -> AppTest:
+    at.radio[0].set_value("Upload .txt files").run()
+    at.file_uploader(key="train.uploads").set_value(
+        [(name, data, "text/plain") for name, data in files]
+    ).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+def run_until(at: AppTest, done, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not done(at):
+        assert time.monotonic() < deadline, "training did not end in time"
+        time.sleep(0.3)
+        at.run()
+        assert not at.exception, at.exception
+
+
+def downloads(at: AppTest) -> list[str]:
+    return [b.label for b in at.get("download_button")]
+
+
+def test_page_loads_with_its_widgets():
+    at = page()
+    assert at.radio[0].value == "Built-in corpus"
+    assert at.number_input[0].label == "Vocab size" and at.number_input[0].value == 2000
+    assert at.text_input[0].label == "Special tokens" and at.text_input[0].value == "<|endoftext|>"
+    assert at.selectbox[0].options == ["gpt2", "cl100k", "o200k"]
+    assert not start_button(at).disabled
+    assert "standard library" in texts(at.caption) or "standard-library" in texts(at.caption)
+
+
+def test_upload_of_a_good_file_shows_name_and_size():
+    at = upload(page(), [("notes.txt", b"hello world, hello tokens\n" * 100)])
+    shown = texts(at.markdown)
+    assert "notes.txt" in shown and "2.5 KB" in shown
+    assert not at.error
+    assert not start_button(at).disabled
+
+
+def test_non_utf8_file_gets_a_clear_error_and_valid_files_stay_usable():
+    at = upload(page(), [("good.txt", b"plain text here"), ("bad.txt", b"abc\xff\xfe rest")])
+    error = texts(at.error)
+    assert "bad.txt" in error and "not valid UTF-8" in error and "byte offset 3" in error
+    assert "good.txt" in texts(at.markdown)
+    assert not start_button(at).disabled
+
+
+def test_binary_file_gets_a_clear_error():
+    at = upload(page(), [("image.txt", b"GIF89a\x00\x01\x02")])
+    error = texts(at.error)
+    assert "image.txt" in error and "binary" in error and "byte offset 6" in error
+    assert start_button(at).disabled
+
+
+def test_empty_corpus_is_refused_with_a_message():
+    at = upload(page(), [("empty.txt", b"   \n")])
+    assert "empty" in texts(at.warning)
+    assert start_button(at).disabled
+
+
+@pytest.mark.parametrize(("value", "words"), [(5_000_000, "too large"), (100, "too small")])
+def test_absurd_vocab_size_gets_a_message(value, words):
+    at = page()
+    at.number_input[0].set_value(value).run()
+    assert words in texts(at.error)
+    assert start_button(at).disabled
+
+
+def test_training_on_the_builtin_corpus_ends_and_becomes_active():
+    at = page()
+    at.number_input[0].set_value(400).run()
+    start_button(at).click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["train.job"]
+    run_until(at, lambda a: "merges.pkl" in downloads(a))
+    names = downloads(at)
+    assert "vocab.pkl" in names and "merges.pkl" in names
+    assert any(m.label == "Merges" and m.value == "143" for m in at.metric)  # 400 - 256 - 1
+    # charts and the newest-merges table were drawn
+    assert len(at.get("plotly_chart")) == 2
+    assert len(at.dataframe) == 1
+    pytest.importorskip("core.tokenizer", reason="core.tokenizer not available yet")
+    assert at.session_state["train.done"]
+    active = at.session_state["ui.active"]
+    assert active and active.startswith("BPE 400")
+    assert {"encoder.json", "vocab.bpe"} <= set(downloads(at))  # the other formats core writes
+
+
+def test_stop_keeps_a_partial_tokenizer():
+    at = page()
+    at.number_input[0].set_value(20_000).run()
+    start_button(at).click().run()
+    run_until(at, lambda a: any(b.label == "Stop" for b in a.button), timeout=60)
+    assert start_button(at).disabled  # one training per session at a time
+    at.button(key="train.stop").click().run()
+    run_until(at, lambda a: "merges.pkl" in downloads(a))
+    assert any("Stopped by request" in str(i.value) for i in at.info)

@@ -1,0 +1,184 @@
+"""Guessing the format of uploaded files, loading them as a Tokenizer, exporting every format."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from core.errors import FormatError, UnsafePickleError
+from core.formats import dumps_gpt2, dumps_hf_json, dumps_merges, dumps_vocab
+from core.formats.detect import ACCEPTED, identify_files, load_tokenizer_files
+from tests.test_formats_gpt2 import _find_gpt2_files
+
+VOCAB = {0: b"<|endoftext|>", **{1 + b: bytes([b]) for b in range(256)}, 257: b"ab", 258: b" ab"}
+MERGES = [(b"a", b"b"), (b" ", b"ab")]
+SPECIALS = ["<|endoftext|>"]
+PICKLES = {"vocab.pkl": dumps_vocab(VOCAB), "merges.pkl": dumps_merges(MERGES)}
+ENC, BPE = dumps_gpt2(VOCAB, MERGES)
+GPT2 = {"encoder.json": ENC.encode(), "vocab.bpe": BPE.encode()}
+HF = {"tokenizer.json": dumps_hf_json(VOCAB, MERGES, SPECIALS).encode()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Identification (no Tokenizer needed)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("files", "kind", "roles"),
+    [
+        (PICKLES, "pickles", {"vocab": "vocab.pkl", "merges": "merges.pkl"}),
+        (
+            {"run1/my_vocab.pickle": PICKLES["vocab.pkl"], "run1/my_merges.pickle": PICKLES["merges.pkl"]},
+            "pickles", {"vocab": "run1/my_vocab.pickle", "merges": "run1/my_merges.pickle"},
+        ),
+        # names say nothing: the (safely loaded) content decides
+        ({"a.pkl": PICKLES["merges.pkl"], "b.pkl": PICKLES["vocab.pkl"]}, "pickles", {"vocab": "b.pkl", "merges": "a.pkl"}),
+        (GPT2, "gpt2", {"encoder": "encoder.json", "bpe": "vocab.bpe"}),
+        ({"vocab.json": GPT2["encoder.json"], "merges.txt": GPT2["vocab.bpe"]}, "gpt2", {"encoder": "vocab.json", "bpe": "merges.txt"}),
+        (HF, "hf", {"tokenizer": "tokenizer.json"}),
+        ({**HF, "tokenizer_config.json": b"{}", "special_tokens_map.json": b"{}"}, "hf", {"tokenizer": "tokenizer.json"}),
+        # a Hugging Face GPT-2 repo has tokenizer.json, vocab.json and merges.txt
+        ({**HF, "vocab.json": GPT2["encoder.json"], "merges.txt": GPT2["vocab.bpe"]}, "hf", {"tokenizer": "tokenizer.json"}),
+        ({"gpt2.tiktoken": b"IQ== 0\nIg== 1\n"}, "tiktoken", {"ranks": "gpt2.tiktoken"}),
+        # tiktoken's cache names files by hash: content decides
+        ({"9b5ad71b2ce5": b"IQ== 0\nIg== 1\n"}, "tiktoken", {"ranks": "9b5ad71b2ce5"}),
+        ({"6c7ea1a7": GPT2["encoder.json"], "6d1cbeee": GPT2["vocab.bpe"]}, "gpt2", {"encoder": "6c7ea1a7", "bpe": "6d1cbeee"}),
+    ],
+)
+def test_identify(files: dict[str, bytes], kind: str, roles: dict[str, str]) -> None:
+    found = identify_files(files)
+    assert (found.kind, found.roles) == (kind, roles)
+
+
+@pytest.mark.parametrize(
+    ("files", "described"),
+    [
+        ({}, "no files"),
+        ({"notes.txt": b"hello there"}, "notes.txt (not a tokenizer file)"),
+        ({"vocab.pkl": PICKLES["vocab.pkl"]}, "vocab.pkl (a pickle)"),
+        ({"encoder.json": GPT2["encoder.json"]}, "encoder.json (a GPT-2 encoder.json)"),
+        ({**HF, **PICKLES}, "tokenizer.json (a Hugging Face tokenizer.json), vocab.pkl (a pickle), merges.pkl (a pickle)"),
+        ({"config.json": b"{}"}, "only config.json"),
+    ],
+)
+def test_unrecognised_sets_list_what_is_accepted(files: dict[str, bytes], described: str) -> None:
+    with pytest.raises(FormatError) as info:
+        identify_files(files)
+    assert str(info.value) == (
+        f"cannot tell which tokenizer format these files are: {described}. Upload one of: {ACCEPTED}"
+    )
+
+
+def test_malicious_pickle_is_refused_through_detection(tmp_path: Path) -> None:
+    import os
+
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):  # noqa: ANN204
+            return (os.system, (f"touch {marker}",))
+
+    files = {"vocab.pkl": pickle.dumps(Evil()), "merges.pkl": PICKLES["merges.pkl"]}
+    with pytest.raises(UnsafePickleError, match="vocab.pkl: refused: the pickle asks for"):
+        load_tokenizer_files(files)
+    files = {"x.pkl": pickle.dumps(Evil()), "y.pkl": pickle.dumps(Evil())}
+    with pytest.raises(FormatError):
+        load_tokenizer_files(files)
+    assert not marker.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading and exporting (needs core.tokenizer)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tokenizer_cls():  # noqa: ANN201
+    return pytest.importorskip("core.tokenizer", reason="core/tokenizer.py not written yet").Tokenizer
+
+
+@pytest.mark.parametrize("files", [PICKLES, GPT2, HF], ids=["pickles", "gpt2", "hf"])
+def test_load_each_format(tokenizer_cls, files: dict[str, bytes]) -> None:  # noqa: ANN001
+    tok = load_tokenizer_files(files, special_tokens=SPECIALS)
+    assert tok.vocab == VOCAB and tok.merges == MERGES
+    assert list(tok.special_tokens) == SPECIALS
+    assert tok.encode("ab ab<|endoftext|>a") == [257, 258, 0, 1 + ord("a")]
+
+
+def test_special_tokens_come_from_the_files(tokenizer_cls) -> None:  # noqa: ANN001
+    for files in (PICKLES, GPT2, HF):
+        assert list(load_tokenizer_files(files).special_tokens) == SPECIALS
+        assert list(load_tokenizer_files(files, special_tokens=[]).special_tokens) == []
+
+
+def test_hf_pattern_comes_from_the_file_unless_given(tokenizer_cls) -> None:  # noqa: ANN001
+    files = {"tokenizer.json": dumps_hf_json(VOCAB, MERGES, SPECIALS, pattern="cl100k").encode()}
+    assert load_tokenizer_files(files).pattern == "cl100k"
+    assert load_tokenizer_files(files, pattern="o200k").pattern == "o200k"
+
+
+def test_export_all_round_trips_through_detection(tokenizer_cls) -> None:  # noqa: ANN001
+    from core.formats.detect import export_all
+
+    tok = tokenizer_cls(VOCAB, MERGES, SPECIALS, name="tiny test")
+    files = export_all(tok)
+    assert {"vocab.pkl", "merges.pkl", "encoder.json", "vocab.bpe", "tokenizer.json"} <= set(files)
+    assert all(isinstance(v, bytes) for v in files.values())
+    groups = [
+        {k: files[k] for k in ("vocab.pkl", "merges.pkl")},
+        {k: files[k] for k in ("encoder.json", "vocab.bpe")},
+        {"tokenizer.json": files["tokenizer.json"]},
+    ]
+    tiktoken_names = [k for k in files if k.endswith(".tiktoken")]
+    if tiktoken_names:
+        assert tiktoken_names == ["tiny_test.tiktoken"]
+        groups.append({tiktoken_names[0]: files[tiktoken_names[0]]})
+    for group in groups:
+        loaded = load_tokenizer_files(group, special_tokens=SPECIALS)
+        assert loaded.merges == tok.merges, sorted(group)
+        assert loaded.encode("ab abc") == tok.encode("ab abc")
+        if not tiktoken_names or tiktoken_names[0] not in group:
+            assert loaded.vocab == tok.vocab, sorted(group)
+            assert loaded.encode("ab<|endoftext|>") == tok.encode("ab<|endoftext|>")
+        else:
+            # a .tiktoken file stores no special tokens: ordinary tokens keep their IDs
+            ordinary = {i: t for i, t in tok.vocab.items() if t != b"<|endoftext|>"}
+            assert {i: t for i, t in loaded.vocab.items() if t != b"<|endoftext|>"} == ordinary
+
+
+def test_genuine_gpt2_files_through_detection(tokenizer_cls, tiktoken_cache: Path) -> None:  # noqa: ANN001
+    import tiktoken
+
+    encoder, bpe = _find_gpt2_files(tiktoken_cache)
+    tok = load_tokenizer_files({"encoder.json": encoder, "vocab.bpe": bpe})
+    enc = tiktoken.get_encoding("gpt2")
+    text = "Hello world<|endoftext|> and  more\n\n text 日本 🤖"
+    assert tok.encode(text) == enc.encode(text, allowed_special="all")
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"v.pkl": b"garbage", "merges.pkl": PICKLES["merges.pkl"]}, "v.pkl: not a valid pickle"),
+        (
+            {"vocab.pkl": PICKLES["vocab.pkl"], "merges.pkl": dumps_merges([(b"a", b"q")])},
+            "merges.pkl: merge 0 (b'a', b'q'): b'aq' is not in the vocab",
+        ),
+        ({"tokenizer.json": b"{"}, "tokenizer.json: not valid JSON"),
+        ({"encoder.json": b'{"a": 0', "vocab.bpe": BPE.encode()}, "encoder.json: not valid JSON"),
+        (
+            {"encoder.json": ENC.encode(), "vocab.bpe": b"#version: 0.2\na b\nab\n"},
+            "vocab.bpe: line 3: expected two tokens separated by one space",
+        ),
+        ({"x.tiktoken": b"YQ== 0\nYg== zero\n"}, "x.tiktoken, line 2: the rank 'zero'"),
+    ],
+)
+def test_bad_files_through_detection_name_file_and_place(
+    tokenizer_cls, files: dict[str, bytes], message: str  # noqa: ANN001
+) -> None:
+    with pytest.raises(FormatError) as info:
+        load_tokenizer_files(files)
+    assert str(info.value).startswith(message)

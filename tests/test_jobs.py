@@ -1,0 +1,273 @@
+"""ui.jobs: the training manager (worker processes, queue, controls) and the page's pure checks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from core.builtin_corpus import builtin_corpus_text
+from core.errors import CorpusError
+from core.train import train_bpe
+from ui import jobs
+from ui.jobs import TrainingManager
+
+pytestmark = pytest.mark.xdist_group("jobs")  # worker processes: keep these on one xdist worker
+
+SPECIALS = ["<|endoftext|>"]
+
+
+@pytest.fixture(scope="module")
+def small_text() -> str:
+    """~60 KB of the built-in corpus: a few hundred merges in well under a second."""
+    text = builtin_corpus_text()
+    return text[: 60_000]
+
+
+@pytest.fixture(scope="module")
+def long_text() -> str:
+    """The whole built-in corpus: long enough to pause, stop or kill mid-run."""
+    return builtin_corpus_text()
+
+
+@pytest.fixture()
+def manager() -> Iterator[TrainingManager]:
+    m = TrainingManager(max_concurrent=2)
+    yield m
+    m.shutdown()
+
+
+@pytest.fixture()
+def manager1() -> Iterator[TrainingManager]:
+    m = TrainingManager(max_concurrent=1)
+    yield m
+    m.shutdown()
+
+
+def wait_for(check: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.02)
+
+
+def reference(text: str, vocab_size: int, specials: list[str], tmp_path) -> tuple:
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(text.encode("utf-8"))
+    return train_bpe(str(path), vocab_size, specials)
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs
+
+
+def test_job_runs_to_completion_with_the_same_merges_as_train_bpe(manager, small_text, tmp_path):
+    job = manager.submit(small_text, vocab_size=600, special_tokens=SPECIALS, corpus_name="s")
+    snap = manager.wait(job, timeout=120)
+    vocab, merges = reference(small_text, 600, SPECIALS, tmp_path)
+    assert snap.status == "finished", snap.error
+    assert snap.merges == merges
+    assert snap.vocab == vocab
+    assert snap.stop_reason == "reached vocab size"
+    # every merge was streamed, in order, with its count, token and vocab size
+    assert [r[0] for r in snap.rows] == list(range(len(merges)))
+    assert [r[3] for r in snap.rows] == merges
+    assert [r[2] for r in snap.rows] == [a + b for a, b in merges]
+    assert snap.rows[-1][4] == 600
+    assert all(r[1] >= 1 for r in snap.rows)
+    assert snap.corpus_stats["distinct_pretokens"] > 0
+    assert snap.queue_position is None and snap.done
+
+
+def test_several_texts_are_joined_with_the_first_special_token(manager, tmp_path):
+    texts = ["the cat sat on the mat", "the dog sat on the log"]
+    job = manager.submit(texts, vocab_size=270, special_tokens=SPECIALS)
+    snap = manager.wait(job, timeout=60)
+    _, merges = reference("<|endoftext|>".join(texts), 270, SPECIALS, tmp_path)
+    assert snap.status == "finished", snap.error
+    assert snap.merges == merges
+
+
+def test_empty_corpus_finishes_with_a_message(manager):
+    snap = manager.wait(manager.submit("", vocab_size=300), timeout=60)
+    assert snap.status == "finished"
+    assert snap.merges == []
+    assert any("no text to learn from" in m for m in snap.messages)
+
+
+def test_bad_settings_become_a_clear_job_error(manager):
+    snap = manager.wait(manager.submit("abc", vocab_size=100, special_tokens=SPECIALS), 60)
+    assert snap.status == "failed"
+    assert "too small" in snap.error and "257" in snap.error
+
+
+def test_memory_limit_becomes_a_clear_error(long_text):
+    m = TrainingManager(memory_mb=30, prewarm=False)
+    try:
+        snap = m.wait(m.submit(long_text, vocab_size=2000), timeout=120)
+    finally:
+        m.shutdown()
+    assert snap.status == "failed"
+    assert "ran out of memory" in snap.error and "TOKPLAY_TRAIN_MEMORY_MB" in snap.error
+
+
+def test_unknown_job_id_is_a_key_error(manager):
+    with pytest.raises(KeyError):
+        manager.snapshot("no-such-job")
+
+
+# ---------------------------------------------------------------------------------------------
+# Queue and controls
+
+
+def test_queue_positions_with_a_limit_of_one(manager1, long_text, small_text):
+    first = manager1.submit(long_text, vocab_size=5000)
+    manager1.pause(first)  # holds the only slot until resumed
+    second = manager1.submit(small_text, vocab_size=300)
+    third = manager1.submit(small_text, vocab_size=310)
+    wait_for(lambda: manager1.snapshot(first).status == "paused")
+    assert manager1.snapshot(second).queue_position == 1
+    assert manager1.snapshot(third).queue_position == 2
+    assert manager1.snapshot(second).status == "queued"
+    assert manager1.status_counts() == {"running": 1, "queued": 2}
+
+    manager1.cancel(second)
+    assert manager1.snapshot(second).status == "cancelled"
+    assert manager1.snapshot(third).queue_position == 1
+
+    manager1.stop(first)
+    assert manager1.wait(first, timeout=60).status == "stopped"
+    snap = manager1.wait(third, timeout=120)
+    assert snap.status == "finished" and len(snap.merges) == 310 - 256
+
+
+def test_cancel_a_running_job_keeps_nothing(manager, long_text):
+    job = manager.submit(long_text, vocab_size=5000)
+    wait_for(lambda: len(manager.snapshot(job).rows) > 0 or manager.snapshot(job).done)
+    pid = manager.snapshot(job).pid
+    manager.cancel(job)
+    snap = manager.snapshot(job)
+    assert snap.status == "cancelled" and snap.done
+    assert snap.vocab is None and snap.merges is None
+    wait_for(lambda: not _alive(pid), timeout=10)
+
+
+def test_pause_and_resume(manager, long_text, tmp_path):
+    text = long_text[:200_000]
+    job = manager.submit(text, vocab_size=1200, special_tokens=SPECIALS)
+    manager.pause(job)
+    wait_for(lambda: manager.snapshot(job).status == "paused")
+    n = len(manager.snapshot(job).rows)
+    assert n >= 1
+    time.sleep(0.5)
+    assert len(manager.snapshot(job).rows) == n  # nothing happens while paused
+    manager.resume(job)
+    snap = manager.wait(job, timeout=120)
+    assert snap.status == "finished", snap.error
+    assert snap.merges == reference(text, 1200, SPECIALS, tmp_path)[1]
+
+
+def test_stop_keeps_the_merges_learned_so_far(manager, long_text, tmp_path):
+    text = long_text[:200_000]
+    job = manager.submit(text, vocab_size=1200, special_tokens=SPECIALS)
+    manager.pause(job)
+    wait_for(lambda: manager.snapshot(job).status == "paused")
+    manager.stop(job)
+    snap = manager.wait(job, timeout=60)
+    full = reference(text, 1200, SPECIALS, tmp_path)[1]
+    assert snap.status == "stopped" and snap.stop_reason == "stopped"
+    assert 1 <= len(snap.merges) < len(full)
+    assert snap.merges == full[: len(snap.merges)]
+    assert len(snap.vocab) == 256 + 1 + len(snap.merges)
+    assert any("Stopped" in m for m in snap.messages)
+
+
+def test_a_killed_worker_marks_its_job_failed(manager, long_text):
+    job = manager.submit(long_text, vocab_size=5000)
+    manager.pause(job)
+    wait_for(lambda: manager.snapshot(job).status == "paused")
+    os.kill(manager.snapshot(job).pid, signal.SIGKILL)
+    snap = manager.wait(job, timeout=30)
+    assert snap.status == "failed"
+    assert "stopped unexpectedly" in snap.error and "SIGKILL" in snap.error
+    # the manager keeps working for the next job
+    snap = manager.wait(manager.submit("hello hello", vocab_size=258), timeout=60)
+    assert snap.status == "finished"
+    assert snap.merges == train_bpe(["hello hello"], 258)[1]
+
+
+def test_forget_drops_a_job(manager):
+    job = manager.submit("abc abc", vocab_size=258)
+    manager.wait(job, timeout=60)
+    manager.forget(job)
+    assert job not in manager
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# The page's pure checks
+
+
+def test_parse_special_tokens():
+    assert jobs.parse_special_tokens("<|endoftext|>") == ["<|endoftext|>"]
+    assert jobs.parse_special_tokens(" <|a|> ,<|b|>\n<|c|>\n\n,<|a|>") == ["<|a|>", "<|b|>", "<|c|>"]
+    assert jobs.parse_special_tokens("") == []
+
+
+@pytest.mark.parametrize("size", [0, 1, 256])
+def test_vocab_size_too_small(size):
+    message = jobs.vocab_size_problem(size, 1)
+    assert message is not None and "too small" in message and "at least 257" in message
+
+
+def test_vocab_size_absurd(monkeypatch):
+    monkeypatch.setenv("TOKPLAY_MAX_VOCAB", "1000")
+    message = jobs.vocab_size_problem(5_000_000, 0)
+    assert message is not None
+    assert "too large" in message and "1,000" in message and "TOKPLAY_MAX_VOCAB" in message
+    assert jobs.vocab_size_problem(1000, 0) is None
+
+
+def test_decode_upload_names_the_file_and_offset():
+    with pytest.raises(CorpusError, match=r"“bad\.txt” is not valid UTF-8.*byte offset 5"):
+        jobs.decode_upload("bad.txt", b"hello\xff world")
+    with pytest.raises(CorpusError, match=r"“x\.bin” looks like a binary file.*byte offset 2"):
+        jobs.decode_upload("x.bin", b"ab\x00cd")
+    assert jobs.decode_upload("ok.txt", "naïve café\n".encode()) == "naïve café\n"
+
+
+def test_readable_token():
+    assert jobs.readable_token(b" the") == "·the"
+    assert jobs.readable_token(b"\n\t") == "↵→"
+    assert jobs.readable_token(b"\xff") == "\\xff"
+    assert jobs.readable_token(b"\x07") == "\\x07"
+    assert jobs.readable_token("é".encode()) == "é"
+
+
+def test_env_settings(monkeypatch):
+    monkeypatch.setenv("TOKPLAY_MAX_TRAININGS", "3")
+    monkeypatch.setenv("TOKPLAY_TRAIN_MEMORY_MB", "512")
+    m = TrainingManager(prewarm=False)
+    try:
+        assert m.max_concurrent == 3 and m.memory_mb == 512
+    finally:
+        m.shutdown()
+    monkeypatch.setenv("TOKPLAY_MAX_TRAININGS", "lots")
+    assert jobs.env_int("TOKPLAY_MAX_TRAININGS", 2) == 2

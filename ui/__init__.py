@@ -1,0 +1,21 @@
+"""Streamlit helpers shared by the pages (the only place, besides pages, that imports streamlit).
+
+Every page starts with ``ui.setup("<title>")``; pages then read widgets, call the cached helpers
+in :mod:`ui.cache` (which call core), and render with :mod:`ui.chips` and plotly.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import state as state
+from ui import widgets as widgets
+
+APP_NAME = "Tokenizer Playground"
+
+
+def setup(title: str, *, icon: str = "🧩") -> None:
+    """The first line of every page: page config, session defaults, the shared sidebar."""
+    st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout="wide")
+    state.init_session()
+    widgets.sidebar()

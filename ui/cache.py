@@ -1,0 +1,183 @@
+"""Bounded caches around core, shared by every session (they hold only non-per-user data or
+data keyed by content hash).
+
+- ``st.cache_resource`` for tokenizer objects (presets, baselines, uploads keyed by content
+  hash): never mutate what these return.
+- ``st.cache_data`` for results computed from a tokenizer and a text (details, stats), keyed by
+  :func:`ui.state.tokenizer_key` (a content hash), with the tokenizer itself passed as an
+  unhashed ``_tok`` argument.
+
+core modules are imported inside the functions so a page still loads (and shows a clear
+message) while a module is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import streamlit as st
+
+#: Longest text the Tokenize and Compare pages process (characters); issue 5 server limit.
+MAX_TEXT_CHARS = 50_000
+#: Longest ID list the Decode page processes.
+MAX_IDS = 20_000
+#: Vocab size of the char-level baseline and of the Home page's one-click tokenizer.
+CHAR_BASELINE_VOCAB = 1000
+QUICK_VOCAB = 1000
+
+# ---------------------------------------------------------------------------------------------
+# Tokenizer objects
+
+
+@st.cache_resource(max_entries=3, show_spinner="Loading preset…")
+def preset(name: str) -> Any:
+    """``core.presets`` tokenizer ``gpt2`` / ``cl100k_base`` / ``o200k_base`` (loaded once)."""
+    import core.presets as presets
+
+    return presets.load_preset(name)
+
+
+@st.cache_resource(max_entries=2, show_spinner="Training the baseline on the built-in corpus…")
+def baseline(kind: str) -> Any:
+    """The word-level (``"word"``) or char-level (``"char"``) baseline, trained on the
+    built-in corpus once per server."""
+    import core.baselines as baselines
+    from core.builtin_corpus import builtin_corpus_text
+
+    text = builtin_corpus_text()
+    if kind == "word":
+        return baselines.WordTokenizer.train(text)
+    if kind == "char":
+        return baselines.CharBPETokenizer.train(text, CHAR_BASELINE_VOCAB)
+    raise KeyError(f"unknown baseline {kind!r}")
+
+
+def content_hash(files: dict[str, bytes]) -> str:
+    """A stable hash of uploaded files (names and contents).
+
+    >>> content_hash({"a": b"x"}) == content_hash({"a": b"x"})
+    True
+    """
+    h = hashlib.sha256()
+    for name in sorted(files):
+        data = files[name]
+        h.update(name.encode() + b"\0" + len(data).to_bytes(8, "little") + data)
+    return h.hexdigest()[:16]
+
+
+def load_files(files: dict[str, bytes], *, special_tokens: list[str] | None = None,
+               pattern: str | None = None) -> Any:
+    """Load uploaded tokenizer files through core's safe loaders (cached by content hash).
+
+    Raises ``core.FormatError`` (with a message for the user) on a bad or unsafe file.
+    """
+    specials = tuple(special_tokens) if special_tokens else None
+    return _load_files(content_hash(files), specials, pattern, files)
+
+
+@st.cache_resource(max_entries=16, show_spinner="Loading tokenizer files…")
+def _load_files(digest: str, special_tokens: tuple[str, ...] | None, pattern: str | None,
+                _files: dict[str, bytes]) -> Any:
+    from core.formats.detect import load_tokenizer_files
+
+    return load_tokenizer_files(
+        _files, special_tokens=None if special_tokens is None else list(special_tokens),
+        pattern=pattern)
+
+
+# ---------------------------------------------------------------------------------------------
+# Results computed from a tokenizer (key: tokenizer content key + inputs)
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def encode_details(tok_key: str, text: str, _tok: Any) -> Any:
+    """``EncodingDetails`` of ``text`` (chips, counts, pre-tokens)."""
+    return _tok.encode_details(text)
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def merge_trace(tok_key: str, pretoken: str, _tok: Any) -> Any:
+    """The "why this split" merge steps for one pre-token."""
+    return _tok.merge_trace(pretoken)
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def decode_details(tok_key: str, ids: tuple[int, ...], _tok: Any) -> Any:
+    """``DecodeDetails`` for an ID sequence."""
+    return _tok.decode_details(list(ids))
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def encode(tok_key: str, text: str, _tok: Any) -> list[int]:
+    """Plain IDs (used by the round-trip check and Compare)."""
+    return list(_tok.encode(text))
+
+
+@st.cache_data(max_entries=128, ttl=3600, show_spinner=False)
+def merge_tree(tok_key: str, token_id: int, _tok: Any) -> Any:
+    """``MergeNode`` tree of one token down to bytes."""
+    return _tok.merge_tree(token_id)
+
+
+# ---------------------------------------------------------------------------------------------
+# The Home page's one-click tokenizer
+
+
+@st.cache_data(max_entries=4, show_spinner="Training on the built-in corpus…")
+def builtin_bpe(vocab_size: int) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """Byte-level BPE trained on the built-in corpus (deterministic, so cached per server)."""
+    from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
+    from core.train import train_bpe
+
+    return train_bpe([builtin_corpus_text()], vocab_size, [BUILTIN_SEPARATOR])
+
+
+@st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
+def coverage(tok_key: str, text: str, _tok: Any) -> Any:
+    """``core.baselines.coverage_stats``: unknown-token rate, tokens per char, round trip."""
+    from core.baselines import coverage_stats
+
+    return coverage_stats(_tok, text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Vocabulary tables
+
+
+@st.cache_data(max_entries=16, ttl=3600, show_spinner="Building the vocabulary table…")
+def vocab_table(tok_key: str, query: str, _tok: Any) -> Any:
+    """The vocabulary as a DataFrame (rows matching ``query``; see core.vocab_table)."""
+    import pandas as pd
+
+    from core.vocab_table import search_rows
+    from ui.chips import show_bytes, to_gpt2_str, visible
+
+    rows = search_rows(_vocab_rows(tok_key, _tok), query)
+    return pd.DataFrame(
+        {
+            "ID": [r.id for r in rows],
+            "token": [visible(show_bytes(r.token)) for r in rows],
+            "GPT-2 form": [to_gpt2_str(r.token) for r in rows],
+            "bytes": [r.token.hex(" ") for r in rows],
+            "length": [r.length for r in rows],
+            "merge rank": pd.array([r.rank for r in rows], dtype="Int64"),
+            "left": [None if r.left is None else visible(show_bytes(r.left)) for r in rows],
+            "right": [None if r.right is None else visible(show_bytes(r.right)) for r in rows],
+        }
+    )
+
+
+@st.cache_resource(max_entries=4)
+def _vocab_rows(tok_key: str, _tok: Any) -> list[Any]:
+    from core.vocab_table import vocab_rows
+
+    return vocab_rows(_tok.vocab, _tok.merges)
+
+
+@st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
+def length_counts(tok_key: str, _tok: Any) -> dict[int, int]:
+    """How many tokens have each byte length."""
+    from core.vocab_table import length_counts as counts
+
+    return counts(_tok.vocab)

@@ -1,0 +1,214 @@
+"""Per-session state: the session's tokenizers, the active one, and page values that survive
+navigation.
+
+Everything per-user lives in ``st.session_state`` (never in module globals, which every user of
+the server shares). Keys carry a prefix per page (``tok.``, ``dec.``, ``voc.``, ``cmp.``,
+``train.``) plus a few shared ones (``ui.``).
+
+Tokenizers are named by a *label*, the string shown in pickers:
+
+- session ones (trained or uploaded): the label given to :func:`register_tokenizer`;
+- presets: ``"GPT-2 (gpt2)"``, ``"GPT-4 (cl100k_base)"``, ``"GPT-4o (o200k_base)"``;
+- baselines: ``"Word-level baseline"``, ``"Char-level baseline"``.
+
+Labels are plain strings so a later URL (``st.query_params``) can name them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+# ---------------------------------------------------------------------------------------------
+# Built-in tokenizer labels (not per-user: constants)
+
+PRESET_LABELS: dict[str, str] = {
+    "GPT-2 (gpt2)": "gpt2",
+    "GPT-4 (cl100k_base)": "cl100k_base",
+    "GPT-4o (o200k_base)": "o200k_base",
+}
+BASELINE_LABELS: dict[str, str] = {
+    "Word-level baseline": "word",
+    "Char-level baseline": "char",
+}
+
+_SESSION = "ui.tokenizers"  # label -> {"tok": Tokenizer, "source": str, "fingerprint": str}
+_ACTIVE = "ui.active"
+
+
+def init_session() -> None:
+    """Create the shared session keys once per session (called by ``ui.setup``)."""
+    st.session_state.setdefault(_SESSION, {})
+    st.session_state.setdefault(_ACTIVE, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tokenizers of this session
+
+
+def fingerprint(tok: Any) -> str:
+    """A short content hash of a tokenizer (vocab, merges, specials, pattern): the cache key for
+    everything computed from it, so two users' "my tokenizer" never share cached results."""
+    h = hashlib.sha256()
+    h.update(repr(type(tok).__name__).encode())
+    h.update(repr(getattr(tok, "pattern", "")).encode())
+    h.update(repr(sorted(getattr(tok, "special_tokens", None) or [])).encode())
+    vocab = getattr(tok, "vocab", None) or {}
+    for i in sorted(vocab):
+        h.update(i.to_bytes(8, "little", signed=True))
+        tok_bytes = vocab[i]
+        h.update(len(tok_bytes).to_bytes(4, "little") + tok_bytes)
+    for a, b in getattr(tok, "merges", None) or []:
+        h.update(len(a).to_bytes(4, "little") + a + len(b).to_bytes(4, "little") + b)
+    return h.hexdigest()[:16]
+
+
+def register_tokenizer(label: str, tok: Any, *, source: str) -> str:
+    """Add a trained or uploaded tokenizer to this session and return its (unique) label.
+
+    A label already taken by a *different* tokenizer gets a suffix (``"mine (2)"``); registering
+    the same content under the same label again is a no-op. ``source`` is a short note shown
+    in the sidebar ("trained on built-in corpus", "uploaded vocab.pkl + merges.pkl", ...).
+    """
+    init_session()
+    session: dict[str, dict[str, Any]] = st.session_state[_SESSION]
+    fp = fingerprint(tok)
+    base = label.strip() or "tokenizer"
+    if base in PRESET_LABELS or base in BASELINE_LABELS:
+        base = f"{base} (yours)"
+    final, n = base, 1
+    while final in session and session[final]["fingerprint"] != fp:
+        n += 1
+        final = f"{base} ({n})"
+    session[final] = {"tok": tok, "source": source, "fingerprint": fp}
+    return final
+
+
+def session_tokenizers() -> dict[str, dict[str, Any]]:
+    """This session's own tokenizers: label -> {"tok", "source", "fingerprint"}."""
+    init_session()
+    return st.session_state[_SESSION]
+
+
+def available_tokenizers() -> list[str]:
+    """Labels a picker offers: this session's tokenizers (newest first), presets, baselines."""
+    own = list(session_tokenizers())[::-1]
+    return own + list(PRESET_LABELS) + list(BASELINE_LABELS)
+
+
+def describe(label: str) -> str:
+    """Where a tokenizer comes from, in a few words (for captions and the sidebar)."""
+    own = session_tokenizers().get(label)
+    if own is not None:
+        return own["source"]
+    if label in PRESET_LABELS:
+        return f"OpenAI preset {PRESET_LABELS[label]} (tiktoken's files)"
+    if label in BASELINE_LABELS:
+        return "baseline trained on the built-in corpus"
+    return "unknown"
+
+
+def tokenizer_key(label: str) -> str:
+    """A cache key naming the *content* of a labelled tokenizer (for ``st.cache_data``)."""
+    own = session_tokenizers().get(label)
+    if own is not None:
+        return "own:" + own["fingerprint"]
+    if label in PRESET_LABELS:
+        return "preset:" + PRESET_LABELS[label]
+    if label in BASELINE_LABELS:
+        return "baseline:" + BASELINE_LABELS[label]
+    raise KeyError(label)
+
+
+def get_tokenizer(label: str) -> Any:
+    """The tokenizer behind a label: a ``core.Tokenizer`` or a baseline with the same
+    ``encode`` / ``decode`` interface.
+
+    Raises ``KeyError`` for an unknown label and ``core.PlaygroundError`` (or ``ImportError``
+    while a core module is missing) when a preset or baseline cannot be built; pages show
+    those with :func:`ui.widgets.show_error`.
+    """
+    own = session_tokenizers().get(label)
+    if own is not None:
+        return own["tok"]
+    from ui import cache  # local: cache imports core lazily
+
+    if label in PRESET_LABELS:
+        return cache.preset(PRESET_LABELS[label])
+    if label in BASELINE_LABELS:
+        return cache.baseline(BASELINE_LABELS[label])
+    raise KeyError(f"no tokenizer named {label!r} in this session: pick one from the list")
+
+
+def set_active(label: str | None) -> None:
+    """Make ``label`` the session's active tokenizer (the default in every picker)."""
+    init_session()
+    st.session_state[_ACTIVE] = label
+
+
+def active_label() -> str | None:
+    """The active tokenizer's label, or ``None`` if the session has not chosen one yet."""
+    init_session()
+    label = st.session_state[_ACTIVE]
+    return label if label in available_tokenizers() else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Page values that survive navigation
+
+
+def bind(key: str, default: Any = None) -> dict[str, Any]:
+    """Keyword arguments that bind a widget to the persistent session value ``key``.
+
+    Streamlit deletes a widget's own state when the user visits another page, so a widget is
+    given a shadow key (``"_w." + key``) and copies its value into ``key`` on change; ``key``
+    itself is never a widget key and so survives navigation (and can later be filled from a
+    URL). Use as ``st.text_area("Text", **ui.state.bind("tok.text", "hello"))``.
+    """
+    st.session_state.setdefault(key, default)
+    widget_key = "_w." + key
+    # Safe: a widget's state may be set before the widget is created in this run.
+    st.session_state[widget_key] = st.session_state[key]
+    return {"key": widget_key, "on_change": _copy(widget_key, key)}
+
+
+def _copy(src: str, dst: str) -> Callable[[], None]:
+    def copy() -> None:
+        st.session_state[dst] = st.session_state[src]
+
+    return copy
+
+
+def value(key: str, default: Any = None) -> Any:
+    """The persistent session value ``key`` (``default`` if unset)."""
+    return st.session_state.get(key, default)
+
+
+def set_value(key: str, new: Any) -> None:
+    """Set a persistent session value (e.g. from a button handler or a URL)."""
+    st.session_state[key] = new
+
+
+def is_byte_level(tok: Any) -> bool:
+    """True for a byte-level BPE ``core.Tokenizer`` (details, merge traces, vocab bytes);
+    False for the word- and char-level baselines, which only encode and decode."""
+    return hasattr(tok, "encode_details") and hasattr(tok, "merges")
+
+
+#: The text pages start with: English, code, whitespace runs, an emoji, CJK.
+SAMPLE_TEXT = (
+    "Tokenizers turn text into numbers. Byte-level BPE never needs an <|unk|>:\n"
+    "def greet(name):\n\treturn f\"Hello, {name}!\"   # 3 spaces\n"
+    "Emoji 🧩 and 日本語 split into bytes."
+)
+
+
+def fingerprint_of(tok: Any) -> str:
+    """:func:`fingerprint`, remembered on a session tokenizer so it is computed once."""
+    for entry in session_tokenizers().values():
+        if entry["tok"] is tok:
+            return entry["fingerprint"]
+    return fingerprint(tok)

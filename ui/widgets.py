@@ -1,0 +1,182 @@
+"""Widgets shared by pages: the tokenizer picker, the tokenizer-file loader, the sidebar block,
+and error display. Each one reads and writes only ``st.session_state`` (via ``ui.state``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui import cache, state
+
+#: File types the tokenizer loader accepts (core.formats guesses the format from the names).
+TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "model", "txt"]
+
+
+def show_error(err: BaseException, *, what: str = "") -> None:
+    """Show an error the user can act on, never a traceback.
+
+    ``core.PlaygroundError`` messages already say what to do; a missing core module (while the
+    app is being built) becomes an info box; anything else a short warning.
+    """
+    prefix = f"{what}: " if what else ""
+    if isinstance(err, ImportError):
+        st.info(f"{prefix}this part of the playground is not available yet "
+                f"({err.name or 'a core module'} is missing).", icon="🚧")
+        return
+    try:
+        from core.errors import PlaygroundError
+    except ImportError:  # pragma: no cover - core.errors always exists
+        PlaygroundError = ValueError  # type: ignore[misc,assignment]  # noqa: N806
+    if isinstance(err, PlaygroundError):
+        st.error(f"{prefix}{err}", icon="⚠️")
+    elif isinstance(err, KeyError):
+        st.warning(f"{prefix}{err.args[0] if err.args else err}", icon="⚠️")
+    else:
+        st.error(f"{prefix}something went wrong ({type(err).__name__}: {err}). "
+                 "Try another input or tokenizer.", icon="⚠️")
+
+
+def load_tokenizer(label: str | None) -> Any | None:
+    """The tokenizer for ``label``, or ``None`` after showing why it cannot be loaded."""
+    if label is None:
+        st.info("Choose a tokenizer first.")
+        return None
+    try:
+        return state.get_tokenizer(label)
+    except Exception as err:  # noqa: BLE001 - every failure becomes a message, not a traceback
+        show_error(err, what=f"Cannot load “{label}”")
+        return None
+
+
+def _default_label() -> str:
+    options = state.available_tokenizers()
+    return state.active_label() or options[0]
+
+
+def tokenizer_picker(key: str, *, label: str = "Tokenizer", help: str | None = None) -> str:
+    """A select box over every available tokenizer, following (and setting) the session's
+    active one. Returns the chosen label."""
+    options = state.available_tokenizers()
+    current = _default_label()
+    st.session_state[key] = current if current in options else options[0]
+
+    def on_change() -> None:
+        state.set_active(st.session_state[key])
+
+    chosen = st.selectbox(
+        label, options, key=key, on_change=on_change, format_func=_format_label,
+        help=help or "Your trained and uploaded tokenizers, OpenAI's presets, and two baselines.",
+    )
+    if state.active_label() is None:
+        state.set_active(chosen)
+    return chosen
+
+
+def tokenizer_multi_picker(key: str, *, label: str = "Tokenizers", max_selections: int = 4,
+                           default: list[str] | None = None) -> list[str]:
+    """A multiselect of 1..``max_selections`` tokenizers, remembered across pages."""
+    options = state.available_tokenizers()
+    remembered = [x for x in (state.value(key) or default or []) if x in options]
+    kwargs = state.bind(key, remembered)
+    st.session_state[kwargs["key"]] = remembered
+    return st.multiselect(label, options, max_selections=max_selections,
+                          format_func=_format_label, **kwargs)
+
+
+def _format_label(label: str) -> str:
+    if label in state.session_tokenizers():
+        return f"★ {label}"
+    return label
+
+
+def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | None:
+    """Upload tokenizer files and load them through core's safe loaders.
+
+    Accepts the CS336 pickles (``vocab.pkl`` + ``merges.pkl``), GPT-2's ``encoder.json`` +
+    ``vocab.bpe``, a ``.tiktoken`` rank file, or a Hugging Face ``tokenizer.json``. A good
+    upload is registered in the session and made active; its label is returned (once, on the
+    run that loaded it). Bad files show the loader's message.
+    """
+    uploads = st.file_uploader(
+        label, type=TOKENIZER_FILE_TYPES, accept_multiple_files=True, key=key,
+        help="vocab.pkl + merges.pkl · encoder.json + vocab.bpe · *.tiktoken · tokenizer.json. "
+             "Pickles are read with a restricted loader that never runs code.",
+    )
+    specials_raw = st.text_input(
+        "Special tokens", key=key + ".specials", placeholder="<|endoftext|>",
+        help="Comma-separated. Leave empty to use what the files say (pickles and .tiktoken "
+             "files name none).")
+    pattern = st.selectbox(
+        "Pre-tokenizer pattern", ["from the files", "gpt2", "cl100k", "o200k"],
+        key=key + ".pattern",
+        help="Pickles, GPT-2 files and .tiktoken files do not store it: GPT-2's is the "
+             "default; pick cl100k / o200k for those encodings' rank files.")
+    if not uploads:
+        return None
+    files = {u.name: u.getvalue() for u in uploads}
+    specials = [t.strip() for t in specials_raw.split(",") if t.strip()] or None
+    options = {"special_tokens": specials,
+               "pattern": None if pattern == "from the files" else pattern}
+    digest = cache.content_hash(files) + repr(sorted(options.items()))
+    done_key = key + ".loaded"
+    if st.session_state.get(done_key, (None, None))[0] == digest:
+        return None  # already loaded on an earlier run; keep the user's later choices
+    try:
+        tok = cache.load_files(files, **options)
+    except Exception as err:  # noqa: BLE001 - shown to the user
+        show_error(err, what="Could not load these files")
+        return None
+    name = getattr(tok, "name", "") or " + ".join(sorted(files))
+    new_label = state.register_tokenizer(name, tok, source="uploaded " + ", ".join(sorted(files)))
+    state.set_active(new_label)
+    st.session_state[done_key] = (digest, new_label)
+    st.toast(f"Loaded “{new_label}”", icon="✅")
+    return new_label
+
+
+def sidebar() -> None:
+    """The shared sidebar block: the active tokenizer and the file loader."""
+    with st.sidebar:
+        info = st.container()
+        with st.expander("Load tokenizer files", icon="📂"):
+            tokenizer_uploader("ui.sidebar_upload")
+    with info:  # filled after the loader, so a file loaded on this run shows at once
+        active = state.active_label()
+        st.markdown("**Active tokenizer**")
+        if active is None:
+            st.caption("None yet: train one, load files, or pick a preset on a page.")
+        else:
+            own = state.session_tokenizers().get(active)
+            size = ""
+            if own is not None:
+                n = getattr(own["tok"], "n_vocab", None) or len(getattr(own["tok"], "vocab", {}))
+                size = f" · {n:,} tokens"
+            st.markdown(f"`{active}`")
+            st.caption(state.describe(active) + size)
+
+
+def export_buttons(tok: Any, *, key: str) -> None:
+    """Download buttons for every format core can write (``core.formats.export_all``)."""
+    if not state.is_byte_level(tok):
+        st.info("Export is available for byte-level BPE tokenizers.")
+        return
+    try:
+        files = _export(state.fingerprint_of(tok), tok)
+    except Exception as err:  # noqa: BLE001
+        show_error(err, what="Cannot export")
+        return
+    st.caption("The CS336 pickles, GPT-2's encoder.json + vocab.bpe, a .tiktoken rank file "
+               "and a Hugging Face tokenizer.json: each loads back in the sidebar.")
+    cols = st.columns(min(4, max(1, len(files))))
+    for k, (name, data) in enumerate(files.items()):
+        cols[k % len(cols)].download_button(
+            f"⬇️ {name}", data=data, file_name=name, key=f"{key}.{name}",
+            mime="application/octet-stream", width="stretch")
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner="Writing files…")
+def _export(fp: str, _tok: Any) -> dict[str, bytes]:
+    from core.formats.detect import export_all
+
+    return dict(export_all(_tok))
