@@ -167,7 +167,9 @@ def draw_charts(snap: jobs.JobSnapshot) -> None:
 def draw_table(snap: jobs.JobSnapshot) -> None:
     newest = snap.rows[-_TABLE_ROWS:][::-1]
     st.markdown("**Newest merges** (space `·`, newline `↵`, tab `→`, other bytes `\\xNN`)")
-    st.dataframe(
+    # st.table, not st.dataframe: static HTML renders at once on every poll (the grid
+    # widget showed a loading skeleton half of the time)
+    st.table(
         [
             {
                 "rank": r[0],
@@ -179,7 +181,7 @@ def draw_table(snap: jobs.JobSnapshot) -> None:
             }
             for r in newest
         ],
-        hide_index=True, key="train.table", height=36 * (len(newest) + 1) + 3,
+        hide_index=True, border="horizontal",
     )
 
 

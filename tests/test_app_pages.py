@@ -113,8 +113,9 @@ def test_tokenize_escapes_injection(tok: Tokenizer) -> None:
     at = open_page(TOKENIZE, ("mine", tok))
     at.text_area[0].set_value(INJECTION).run()
     html = all_html(at)
-    assert "<img" not in html
-    assert "&lt;img" in html
+    assert "<img" not in html and "onerror=alert(1)>" not in html
+    assert "&lt;" in html and "&gt;" in html
+    assert metric(at, "Characters") == f"{len(INJECTION):,}"
 
 
 def test_tokenize_text_limit_message(tok: Tokenizer) -> None:

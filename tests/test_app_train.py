@@ -109,7 +109,7 @@ def test_training_on_the_builtin_corpus_ends_and_becomes_active():
     assert any(m.label == "Merges" and m.value == "143" for m in at.metric)  # 400 - 256 - 1
     # charts and the newest-merges table were drawn
     assert len(at.get("plotly_chart")) == 2
-    assert len(at.dataframe) == 1
+    assert len(at.table) == 1
     pytest.importorskip("core.tokenizer", reason="core.tokenizer not available yet")
     assert at.session_state["train.done"]
     active = at.session_state["ui.active"]

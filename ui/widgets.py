@@ -65,7 +65,7 @@ def tokenizer_picker(key: str, *, label: str = "Tokenizer", help: str | None = N
         state.set_active(st.session_state[key])
 
     chosen = st.selectbox(
-        label, options, key=key, on_change=on_change, format_func=_format_label,
+        label, options, key=key, on_change=on_change,
         help=help or "Your trained and uploaded tokenizers, OpenAI's presets, and two baselines.",
     )
     if state.active_label() is None:
@@ -80,14 +80,7 @@ def tokenizer_multi_picker(key: str, *, label: str = "Tokenizers", max_selection
     remembered = [x for x in (state.value(key) or default or []) if x in options]
     kwargs = state.bind(key, remembered)
     st.session_state[kwargs["key"]] = remembered
-    return st.multiselect(label, options, max_selections=max_selections,
-                          format_func=_format_label, **kwargs)
-
-
-def _format_label(label: str) -> str:
-    if label in state.session_tokenizers():
-        return f"★ {label}"
-    return label
+    return st.multiselect(label, options, max_selections=max_selections, **kwargs)
 
 
 def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | None:

@@ -1,0 +1,107 @@
+"""Corpus reading: safe chunk boundaries, exact chunked counting, UTF-8 errors with offsets."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.corpus import decode_chunk, find_chunk_boundaries, find_safe_boundary, iter_text_chunks, read_chunk
+from core.errors import CorpusError
+from core.pretokenize import GPT2_PATTERN, PATTERNS, split_on_specials
+from core.train import _GPT2_ASCII, _count_text, count_pretokens
+
+
+def reference_counts(text, specials, pattern):
+    pat = regex.compile(PATTERNS.get(pattern, pattern))
+    counts = Counter()
+    for piece, is_special in split_on_specials(text, specials):
+        if not is_special:
+            counts.update(pat.findall(piece))
+    return counts
+
+
+def _corpus(seed, specials):
+    rng = random.Random(seed)
+    words = ["the", " ", "  ", "\n", "\n\n", "\t", "naïve", "日本語", "don't", "a.b", "x=1;", "42", "🙂", "\u00a0"]
+    words += specials
+    return "".join(rng.choice(words) + rng.choice(["", " "]) for _ in range(20_000))
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+@pytest.mark.parametrize("specials", [[], ["<|endoftext|>"], ["<|a|>", "<|a|><|b|>", "<|b|>"]])
+def test_chunked_counting_equals_whole_text_counting(tmp_path, pattern, specials):
+    text = _corpus(len(specials), specials)
+    path = tmp_path / "c.txt"
+    path.write_text(text, encoding="utf-8")
+    bounds = find_chunk_boundaries(path, special_tokens=specials, chunk_size=2000)
+    assert bounds[0] == 0 and bounds[-1] == path.stat().st_size and len(bounds) > 10
+    assert bounds == sorted(set(bounds))
+    chunks = [read_chunk(path, s, e) for s, e in zip(bounds, bounds[1:])]
+    assert "".join(chunks) == text
+    total = Counter()
+    for chunk in chunks:
+        total.update(_count_text(chunk, tuple(specials), pattern))
+    assert total == reference_counts(text, specials, pattern)
+    counts, stats = count_pretokens(path, specials, pattern=pattern, chunk_size=3000)
+    assert counts == total and stats["chunks"] > 1 and stats["bytes"] == path.stat().st_size
+
+
+def test_boundaries_prefer_special_token_starts(tmp_path):
+    doc = "word " * 100
+    path = tmp_path / "c.txt"
+    path.write_text("<|endoftext|>".join([doc] * 20), encoding="utf-8")
+    bounds = find_chunk_boundaries(path, special_tokens=["<|endoftext|>"], chunk_size=1000)
+    data = path.read_bytes()
+    assert all(data.startswith(b"<|endoftext|>", b) for b in bounds[1:-1])
+
+
+def test_boundary_is_never_inside_a_special_token():
+    specials = [b"<|a b|>"]  # a special with a space in it
+    data = b"xx<|a b|>yy zz"
+    assert find_safe_boundary(data, 3, specials) is None  # " yy": too close to the end to be sure
+    assert find_safe_boundary(data + b" " * 10, 3, specials) == 11
+
+
+def test_ascii_pattern_agrees_with_regex_on_every_ascii_character():
+    full = regex.compile(GPT2_PATTERN)
+    for c in map(chr, range(128)):
+        for text in (c, f"a{c}b", f" {c}{c}", f"{c} 1"):
+            assert _GPT2_ASCII.findall(text) == full.findall(text), repr(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab1 '\n\t.!é日\u00a0\u2028s") + ["🙂", "'ll"]), max_size=60))
+def test_fast_gpt2_counting_is_exact(text):
+    assert _count_text(text, (), "gpt2") == reference_counts(text, [], "gpt2")
+
+
+def test_utf8_errors_name_the_offset_in_the_whole_file(tmp_path):
+    path = tmp_path / "bad.bin"
+    path.write_bytes(b"ok text " * 1000 + b"\xc3(" + b" more" * 10)
+    with pytest.raises(CorpusError, match=r"byte offset 8000 \(invalid continuation byte\)"):
+        count_pretokens(path, chunk_size=1000)
+    counts, _ = count_pretokens(path, chunk_size=1000, errors="replace")
+    assert counts["\ufffd("] == 1
+    with pytest.raises(CorpusError, match="'strict' or 'replace'"):
+        decode_chunk(b"x", errors="ignore")
+
+
+def test_iter_text_chunks_streams_a_non_seekable_file(tmp_path):
+    import gzip
+
+    text = _corpus(3, ["<|endoftext|>"])
+    path = tmp_path / "c.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write(text)
+    with gzip.open(path, "rb") as fh:
+        chunks = list(iter_text_chunks(fh, special_tokens=["<|endoftext|>"], chunk_size=4096))
+    assert len(chunks) > 5 and "".join(chunks) == text
+    total = Counter()
+    for chunk in chunks:
+        total.update(_count_text(chunk, ("<|endoftext|>",), "gpt2"))
+    assert total == reference_counts(text, ["<|endoftext|>"], "gpt2")

@@ -1,0 +1,307 @@
+"""Tokenizer: BPE order, special tokens, streaming, decoding, errors, caches."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import random
+import tracemalloc
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import core.tokenizer as tokmod
+from core.errors import PlaygroundError
+from core.pretokenize import compile_pattern, split_on_specials
+from core.tokenizer import Tokenizer
+
+BYTES = {i: bytes([i]) for i in range(256)}
+
+
+def toy(merges, specials=None, *, pattern="gpt2", **kw) -> Tokenizer:
+    """A tokenizer from merges alone: IDs 256.. follow the merge order."""
+    vocab = dict(BYTES)
+    for a, b in merges:
+        vocab[len(vocab)] = a + b
+    return Tokenizer(vocab, merges, specials, pattern=pattern, **kw)
+
+
+# Merges that fire often on English and on whitespace, so the stream tests exercise BPE.
+MERGES = [
+    (b" ", b"t"), (b"h", b"e"), (b" t", b"he"), (b"i", b"n"), (b" ", b" "), (b"  ", b"  "),
+    (b"\n", b"\n"), (b"e", b"r"), (b" ", b"a"), (b"o", b"n"), (b"\xe4", b"\xb8"),
+]  # fmt: skip
+SPECIALS = ["<|endoftext|>", "<|a|>", "<|a|><|b|>"]
+
+
+def reference_encode(tok: Tokenizer, text: str) -> list[int]:
+    """The textbook pipeline with no caches, chunking or shortcuts."""
+    out: list[int] = []
+    for piece, special in split_on_specials(text, tok.special_tokens):
+        if special:
+            out.append(tok.special_token_ids[piece])
+            continue
+        for pretoken in compile_pattern(tok.pattern).findall(piece):
+            out.extend(tok.bpe(tokmod._utf8(pretoken)))
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# BPE
+# ----------------------------------------------------------------------------------------
+
+
+def test_merges_apply_in_rank_order_not_list_scan_order():
+    tok = toy([(b"b", b"c"), (b"a", b"b")])
+    assert [tok.vocab[i] for i in tok.encode("abcde")] == [b"a", b"bc", b"d", b"e"]
+
+
+def test_wikipedia_example_aaabdaaabac():
+    # Z = aa, Y = ab, X = ZY: "aaabdaaabac" -> "XdXac"
+    tok = toy([(b"a", b"a"), (b"a", b"b"), (b"aa", b"ab")])
+    ids = tok.encode("aaabdaaabac")
+    assert [tok.vocab[i] for i in ids] == [b"aaab", b"d", b"aaab", b"a", b"c"]
+    assert tok.decode(ids) == "aaabdaaabac"
+
+
+def test_overlapping_pair_merges_leftmost_first():
+    tok = toy([(b"a", b"a")])
+    assert [tok.vocab[i] for i in tok.encode("aaa")] == [b"aa", b"a"]
+
+
+@pytest.mark.parametrize("text", ["", "hello world", "안녕하세요 👋 世界", "x" * 100_000, " " * 3000])
+def test_round_trips(text):
+    tok = toy(MERGES, SPECIALS)
+    assert tok.decode(tok.encode(text)) == text
+    assert tok.encode(text) == reference_encode(tok, text)
+
+
+def test_long_pretoken_heap_path_matches_simple_path():
+    tok = toy([(b"a", b"b"), (b"ab", b"ab"), (b"b", b"a"), (b"abab", b"a"), (b"a", b"a")])
+    rng = random.Random(0)
+    for _ in range(50):
+        data = bytes(rng.choice(b"ab") for _ in range(rng.randint(2, 600)))
+        ids = [tok._byte_ids[b] for b in data]
+        simple = list(ids)
+        # the simple loop, forced (bpe() switches to the heap above _LONG_PRETOKEN bytes)
+        ranks = tok._pair_ranks
+        while len(simple) > 1:
+            pairs = [(ranks.get((x, y), 1 << 62), k) for k, (x, y) in enumerate(zip(simple, simple[1:]))]
+            r, k = min(pairs)
+            if r == 1 << 62:
+                break
+            simple[k : k + 2] = [tok._merged[r]]
+        assert tok._bpe_heap(list(ids)) == simple
+
+
+def test_ignore_merges_takes_a_whole_token_directly():
+    # b"abc" is a token but these merges would never rebuild it from a, b, c
+    vocab = dict(BYTES) | {256: b"bc", 257: b"ab", 258: b"abc"}
+    merges = [(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")]
+    assert Tokenizer(vocab, merges).encode("abc") == [97, 256]
+    assert Tokenizer(vocab, merges, ignore_merges=True).encode("abc") == [258]
+
+
+# ----------------------------------------------------------------------------------------
+# Special tokens
+# ----------------------------------------------------------------------------------------
+
+
+def test_missing_special_token_is_appended_and_existing_one_reused():
+    vocab = dict(BYTES) | {256: b"<|endoftext|>"}
+    tok = Tokenizer(vocab, [], ["<|endoftext|>", "<|pad|>"])
+    assert tok.special_token_ids == {"<|endoftext|>": 256, "<|pad|>": 257}
+    assert tok.vocab[257] == b"<|pad|>"
+    assert tok.encode("a<|pad|><|endoftext|>") == [97, 257, 256]
+    assert tok.n_vocab == 258
+
+
+def test_longest_special_wins_when_they_overlap():
+    tok = toy([], SPECIALS)
+    ids = tok.encode("x<|a|><|b|>y<|a|>")
+    assert ids == [120, tok.special_token_ids["<|a|><|b|>"], 121, tok.special_token_ids["<|a|>"]]
+
+
+def test_special_text_without_specials_is_ordinary_text():
+    tok = toy([])
+    assert tok.decode(tok.encode("<|endoftext|>")) == "<|endoftext|>"
+    assert len(tok.encode("<|endoftext|>")) == 13
+
+
+# ----------------------------------------------------------------------------------------
+# Long text and streaming
+# ----------------------------------------------------------------------------------------
+
+ALPHABET = list(" \t\n\r\x0b\x0c\u00a0\u3000\u2028abcXYZ'sdmltvre.,!?/-_123中文🙂\u0301<|>")
+PIECES = st.one_of(
+    st.text(max_size=20),
+    st.text(alphabet=st.sampled_from(ALPHABET), max_size=40),
+    st.sampled_from(SPECIALS + ["<|a|", "<|", "|>", "<|endof", "  ", "\n\n", " \n ", "'s", "'S"]),
+)
+TEXTS = st.lists(PIECES, max_size=25).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=TEXTS, cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12),
+       pattern=st.sampled_from(["gpt2", "cl100k", "o200k"]))  # fmt: skip
+def test_encode_iterable_matches_encode_under_adversarial_chunkings(text, cuts, pattern):
+    tok = toy(MERGES, SPECIALS, pattern=pattern)
+    points = sorted({min(c, len(text)) for c in cuts})
+    chunks = [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
+    expected = reference_encode(tok, text)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tokmod, "_STREAM_BUFFER", 1)  # look for a cut after every chunk
+        assert list(tok.encode_iterable(chunks)) == expected
+        assert list(tok.encode_iterable(iter(text))) == expected  # one character at a time
+        mp.setattr(tokmod, "_MAX_SEGMENT", 3)  # encode() cutting long text into segments
+        assert tok.encode(text) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=TEXTS, pattern=st.sampled_from(["gpt2", "cl100k", "o200k"]))
+def test_safe_cuts_split_pretokenization_exactly(text, pattern):
+    """Every cut _last_cut proposes splits the pre-tokens exactly (the property the fast
+    paths rely on), checked on the regex directly."""
+    rx = compile_pattern(pattern)
+    whole = rx.findall(text)
+    hi = len(text) - 1
+    while hi > 0:
+        cut = tokmod._last_cut(text, hi)
+        if cut <= 0:
+            break
+        assert rx.findall(text[:cut]) + rx.findall(text[cut:]) == whole, cut
+        hi = cut - 1
+
+
+def test_encode_iterable_reads_a_file_lazily_with_bounded_memory():
+    tok = toy(MERGES, SPECIALS, cache_size=1000)
+    rng = random.Random(1)
+    words = ["the", "then", "in", "there", "  ", "\n", "中文", "<|endoftext|>", "x" * 30]
+    text = " ".join(rng.choice(words) + str(rng.randint(0, 99999)) for _ in range(200_000))
+    expected = tok.encode(text)
+    tok.clear_cache()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        count = 0
+        checksum = 0
+        for i in tok.encode_iterable(io.StringIO(text)):
+            count += 1
+            checksum = (checksum * 31 + i) % 1_000_000_007
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    exp_sum = 0
+    for i in expected:
+        exp_sum = (exp_sum * 31 + i) % 1_000_000_007
+    assert (count, checksum) == (len(expected), exp_sum)
+    assert len(text) > 2_000_000
+    assert peak < 4_000_000, f"encode_iterable grew memory by {peak:,} bytes"
+
+
+def test_encode_iterable_refuses_bytes_with_a_hint():
+    tok = toy([])
+    with pytest.raises(PlaygroundError, match="item 1.*encoding='utf-8'"):
+        list(tok.encode_iterable(["ok", b"bytes"]))
+
+
+def test_cache_is_bounded():
+    tok = toy(MERGES, cache_size=50)
+    text = " ".join(f"w{i}" for i in range(5000))
+    assert tok.encode(text) == reference_encode(tok, text)
+    assert len(tok._pretoken_cache) <= 50 and len(tok._chunk_cache) <= 50
+    custom = toy(MERGES, pattern=r"\w+|\s+|[^\w\s]+", cache_size=50)
+    assert custom.encode(text) == reference_encode(custom, text)
+    assert len(custom._pretoken_cache) <= 50
+
+
+def test_lone_surrogates_encode_like_tiktoken_as_replacement_chars():
+    tok = toy([])
+    assert tok.decode(tok.encode("a\ud800b")) == "a\ufffdb"
+
+
+# ----------------------------------------------------------------------------------------
+# Decoding
+# ----------------------------------------------------------------------------------------
+
+
+def test_decode_replaces_invalid_utf8_and_unknown_ids():
+    tok = toy([(b"\xe4", b"\xb8")])
+    zhong = tok.encode("中")
+    assert tok.decode(zhong) == "中"
+    assert tok.decode(zhong[:1]) == "\ufffd"  # b"\xe4\xb8": one unfinished character
+    assert tok.decode([104, 999_999, 105]) == "h\ufffdi"
+    assert tok.decode([104, -1, 105]) == "h\ufffdi"
+    assert tok.decode(zhong[:1] + [999_999] + [97]) == "\ufffd\ufffda"
+    assert tok.decode((i for i in [104, 105])) == "hi"
+    assert tok.decode([]) == ""
+
+
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [
+        ([104, "105"], "item 1 of the IDs is '105' \\(str\\)"),
+        ([104, 1.0], "item 1 of the IDs is 1.0 \\(float\\)"),
+        ([True, 104], "item 0 of the IDs is True \\(bool\\)"),
+        ([None], "item 0 of the IDs is None"),
+    ],
+)
+def test_decode_names_a_non_integer_item_and_its_position(ids, message):
+    tok = toy([])
+    with pytest.raises(PlaygroundError, match=message):
+        tok.decode(ids)
+
+
+def test_decode_rejects_a_string_and_decode_bytes_rejects_unknown_ids():
+    tok = toy([])
+    with pytest.raises(PlaygroundError, match="parse_ids"):
+        tok.decode("1 2 3")
+    with pytest.raises(PlaygroundError, match="ID 300 at index 1 is not in this vocabulary"):
+        tok.decode_bytes([104, 300])
+    assert tok.decode_bytes([104, 105]) == b"hi"
+
+
+# ----------------------------------------------------------------------------------------
+# Construction, files, errors
+# ----------------------------------------------------------------------------------------
+
+
+def test_save_and_from_files_round_trip(tmp_path):
+    tok = toy(MERGES, ["<|endoftext|>"])
+    tok.save(tmp_path / "vocab.pkl", tmp_path / "merges.pkl")
+    again = Tokenizer.from_files(tmp_path / "vocab.pkl", tmp_path / "merges.pkl", ["<|endoftext|>"])
+    assert again.vocab == tok.vocab and again.merges == tok.merges
+    text = "the then<|endoftext|> in 中"
+    assert again.encode(text) == tok.encode(text)
+
+
+def test_from_files_never_runs_code_from_a_pickle(tmp_path):
+    class Evil:
+        def __reduce__(self):
+            return (print, ("pwned",))
+
+    (tmp_path / "vocab.pkl").write_bytes(pickle.dumps(Evil()))
+    (tmp_path / "merges.pkl").write_bytes(pickle.dumps([]))
+    with pytest.raises(PlaygroundError, match="refused"):
+        Tokenizer.from_files(tmp_path / "vocab.pkl", tmp_path / "merges.pkl")
+
+
+def test_constructor_errors_say_what_is_wrong():
+    with pytest.raises(PlaygroundError, match="lacks single-byte tokens for 1 byte.*0xff"):
+        Tokenizer({i: bytes([i]) for i in range(255)}, [])
+    with pytest.raises(PlaygroundError, match="merge 0 .*not in the vocabulary"):
+        Tokenizer(dict(BYTES), [(b"a", b"b")])
+    with pytest.raises(PlaygroundError, match="non-empty string"):
+        Tokenizer(dict(BYTES), [], [""])
+    with pytest.raises(PlaygroundError, match="not a valid regex"):
+        Tokenizer(dict(BYTES), [], pattern="(")
+    with pytest.raises(PlaygroundError, match="encode takes a str, not bytes"):
+        toy([]).encode(b"abc")
+
+
+def test_custom_pattern_is_used():
+    tok = toy([], pattern=r"\d|\D+")
+    assert [tok.vocab[i] for i in tok.encode("ab12")] == [b"a", b"b", b"1", b"2"]
+    assert regex.compile(tok._regex.pattern).findall("ab12") == ["ab", "1", "2"]
