@@ -7,25 +7,22 @@ navigation, so every page has its own URL).
 import streamlit as st
 
 import ui
-from ui import cache, state, widgets
+from ui import cache, chips, state, widgets
 
 ui.setup("Home")
 
 TRAIN = "pages/1_🏋️_Train.py"
 TOKENIZE = "pages/2_🔤_Tokenize.py"
+DEMO = "Tokenizers don't see words: they see merged bytes. 🧩"
 
 
 def quick_start() -> None:
-    """Train a small byte-level BPE on the built-in corpus, make it active, open Tokenize."""
-    from core.builtin_corpus import BUILTIN_SEPARATOR
-    from core.tokenizer import Tokenizer
-
-    vocab, merges = cache.builtin_bpe(cache.QUICK_VOCAB)
-    tok = Tokenizer(vocab, merges, [BUILTIN_SEPARATOR], name="built-in corpus")
+    """Train a small byte-level BPE on the built-in corpus and make it the active tokenizer."""
+    tok = cache.builtin_tokenizer(cache.QUICK_VOCAB)
     label = state.register_tokenizer(
-        f"built-in corpus · {len(vocab):,} tokens", tok,
+        f"built-in corpus · {len(tok.vocab):,} tokens", tok,
         source=f"byte-level BPE trained on the built-in corpus (Python docstrings), "
-               f"{len(merges):,} merges")
+               f"{len(tok.merges):,} merges")
     state.set_active(label)
 
 
@@ -57,3 +54,17 @@ with c1:
     st.page_link(TRAIN, label="Train with your own corpus and settings", icon="🏋️")
 with c2:
     st.page_link(TOKENIZE, label="Or tokenize with GPT-2 / GPT-4 right away", icon="🔤")
+
+with st.container(border=True):
+    st.markdown("**What it looks like**: one sentence through GPT-2 "
+                "(hover a chip for its ID and bytes)")
+    try:
+        demo_tok = state.get_tokenizer("GPT-2 (gpt2)")
+        details = cache.encode_details(state.tokenizer_key("GPT-2 (gpt2)"), DEMO, demo_tok)
+    except Exception:  # noqa: BLE001 - the demo is optional (e.g. tiktoken files missing)
+        st.caption("The GPT-2 preset is not available here; pick a tokenizer on 🔤 Tokenize.")
+    else:
+        st.html(chips.chips_html(details.tokens, text=DEMO, show_ids=True))
+        st.caption(f"{details.n_chars} characters, {details.n_bytes} bytes → "
+                   f"{details.n_tokens} tokens. The emoji is 4 bytes that GPT-2 splits into "
+                   "pieces that are not characters on their own (framed).")

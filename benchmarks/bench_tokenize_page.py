@@ -4,7 +4,7 @@ Runs the real page script with Streamlit's AppTest (no browser): one warm-up run
 tokenizer, then each timed run types a *new* 10,000-character slice of the built-in corpus, so
 no cached result is reused. Prints a table of median / max milliseconds per tokenizer.
 
-    .venv/bin/python benchmarks/bench_tokenize_page.py [--runs 5] [--chars 10000]
+    .venv/bin/python benchmarks/bench_tokenize_page.py [--runs 5] [--chars 10000] 2>/dev/null
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from streamlit import logger as st_logger  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text  # noqa: E402
@@ -33,6 +34,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--chars", type=int, default=10_000)
     args = parser.parse_args()
+    st_logger.set_log_level("error")  # AppTest's bare-mode warnings are noise here
 
     corpus = builtin_corpus_text().replace(BUILTIN_SEPARATOR, "\n")
     vocab, merges = train_bpe([corpus], 2000, [BUILTIN_SEPARATOR])

@@ -29,7 +29,8 @@ class _ProgressBar:
     def __call__(self, phase: str, done: int, total: int) -> None:
         frac = done / total if total else 1.0
         filled = int(self.width * frac)
-        line = f"{phase:<9} [{'#' * filled}{'-' * (self.width - filled)}] {frac:4.0%}  {time.perf_counter() - self._started:6.1f}s"
+        bar = "#" * filled + "-" * (self.width - filled)
+        line = f"{phase:<9} [{bar}] {frac:4.0%}  {time.perf_counter() - self._started:6.1f}s"
         if line != self._last:
             self.stream.write("\r" + line)  # type: ignore[attr-defined]
             self.stream.flush()  # type: ignore[attr-defined]

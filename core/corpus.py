@@ -124,16 +124,15 @@ def find_chunk_boundaries(
             fh.seek(base)
             buf = b""
             found: int | None = None
-            pos = target
             while found is None:
                 more = fh.read(_WINDOW)
                 if not more:
                     break
-                buf += more
-                found = find_safe_boundary(buf, pos - base, specials)
-                if found is None:
-                    # resume near the end: a special split across reads is still seen
-                    pos = base + max(target - base, len(buf) - 2 * keep)
+                # a sliding window: keep only enough old bytes to see a special split across reads
+                drop = max(0, len(buf) - 2 * keep)
+                base += drop
+                buf = buf[drop:] + more
+                found = find_safe_boundary(buf, max(0, target - base), specials)
             if found is None:
                 break
             cut = base + found

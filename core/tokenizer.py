@@ -15,10 +15,15 @@ The pipeline, as in GPT-2 and tiktoken:
 >>> tok.decode(tok.encode("abcde"))
 'abcde'
 
-Speed: results are cached per pre-token (and, for the built-in patterns, per space-delimited
-chunk of text) in dictionaries of bounded size that belong to the tokenizer, so a warm
-tokenizer mostly does dictionary look-ups in C. The caches are cleared wholesale when full:
-cheaper than LRU bookkeeping on the hot path, and a server running for weeks stays bounded.
+Speed (pure Python against tiktoken's Rust; see benchmarks/bench_encode.py):
+
+- BPE results are cached per pre-token in a dictionary of bounded size that belongs to the
+  tokenizer, so a warm tokenizer mostly does look-ups in C (``map(cache.__getitem__,
+  pretokens)``). The cache is cleared wholesale when full: cheaper than LRU bookkeeping on
+  the hot path, and a server running for weeks stays bounded;
+- ASCII text is pre-tokenized by equivalent `re` patterns (several times faster than
+  `regex`); text is cut only where no pre-token can straddle (:func:`_last_cut`);
+- decode is ``str.translate`` over the IDs packed as UTF-32, all in C.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ import heapq
 import numbers
 import os
 import re
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import chain, filterfalse, islice, repeat
+from itertools import chain, islice, repeat
 from typing import TYPE_CHECKING, Any
 
 from core.errors import PlaygroundError
@@ -46,26 +52,54 @@ if TYPE_CHECKING:
 
 __all__ = ["Tokenizer", "DEFAULT_CACHE_SIZE"]
 
-#: Entries per cache (a tokenizer has two: pre-tokens and chunks). 2**17 entries hold every
-#: distinct pre-token of 41 MB of English docs; at ~150 bytes an entry that is ~20 MB each.
-DEFAULT_CACHE_SIZE = 1 << 17
+#: Entries in the pre-token cache. 2**18 holds every distinct pre-token of 41 MB of English
+#: docs (144k); at ~150 bytes an entry a full cache is ~40 MB, reached only after many MB of
+#: varied text.
+DEFAULT_CACHE_SIZE = 1 << 18
 
 _NOT_A_PAIR = 1 << 62  # rank of a pair that has no merge; larger than any real rank
 _LONG_PRETOKEN = 256  # bytes; above this BPE uses a heap (n log n) instead of rescans
-_MAX_CHUNK_KEY = 64  # chars; longer chunks are not worth a cache entry
 _MAX_PRETOKEN_KEY = 256  # chars; longer pre-tokens are not cached (rare, and big)
 _MAX_SEGMENT = 1 << 20  # chars; encode() cuts longer ordinary text so temporaries stay small
+_ARRAY_OK = array("I").itemsize == 4  # decode's fast path packs IDs as UTF-32
 _STREAM_BUFFER = 1 << 16  # chars encode_iterable gathers before looking for a safe cut
 
-# Patterns for which cutting text before " " (when a non-space precedes it) provably never
-# splits a pre-token: no alternative of theirs continues past a space that follows a
-# non-space character, and none looks behind. See _Chunker.
-_CHUNKABLE = frozenset({GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN})
+def _ascii_patterns() -> dict[str, re.Pattern[str]]:
+    """`re` versions of the built-in patterns that are exact on ASCII-only text, where
+    \\p{L} is [A-Za-z], \\p{Lu} [A-Z], \\p{Ll} [a-z], \\p{N} [0-9], \\p{Lt}/\\p{Lm}/\\p{Lo}/\\p{M}
+    are empty and \\s is [\\t\\n\\x0b\\x0c\\r ] (spelled out: `re`'s \\s adds \\x1c-\\x1f)."""
+    ws, nws, lnw = r"[\t\n\x0b\x0c\r ]", r"[^\t\n\x0b\x0c\r ]", r"[^\t\n\x0b\x0c\r A-Za-z0-9]"
+    contractions = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    sources = {
+        GPT2_PATTERN: (
+            rf"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?{lnw}+|{ws}+(?!{nws})|{ws}+"""
+        ),
+        CL100K_PATTERN: (
+            rf"""'(?i:[sdmt]|ll|ve|re)|[^\r\nA-Za-z0-9]?+[A-Za-z]++|[0-9]{{1,3}}+"""
+            rf"""| ?{lnw}++[\r\n]*+|{ws}++$|{ws}*[\r\n]|{ws}+(?!{nws})|{ws}"""
+        ),
+        O200K_PATTERN: "|".join(
+            [
+                rf"""[^\r\nA-Za-z0-9]?[A-Z]*[a-z]+{contractions}""",
+                rf"""[^\r\nA-Za-z0-9]?[A-Z]+[a-z]*{contractions}""",
+                r"""[0-9]{1,3}""",
+                rf""" ?{lnw}+[\r\n/]*""",
+                rf"""{ws}*[\r\n]+""",
+                rf"""{ws}+(?!{nws})""",
+                rf"""{ws}+""",
+            ]
+        ),
+    }
+    out = {}
+    for pattern, source in sources.items():
+        try:
+            out[pattern] = re.compile(source)
+        except re.error:  # possessive quantifiers need Python 3.11; `regex` is used instead
+            pass
+    return out
 
-# A chunk runs from a cut to the next one. subtle: `re` is several times faster than
-# `regex` here, and its \s is a superset of Unicode White_Space (it adds \x1c-\x1f), so it
-# can only miss a cut, never invent one.
-_CHUNK_RE = re.compile(r" ?[^ ]*(?:(?<=\s) +[^ ]*)*")
+
+_ASCII_PATTERNS = _ascii_patterns()
 
 
 class _Cache(dict):  # type: ignore[type-arg]
@@ -103,7 +137,7 @@ class Tokenizer:
     running BPE. tiktoken always does this (so the presets set it) and Hugging Face has the
     same switch; plain BPE (the default) can split such a pre-token differently when its
     merges would not rebuild the token from its own bytes.
-    ``cache_size``: entries per result cache (there are two); 0 disables caching.
+    ``cache_size``: entries in the pre-token cache; 0 disables caching.
     """
 
     def __init__(
@@ -189,15 +223,13 @@ class Tokenizer:
         for i, token in self.vocab.items():
             table[i] = token
         self._decode_table = table
+        # the same as Latin-1 strings, gaps as "\xff" (decode's U+FFFD), for str.translate
+        self._latin1_table = [b"\xff".decode("latin-1") if t is None else t.decode("latin-1")
+                              for t in table]  # fmt: skip
         self.cache_size = max(0, int(cache_size))
         self._pretoken_cache = _Cache(self._bpe_str, self.cache_size, _MAX_PRETOKEN_KEY)
-        chunkable = resolve_pattern(pattern) in _CHUNKABLE
-        self._chunk_cache = (
-            _Cache(self._encode_chunk, self.cache_size, _MAX_CHUNK_KEY) if chunkable else None
-        )
-        if self._chunk_cache is not None:
-            self._chunk_cache[""] = ()
         self._pretoken_cache[""] = ()
+        self._ascii_regex = _ASCII_PATTERNS.get(resolve_pattern(pattern))
 
     # ------------------------------------------------------------------------------------
     # Construction helpers
@@ -242,9 +274,6 @@ class Tokenizer:
         """Forget cached pre-token results (e.g. to time a cold encode)."""
         self._pretoken_cache.clear()
         self._pretoken_cache[""] = ()
-        if self._chunk_cache is not None:
-            self._chunk_cache.clear()
-            self._chunk_cache[""] = ()
 
     # ------------------------------------------------------------------------------------
     # BPE on one pre-token
@@ -332,15 +361,31 @@ class Tokenizer:
     # Encoding
     # ------------------------------------------------------------------------------------
 
-    def _encode_chunk(self, chunk: str) -> tuple[int, ...]:
-        get = self._pretoken_cache.__getitem__
-        return tuple(chain.from_iterable(map(get, self._regex.findall(chunk))))
+    def _findall(self, text: str) -> list[str]:
+        """Pre-tokens of ordinary text. ASCII stretches go through an equivalent `re`
+        pattern, several times faster than `regex` (tests check they agree); only the
+        stretches around non-ASCII characters, cut at safe places, need `regex`."""
+        fast = self._ascii_regex
+        if fast is None:
+            return self._regex.findall(text)
+        if text.isascii():
+            return fast.findall(text)
+        out: list[str] = []
+        pos = 0
+        for start, end in _mixed_regions(text):
+            if start > pos:
+                out += fast.findall(text[pos:start])
+            out += self._regex.findall(text[start:end])
+            pos = end
+        if pos < len(text):
+            out += fast.findall(text[pos:])
+        return out
 
     def _encode_piece(self, text: str, out: list[int]) -> None:
         """Append the IDs of ordinary text (no special tokens in it) to ``out``."""
         start = 0
         # Long text: encode it in ~1M-char segments cut where no pre-token can straddle,
-        # so the temporary list of chunks stays small.
+        # so the temporary list of pre-tokens stays small.
         while len(text) - start > _MAX_SEGMENT:
             cut = _last_cut(text, start + _MAX_SEGMENT, lo=start + 1)
             if cut <= start:
@@ -350,51 +395,9 @@ class Tokenizer:
         self._encode_segment(text[start:] if start else text, out)
 
     def _encode_segment(self, text: str, out: list[int]) -> None:
-        cache = self._chunk_cache
-        if cache is not None:
-            chunks = _CHUNK_RE.findall(text)
-            # (not set.difference(cache): for a dict subclass that walks the whole cache)
-            missing = list(filterfalse(cache.__contains__, set(chunks)))
-            if len(missing) > 8:
-                self._fill_chunks(missing)
-            out.extend(chain.from_iterable(map(cache.__getitem__, chunks)))
-        else:
-            pretokens = self._regex.findall(text)
-            out.extend(chain.from_iterable(map(self._pretoken_cache.__getitem__, pretokens)))
-
-    def _fill_chunks(self, missing: list[str]) -> None:
-        """Cache many new chunks with one regex pass over their concatenation.
-
-        subtle: a chunk that starts with a space and ends with a non-space can follow any
-        other such chunk without a pre-token straddling the join (the cut rule of
-        :func:`_last_cut`), so one ``findall`` serves them all and saves a regex call per
-        chunk, which dominates a cold encode.
-        """
-        cache = self._chunk_cache
-        if cache is None:
-            return
-        batch = [
-            c for c in missing
-            if len(c) <= _MAX_CHUNK_KEY and c[0] == " " and not c[-1].isspace()
-        ]  # fmt: skip
-        if len(batch) > self.cache_size - len(cache):
-            cache.clear()
-            cache[""] = ()
-            del batch[max(0, self.cache_size - 1) :]
-        if not batch:
-            return
-        pretokens = self._regex.findall("".join(batch))
-        get = self._pretoken_cache.__getitem__
-        k = 0
-        for chunk in batch:
-            need = len(chunk)
-            ids: list[int] = []
-            while need > 0:
-                pretoken = pretokens[k]
-                k += 1
-                ids.extend(get(pretoken))
-                need -= len(pretoken)
-            cache[chunk] = tuple(ids)
+        # The hot path: one findall, then pre-token -> IDs look-ups in C; only cache misses
+        # run Python (BPE of a new pre-token).
+        out.extend(chain.from_iterable(map(self._pretoken_cache.__getitem__, self._findall(text))))
 
     def encode(self, text: str) -> list[int]:
         """Token IDs of ``text``; special tokens in it become their own IDs.
@@ -507,9 +510,11 @@ class Tokenizer:
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text of the token IDs. Invalid UTF-8 becomes U+FFFD (``errors="replace"``), and so
-        does an integer that is not an ID of this vocab. A non-integer item (``bool``
-        included: ``True`` is almost always a bug, not ID 1) raises :class:`PlaygroundError`
-        naming it and its index.
+        does an integer that is not an ID of this vocab (negative, too large, or a gap). A
+        non-integer item raises :class:`PlaygroundError` naming it and its index. ``bool``
+        is an ``int`` in Python and counts as ID 0/1, as in tiktoken (checking every item's
+        type would cost a third of decode's time; :func:`~core.details.parse_ids` already
+        refuses ``true``/``false`` in typed text).
 
         >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [])
         >>> tok.decode([104, 105, 99999, 0xe4])
@@ -525,13 +530,20 @@ class Tokenizer:
                     "use parse_ids() to read IDs typed as text"
                 )
             ids = list(ids)
-        table = self._decode_table
-        # Fast path: plain ints, none negative, all in the vocab. (IndexError: too large;
-        # TypeError: a gap (None) in the table. The type check keeps out bools, as True
-        # would index like 1, and min() keeps out negatives, which index from the end.)
-        if set(map(type, ids)) <= {int} and (not ids or min(ids) >= 0):
+        if not strict and _ARRAY_OK:
+            # Fast path, all in C: IDs -> one character each (UTF-32) -> str.translate to
+            # the token bytes as Latin-1 characters -> bytes. Non-integers (TypeError),
+            # negative or huge IDs (OverflowError, UnicodeDecodeError) and IDs past the table
+            # (left untranslated, so not Latin-1: UnicodeEncodeError) take the slow path;
+            # gaps in the table already map to b"\xff" (see below).
             try:
-                return b"".join(map(table.__getitem__, ids))
+                chars = array("I", ids).tobytes().decode("utf-32-le", "surrogatepass")
+                return chars.translate(self._latin1_table).encode("latin-1")
+            except (TypeError, OverflowError, UnicodeError):
+                pass
+        else:
+            try:  # (None in a gap of the table: TypeError)
+                return b"".join(map(self._decode_table.__getitem__, ids))
             except (IndexError, TypeError):
                 pass
         out = []
@@ -605,7 +617,7 @@ def _check_text(text: object) -> None:
 
 
 def _check_id(item: object, index: int) -> int:
-    if isinstance(item, bool) or not isinstance(item, numbers.Integral):
+    if not isinstance(item, numbers.Integral):  # bool included: an int subclass, as in tiktoken
         raise PlaygroundError(
             f"item {index} of the IDs is {item!r} ({type(item).__name__}), not an integer "
             "token ID; pass a list of ints such as [15496, 11, 995]."
@@ -620,6 +632,55 @@ def _utf8(text: str) -> bytes:
         # Lone surrogates (possible in a Python str, never in UTF-8): pair up what can be
         # paired and replace the rest with U+FFFD, as tiktoken does.
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _first_cut(text: str, lo: int) -> int:
+    """The smallest cut position ``c >= lo`` of the kinds :func:`_last_cut` finds, or
+    ``len(text)``.
+
+    >>> _first_cut("ab cd ef", 3)
+    5
+    """
+    lo = max(lo, 1)
+    n = len(text)
+    best = n
+    p = text.find(" ", lo)
+    while 0 < p < n:
+        if not text[p - 1].isspace():
+            best = p
+            break
+        p = text.find(" ", p + 1)
+    q = text.find("\n", max(lo - 1, 1), best)
+    while 0 < q < best - 1:
+        if text[q + 1].isalnum() and not text[q - 1].isspace():
+            return q + 1
+        q = text.find("\n", q + 1, best)
+    return best
+
+
+def _mixed_regions(text: str) -> list[tuple[int, int]]:
+    """Spans around the non-ASCII characters of ``text``, widened to safe cuts and merged,
+    so that everything outside them is ASCII text that pre-tokenizes on its own.
+
+    >>> _mixed_regions("plain words, then é and more words")
+    [(17, 19)]
+    """
+    regions: list[tuple[int, int]] = []
+    for m in _NON_ASCII.finditer(text):
+        s, e = m.span()
+        if regions and s < regions[-1][1]:
+            if e > regions[-1][1]:
+                regions[-1] = (regions[-1][0], _first_cut(text, e))
+            continue
+        start = _last_cut(text, s) if s > 0 else 0
+        if regions and start < regions[-1][1]:
+            regions[-1] = (regions[-1][0], _first_cut(text, e))
+        else:
+            regions.append((start, _first_cut(text, e)))
+    return regions
 
 
 def _last_cut(text: str, hi: int, *, lo: int = 1) -> int:

@@ -177,13 +177,17 @@ def _findall_gpt2(text: str, counts: Counter[str]) -> None:
         counts.update(fast(text[pos:]))
 
 
-def _count_text(text: str, specials: tuple[str, ...], pattern: str) -> Counter[str]:
-    """Pre-token counts of one text; special tokens are cut out and not counted.
+def _count_text(
+    text: str, specials: tuple[str, ...], pattern: str, counts: Counter[str] | None = None
+) -> Counter[str]:
+    """Pre-token counts of one text (added to ``counts`` if given); special tokens are cut
+    out and not counted.
 
     >>> _count_text("ab ab<|s|>ab", ("<|s|>",), "gpt2")
     Counter({'ab': 2, ' ab': 1})
     """
-    counts: Counter[str] = Counter()
+    if counts is None:
+        counts = Counter()
     pieces = [text] if not specials else special_splitter(specials).split(text)  # type: ignore[union-attr]
     if resolve_pattern(pattern) == GPT2_PATTERN:
         for piece in pieces:
@@ -197,18 +201,58 @@ def _count_text(text: str, specials: tuple[str, ...], pattern: str) -> Counter[s
     return counts
 
 
-def _count_file_chunk(args: tuple[str, int, int, tuple[str, ...], str, str]) -> tuple[int, Counter[str]]:
-    """Worker: count the pre-tokens of bytes ``[start, end)`` of a file."""
+# subtle: set only inside pool worker processes (by _init_worker), never in the parent;
+# workers add the bytes they have counted so the parent can report smooth progress.
+_worker_progress: Any = None
+
+
+def _init_worker(progress: Any) -> None:
+    global _worker_progress
+    _worker_progress = progress
+
+
+_Item = str | tuple[str, int, int]  # a text, or (path, start, end) of a file chunk
+
+
+def _count_items(
+    items: Sequence[_Item], specials: tuple[str, ...], pattern: str, errors: str
+) -> tuple[int, Counter[str]]:
+    """Count the pre-tokens of several chunks into one Counter (one result per pool task,
+    so the parent merges a few big Counters instead of one per chunk)."""
     from core.corpus import read_chunk
 
-    path, start, end, specials, pattern, errors = args
-    return end - start, _count_text(read_chunk(path, start, end, errors=errors), specials, pattern)
+    counts: Counter[str] = Counter()
+    done = 0
+    for item in items:
+        if isinstance(item, str):
+            text, n = item, len(item)
+        else:
+            path, start, end = item
+            text, n = read_chunk(path, start, end, errors=errors), end - start
+        _count_text(text, specials, pattern, counts)
+        del text  # subtle: free the chunk before reading the next one
+        done += n
+        if _worker_progress is not None:
+            with _worker_progress.get_lock():
+                _worker_progress.value += n
+    return done, counts
 
 
-def _count_text_chunk(args: tuple[str, tuple[str, ...], str]) -> tuple[int, Counter[str]]:
-    """Worker: count the pre-tokens of an in-memory text."""
-    text, specials, pattern = args
-    return len(text), _count_text(text, specials, pattern)
+def _groups(items: list[_Item], sizes: list[int], n_groups: int) -> list[list[_Item]]:
+    """Cut ``items`` into at most ``n_groups`` runs of about equal total size.
+
+    >>> _groups(["a", "b", "c", "d"], [1, 1, 1, 1], 2)
+    [['a', 'b'], ['c', 'd']]
+    """
+    total = sum(sizes) or 1
+    groups: list[list[_Item]] = [[]]
+    acc = 0
+    for item, size in zip(items, sizes):
+        if groups[-1] and acc >= total * len(groups) / n_groups:
+            groups.append([])
+        groups[-1].append(item)
+        acc += size
+    return groups
 
 
 def _checked_texts(texts: Iterable[str]) -> Iterator[str]:
@@ -220,6 +264,44 @@ def _checked_texts(texts: Iterable[str]) -> Iterator[str]:
                 f"got an item of type {type(text).__name__}"
             )
         yield text
+
+
+def _count_in_pool(
+    items: list[_Item],
+    sizes: list[int],
+    specials: tuple[str, ...],
+    pattern: str,
+    errors: str,
+    num_workers: int,
+    total: int,
+    on_progress: ProgressCallback | None,
+) -> Counter[str]:
+    """Count in a process pool: two tasks per worker, progress polled from a shared counter."""
+    import multiprocessing
+
+    # subtle: forkserver, not fork: the app calls this from a threaded server, where fork
+    # can deadlock; the forkserver imports only what the workers need.
+    ctx = multiprocessing.get_context("spawn" if os.name == "nt" else "forkserver")
+    progress = ctx.Value("q", 0)
+    groups = _groups(items, sizes, 2 * num_workers)
+    total_counts: Counter[str] = Counter()
+    with ctx.Pool(min(num_workers, len(groups)), initializer=_init_worker, initargs=(progress,)) as pool:
+        pending = [pool.apply_async(_count_items, (g, specials, pattern, errors)) for g in groups]
+        while pending:
+            pending[0].wait(0.1)
+            waiting = []
+            for result in pending:
+                if result.ready():
+                    counts = result.get()[1]  # re-raises a worker's CorpusError here
+                    if len(counts) > len(total_counts):
+                        total_counts, counts = counts, total_counts  # merge the smaller one in
+                    total_counts.update(counts)
+                else:
+                    waiting.append(result)
+            pending = waiting
+            if on_progress is not None:
+                on_progress("counting", min(progress.value, total), total)
+    return total_counts
 
 
 def count_pretokens(
@@ -242,58 +324,51 @@ def count_pretokens(
     >>> sorted(counts.items()), stats["pretokens"]
     ([(' cat', 1), ('the', 2)], 3)
     """
-    from core.corpus import DEFAULT_CHUNK_SIZE, find_chunk_boundaries
+    from core.corpus import DEFAULT_CHUNK_SIZE, find_chunk_boundaries, read_chunk
 
     specials = tuple(special_tokens)
     compile_pattern(pattern)  # fail fast on a broken regex, before any worker starts
     if errors not in ("strict", "replace"):
         raise CorpusError(f"errors must be 'strict' or 'replace', not {errors!r}")
     started = time.perf_counter()
-    total_counts: Counter[str] = Counter()
-    if isinstance(corpus, (str, os.PathLike)):
-        path = os.fspath(corpus)
+    is_file = isinstance(corpus, (str, os.PathLike))
+    items: list[_Item]
+    if is_file:
+        path = os.fspath(corpus)  # type: ignore[arg-type]
         if not os.path.isfile(path):
             raise CorpusError(
                 f"corpus file {path!r} not found. To train on text itself, pass it in a list: train_bpe([text], ...)"
             )
-        size = os.path.getsize(path)
         if chunk_size is None:
             # enough chunks to keep every worker busy, none bigger than the default
-            chunk_size = max(64 << 10, min(DEFAULT_CHUNK_SIZE, size // (4 * num_workers) + 1))
+            chunk_size = max(64 << 10, min(DEFAULT_CHUNK_SIZE, os.path.getsize(path) // (4 * num_workers) + 1))
         bounds = find_chunk_boundaries(path, special_tokens=specials, chunk_size=chunk_size)
-        tasks: list[Any] = [(path, s, e, specials, pattern, errors) for s, e in zip(bounds, bounds[1:]) if e > s]
-        worker: Callable[[Any], tuple[int, Counter[str]]] = _count_file_chunk
-        total = size
+        items = [(path, s, e) for s, e in zip(bounds, bounds[1:]) if e > s]
+        sizes = [e - s for _, s, e in items]  # type: ignore[misc]
     else:
         if isinstance(corpus, (bytes, bytearray)):
             raise CorpusError("the corpus must be text (str), not bytes: decode it first")
-        tasks = [(t, specials, pattern) for t in _checked_texts(corpus)]
-        worker = _count_text_chunk
-        total = sum(len(t[0]) for t in tasks)
-    done = 0
+        items = list(_checked_texts(corpus))  # type: ignore[arg-type]
+        sizes = [len(t) for t in items]  # type: ignore[arg-type]
+    total = sum(sizes)
     if on_progress is not None:
         on_progress("counting", 0, total)
-    if num_workers > 1 and len(tasks) > 1:
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("spawn" if os.name == "nt" else "forkserver")
-        with ctx.Pool(min(num_workers, len(tasks))) as pool:
-            for n, counts in pool.imap_unordered(worker, tasks):
-                total_counts.update(counts)
-                done += n
-                if on_progress is not None:
-                    on_progress("counting", done, total)
+    if num_workers > 1 and len(items) > 1:
+        total_counts = _count_in_pool(items, sizes, specials, pattern, errors, num_workers, total, on_progress)
     else:
-        for task in tasks:
-            n, counts = worker(task)
-            total_counts.update(counts)
-            done += n
+        total_counts = Counter()
+        done = 0
+        for item, size in zip(items, sizes):
+            _count_text(
+                item if isinstance(item, str) else read_chunk(*item, errors=errors), specials, pattern, total_counts
+            )
+            done += size
             if on_progress is not None:
                 on_progress("counting", done, total)
     stats = {
-        "bytes": total if isinstance(corpus, (str, os.PathLike)) else None,
-        "characters": None if isinstance(corpus, (str, os.PathLike)) else total,
-        "chunks": len(tasks),
+        "bytes": total if is_file else None,
+        "characters": None if is_file else total,
+        "chunks": len(items),
         "pretokens": sum(total_counts.values()),
         "distinct_pretokens": len(total_counts),
         "seconds_counting": time.perf_counter() - started,
@@ -386,24 +461,26 @@ class _MergeState:
         words = self.words
         freqs = self.freqs
         pair_counts = self.pair_counts
-        get = pair_counts.get
         where = self.where
-        touched: set[tuple[int, int]] = set()  # pairs holding `new`, pushed once at the end
+        # Pairs holding `new` did not exist before this merge, so "not in `where` yet" means
+        # "first sighting": they are collected here and pushed on the heap once at the end.
+        fresh: list[tuple[int, int]] = []
         for wi in where.pop((a, b)):
             w = words[wi]
+            left = w.count(a)  # occurrences of `a` still to look at (C-speed, no exceptions)
+            if not left:
+                continue  # stale index entry: an earlier merge took the pair out of this word
             f = freqs[wi]
             last = len(w) - 1
             i = 0
-            while True:
-                try:
-                    i = w.index(a, i)
-                except ValueError:
-                    break
-                if i >= last:
-                    break
-                if w[i + 1] != b:
+            while left:
+                i = w.index(a, i)
+                left -= 1
+                if i >= last or w[i + 1] != b:
                     i += 1
                     continue
+                if a == b:
+                    left -= 1  # the merge consumes the second `a` too
                 # subtle: the left neighbour is read from the already-merged word, so for
                 # "abab" the second merge sees (new, a), which the first one created.
                 if i:
@@ -411,25 +488,27 @@ class _MergeState:
                     p = (x, a)
                     pair_counts[p] -= f
                     p = (x, new)
-                    pair_counts[p] = get(p, 0) + f
-                    touched.add(p)
                     s = where.get(p)
-                    if s is None:
+                    if s is None:  # first sighting of this pair with the new token
                         where[p] = {wi}
+                        pair_counts[p] = f
+                        fresh.append(p)
                     else:
                         s.add(wi)
+                        pair_counts[p] += f
                 if i + 1 < last:
                     y = w[i + 2]
                     p = (b, y)
                     pair_counts[p] -= f
                     p = (new, y)
-                    pair_counts[p] = get(p, 0) + f
-                    touched.add(p)
                     s = where.get(p)
-                    if s is None:
+                    if s is None:  # first sighting of this pair with the new token
                         where[p] = {wi}
+                        pair_counts[p] = f
+                        fresh.append(p)
                     else:
                         s.add(wi)
+                        pair_counts[p] += f
                 w[i : i + 2] = (new,)
                 last -= 1
                 i += 1
@@ -438,7 +517,7 @@ class _MergeState:
         keys = self.keys
         heappush = heapq.heappush
         heap = self.heap
-        for p in touched:
+        for p in fresh:
             c = pair_counts[p]
             if c > 0:
                 heappush(heap, (-c, keys[p[0]], keys[p[1]], p))

@@ -23,8 +23,8 @@ _DONE = "train.done"  # job ID -> registered tokenizer label (so each job regist
 _TOAST = "train.toast"  # a label to announce on the next run
 _POLL_SECONDS = 0.5
 _TABLE_ROWS = 15
-_CHART_POINTS = 3000
-_COUNT_SHARE = 0.1  # share of the progress bar for the counting phase  # plotly gets at most this many points per trace
+_CHART_POINTS = 1500  # plotly gets at most this many points per trace
+_COUNT_SHARE = 0.1  # share of the progress bar for the counting phase
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -54,12 +54,13 @@ def corpus_section() -> tuple[list[str], str] | None:
         **state.bind("train.source", "Built-in corpus"),
     )
     if source == "Built-in corpus":
-        from core.builtin_corpus import BUILTIN_CORPUS_NAME, BUILTIN_MODULES
+        from core.builtin_corpus import BUILTIN_CORPUS_NAME, BUILTIN_SEPARATOR
 
         text = builtin_corpus()
         st.caption(
             f"**{BUILTIN_CORPUS_NAME}**: {jobs.format_bytes(len(text.encode()))}, the docstrings "
-            f"of {len(BUILTIN_MODULES)} standard-library modules joined with `<|endoftext|>`. "
+            f"of {text.count(BUILTIN_SEPARATOR) + 1} standard-library modules joined with "
+            "`<|endoftext|>`. "
             "Needs no download."
         )
         return [text], "built-in corpus"
@@ -186,7 +187,7 @@ def draw_table(snap: jobs.JobSnapshot) -> None:
 
 
 def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
-    """Status line, progress bar and the control buttons."""
+    """Status line and progress bar (inside the polled fragment)."""
     if snap.status == "queued":
         load = manager.status_counts()
         st.info(
@@ -210,16 +211,29 @@ def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
                  f"{snap.elapsed:.1f} s{paused}",
         )
     if snap.pause_requested and snap.status in ("starting", "counting"):
-        st.caption("Pausing once counting ends.")
+        st.caption("Pausing after the first merge (counting cannot be paused).")
+
+
+def control_state(snap: jobs.JobSnapshot | None) -> tuple[bool, bool, bool]:
+    """What decides which control buttons show: (queued, paused, done)."""
+    if snap is None:
+        return (False, False, True)
+    return (snap.status == "queued", snap.status == "paused" or snap.pause_requested, snap.done)
+
+
+def draw_controls(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
+    """Pause / Resume / Stop / Cancel, outside the polled fragment so they stay put while the
+    fragment redraws (a button redrawn every half second is hard to click)."""
     if snap.done:
         return
-    cols = st.columns(4)
+    queued, paused, _ = control_state(snap)
     job = snap.job_id
-    if snap.status == "queued":
+    cols = st.columns([1, 1, 1, 3])
+    if queued:
         cols[0].button("Cancel", key="train.cancel", on_click=manager.cancel, args=(job,),
-                       icon="✖️")
+                       icon="✖️", help="Leave the queue.")
         return
-    if snap.status == "paused" or snap.pause_requested:
+    if paused:
         cols[0].button("Resume", key="train.resume", on_click=manager.resume, args=(job,),
                        icon="▶️")
     else:
@@ -230,7 +244,7 @@ def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
                    icon="✖️", help="End now and keep nothing.")
 
 
-def live_view(job_id: str, was_running: bool) -> None:
+def live_view(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
     """Status, progress, charts and the newest merges; polled while the job runs."""
     manager = training_manager()
     try:
@@ -242,8 +256,9 @@ def live_view(job_id: str, was_running: bool) -> None:
     if snap.rows:
         draw_charts(snap)
         draw_table(snap)
-    if was_running and snap.done:
-        st.rerun()  # the whole page: show the results and stop polling
+    if control_state(snap) != drawn_controls:
+        # left the queue, paused, ended...: redraw the whole page (buttons, results, polling)
+        st.rerun()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -374,7 +389,9 @@ if st.button("Start training", type="primary", icon="🚀", key="train.start",
 if job_id is not None:
     st.divider()
     st.subheader("Training")
+    if snap is not None:
+        draw_controls(snap, manager)
     fragment = st.fragment(live_view, run_every=_POLL_SECONDS if running else None)
-    fragment(job_id, running)
+    fragment(job_id, control_state(snap))
     if snap is not None and snap.done:
         draw_results(snap)

@@ -78,7 +78,7 @@ else:
         st.caption(f"Showing the first {chips.MAX_CHIPS:,} of {details.n_tokens:,} tokens.")
     if any(t.partial for t in details.tokens):
         st.caption("Dashed chips hold part of a UTF-8 character; the orange frame groups the "
-                   "tokens that make the character above it.")
+                   "tokens that make the character shown at its left.")
 
 tab_pre, tab_why, tab_ids, tab_export = st.tabs(
     ["✂️ Pre-tokens", "🔍 Why this split", "🔢 IDs", "⬇️ Export"])

@@ -45,8 +45,7 @@ except ImportError as err:
 
 ids, problems = parse_ids(raw)
 if problems:
-    shown = "\n".join(f"- item {p.position + 1} (`{p.item[:40]}`): {p.message}"
-                      for p in problems[:20])
+    shown = "\n".join(f"- {p.message}" for p in problems[:20])
     more = f"\n- … and {len(problems) - 20} more" if len(problems) > 20 else ""
     st.warning(f"{len(problems)} item(s) are not token IDs and were skipped:\n{shown}{more}")
 if len(ids) > cache.MAX_IDS:

@@ -29,35 +29,41 @@ m[1].metric("Merges", f"{len(tok.merges):,}")
 m[2].metric("Special tokens", f"{len(tok.special_tokens or []):,}")
 m[3].metric("Longest token", f"{max(map(len, tok.vocab.values()), default=0)} bytes")
 
-left, right = st.columns([3, 2])
-with left:
+c_search, c_order = st.columns([3, 1])
+with c_search:
     query = st.text_input("Search", placeholder="a piece of text, e.g. ing, or an ID",
                           **state.bind("voc.search", ""))
-    try:
-        table = cache.vocab_table(key, query, tok)
-    except Exception as err:  # noqa: BLE001
-        widgets.show_error(err, what="Cannot list the vocabulary")
-        st.stop()
-    st.caption(f"{len(table):,} token(s) match. Click a column header to sort.")
-    picked = st.dataframe(
-        table, hide_index=True, width="stretch", height=420, key="voc.table",
-        on_select="rerun", selection_mode="single-row",
-        column_config={
-            "ID": st.column_config.NumberColumn(format="%d", width="small"),
-            "length": st.column_config.NumberColumn("len", width="small"),
-            "merge rank": st.column_config.NumberColumn(format="%d", width="small"),
-        },
-    )
-    rows = picked.selection.rows if picked is not None else []
-    if rows:
-        state.set_value("voc.token", int(table.iloc[rows[0]]["ID"]))
+with c_order:
+    order = st.selectbox("Order", cache.VOCAB_ORDERS, **state.bind("voc.order", "ID"))
+try:
+    table = cache.vocab_table(key, query, tok, order=order)
+except Exception as err:  # noqa: BLE001
+    widgets.show_error(err, what="Cannot list the vocabulary")
+    st.stop()
+st.caption(f"{len(table):,} token(s) match. Click a column header to sort, a row to select it.")
+picked = st.dataframe(
+    table, hide_index=True, width="stretch", height=390, key="voc.table",
+    on_select="rerun", selection_mode="single-row",
+    column_config={
+        "ID": st.column_config.NumberColumn(format="%d"),
+        "len": st.column_config.NumberColumn(help="length in bytes"),
+        "merge rank": st.column_config.NumberColumn(
+            format="%d", help="merge rank (empty: a single byte or a special token)"),
+        "left": st.column_config.TextColumn(help="first part of the merge"),
+        "right": st.column_config.TextColumn(help="second part of the merge"),
+    },
+)
+rows = picked.selection.rows if picked is not None else []
+if rows:
+    state.set_value("voc.token", int(table.iloc[rows[0]]["ID"]))
 
-with right:
+left, right = st.columns(2, gap="large")
+with left:
+    st.subheader("Merge tree")
     ids = sorted(tok.vocab)
-    default_id = ids[-1] if ids else 0
     token_id = st.number_input("Token ID", min_value=min(ids, default=0),
                                max_value=max(ids, default=0), step=1,
-                               **state.bind("voc.token", default_id))
+                               **state.bind("voc.token", ids[-1] if ids else 0))
     if token_id in tok.vocab:
         token = tok.vocab[token_id]
         st.markdown(f"**{len(token)} byte(s)** · hex `{token.hex(' ')}` · GPT-2 form "
@@ -70,13 +76,14 @@ with right:
     else:
         st.warning(f"ID {token_id} is not in this vocabulary.")
 
-st.subheader("Token lengths")
-counts = cache.length_counts(key, tok)
-fig = go.Figure(go.Bar(x=list(counts), y=list(counts.values()), marker_color="#5b6cf0",
-                       hovertemplate="%{y:,} tokens of %{x} bytes<extra></extra>"))
-fig.update_layout(xaxis_title="token length (bytes)", yaxis_title="tokens", height=300,
-                  margin=dict(l=10, r=10, t=10, b=10), bargap=0.15)
-st.plotly_chart(fig, key="voc.lengths", width="stretch")
+with right:
+    st.subheader("Token lengths")
+    counts = cache.length_counts(key, tok)
+    fig = go.Figure(go.Bar(x=list(counts), y=list(counts.values()), marker_color="#5b6cf0",
+                           hovertemplate="%{y:,} tokens of %{x} bytes<extra></extra>"))
+    fig.update_layout(xaxis_title="token length (bytes)", yaxis_title="tokens", height=340,
+                      margin=dict(l=10, r=10, t=10, b=10), bargap=0.15)
+    st.plotly_chart(fig, key="voc.lengths", width="stretch")
 
 with st.expander("⬇️ Export this tokenizer"):
     widgets.export_buttons(tok, key="voc.export")

@@ -137,7 +137,8 @@ def test_tokenize_gpt2_view_and_merge_trace(tok: Tokenizer) -> None:
     assert "Ġthe" in html and "Ċ" in html
     at.selectbox(key="_w.tok.word").set_value(" the").run()
     assert not at.exception
-    assert "merge #" in all_html(at)
+    html = all_html(at)
+    assert "#0 · Ġ + t" in html and "#3 · Ġt + he" in html  # the trace of " the", GPT-2 form
 
 
 def test_tokenize_word_baseline(tok: Tokenizer) -> None:
@@ -203,6 +204,11 @@ def test_vocabulary_table_search_and_tree(tok: Tokenizer) -> None:
     assert not at.exception
     assert at.get("graphviz_chart")
     assert at.get("plotly_chart")
+    at.text_input(key="_w.voc.search").set_value("").run()
+    at.selectbox(key="_w.voc.order").set_value("newest merges first").run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert table["merge rank"].iloc[0] == len(tok.merges) - 1
 
 
 # ---- Compare ---------------------------------------------------------------------------------
@@ -259,3 +265,16 @@ def test_upload_malicious_pickle_shows_error() -> None:
     assert not at.exception
     assert at.error, "a malicious pickle must produce a clear error"
     assert at.session_state["ui.tokenizers"] == {}
+
+
+def test_tokenize_export_offers_pickles(tok: Tokenizer) -> None:
+    at = open_page(TOKENIZE, ("mine", tok))
+    labels = [b.label for b in at.get("download_button")]
+    assert any("vocab.pkl" in x for x in labels) and any("merges.pkl" in x for x in labels)
+
+
+def test_decode_bad_item_message_has_its_position(tok: Tokenizer) -> None:
+    at = open_page(DECODE, ("mine", tok))
+    at.text_area[0].set_value("[1, 2, \"abc\", -4]").run()
+    warning = next(w.value for w in at.warning if "not token IDs" in w.value)
+    assert "item 3 'abc'" in warning and "item 4 '-4'" in warning

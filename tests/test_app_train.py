@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 from pathlib import Path
 
@@ -117,12 +118,49 @@ def test_training_on_the_builtin_corpus_ends_and_becomes_active():
     assert {"encoder.json", "vocab.bpe"} <= set(downloads(at))  # the other formats core writes
 
 
-def test_stop_keeps_a_partial_tokenizer():
-    at = page()
+def synthetic_corpus(n_words: int = 300_000) -> bytes:
+    """~2 MB of pseudo-random words: many distinct pre-tokens, so training takes seconds."""
+    rng = random.Random(0)
+    letters = "etaoinshrdlucmfwypvbgk"
+    words = ("".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(n_words))
+    return " ".join(words).encode()
+
+
+def test_pause_then_stop_keeps_a_partial_tokenizer():
+    at = upload(page(), [("random.txt", synthetic_corpus())])
     at.number_input[0].set_value(20_000).run()
     start_button(at).click().run()
-    run_until(at, lambda a: any(b.label == "Stop" for b in a.button), timeout=60)
+    at.button(key="train.pause").click().run()  # long before 19,743 merges are done
+    assert at.button(key="train.resume")  # the page offers Resume at once
     assert start_button(at).disabled  # one training per session at a time
     at.button(key="train.stop").click().run()
     run_until(at, lambda a: "merges.pkl" in downloads(a))
     assert any("Stopped by request" in str(i.value) for i in at.info)
+    merges = next(m.value for m in at.metric if m.label == "Merges")
+    assert 1 <= int(merges.replace(",", "")) < 19_743
+
+
+def test_training_survives_a_visit_to_another_page():
+    at = AppTest.from_file(str(Path(PAGE).parent.parent / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/1_🏋️_Train.py").run()
+    assert not at.exception, at.exception
+    at.number_input[0].set_value(3000).run()
+    start_button(at).click().run()
+    job = at.session_state["train.job"]
+    at.switch_page("pages/3_🔢_Decode.py").run()  # another page while it trains
+    assert not at.exception, at.exception
+    at.switch_page("pages/1_🏋️_Train.py").run()
+    assert at.session_state["train.job"] == job
+    assert at.number_input[0].value == 3000  # settings survive navigation too
+    run_until(at, lambda a: "merges.pkl" in downloads(a))
+    assert any(m.label == "Merges" and m.value == f"{3000 - 257:,}" for m in at.metric)
+
+
+def test_upload_size_limit_has_a_clear_message(monkeypatch):
+    monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "1")
+    at = upload(page(), [("small.txt", b"fits " * 1000), ("big.txt", b"x " * 600_000)])
+    error = texts(at.error)
+    assert "big.txt" in error and "limit of 1.0 MB" in error and "TOKPLAY_MAX_UPLOAD_MB" in error
+    assert "small.txt" in texts(at.markdown)
+    assert not start_button(at).disabled  # the file that fits is still usable

@@ -271,3 +271,19 @@ def test_env_settings(monkeypatch):
         m.shutdown()
     monkeypatch.setenv("TOKPLAY_MAX_TRAININGS", "lots")
     assert jobs.env_int("TOKPLAY_MAX_TRAININGS", 2) == 2
+
+
+def test_the_worker_side_never_imports_streamlit():
+    # workers run ui/jobs.py by path (not as ui.jobs, whose package imports Streamlit)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = Path(jobs.__file__).resolve()
+    code = (
+        "import runpy, sys; runpy.run_path(sys.argv[1]);"
+        "print(sorted(m for m in ('streamlit', 'plotly', 'ui') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -175,19 +175,41 @@ def test_safe_cuts_split_pretokenization_exactly(text, pattern):
         hi = cut - 1
 
 
+@settings(max_examples=300, deadline=None)
+@given(text=TEXTS, pattern=st.sampled_from(["gpt2", "cl100k", "o200k"]))
+def test_ascii_fast_pretokenizer_agrees_with_regex(text, pattern):
+    tok = toy([], pattern=pattern)
+    assert tok._ascii_regex is not None
+    assert tok._findall(text) == compile_pattern(pattern).findall(text)
+    assert tok._ascii_regex.findall(text.encode("ascii", "ignore").decode()) == compile_pattern(
+        pattern
+    ).findall(text.encode("ascii", "ignore").decode())
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts=st.lists(TEXTS, min_size=1, max_size=6), pattern=st.sampled_from(["gpt2", "o200k"]))
+def test_warm_and_evicting_cache_gives_the_same_ids(texts, pattern):
+    """Encoding the same texts again (hits) with a tiny cache (evictions) changes nothing."""
+    tok = toy(MERGES, SPECIALS, pattern=pattern, cache_size=64)
+    for _ in range(3):
+        for text in texts:
+            assert tok.encode(text) == reference_encode(tok, text)
+
+
 def test_encode_iterable_reads_a_file_lazily_with_bounded_memory():
     tok = toy(MERGES, SPECIALS, cache_size=1000)
     rng = random.Random(1)
     words = ["the", "then", "in", "there", "  ", "\n", "中文", "<|endoftext|>", "x" * 30]
-    text = " ".join(rng.choice(words) + str(rng.randint(0, 99999)) for _ in range(200_000))
+    text = " ".join(rng.choice(words) + str(rng.randint(0, 99999)) for _ in range(60_000))
     expected = tok.encode(text)
     tok.clear_cache()
+    source = io.StringIO(text)  # (its buffer is a copy of the text: made before tracing)
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
         count = 0
         checksum = 0
-        for i in tok.encode_iterable(io.StringIO(text)):
+        for i in tok.encode_iterable(source):
             count += 1
             checksum = (checksum * 31 + i) % 1_000_000_007
         peak = tracemalloc.get_traced_memory()[1] - base
@@ -197,8 +219,8 @@ def test_encode_iterable_reads_a_file_lazily_with_bounded_memory():
     for i in expected:
         exp_sum = (exp_sum * 31 + i) % 1_000_000_007
     assert (count, checksum) == (len(expected), exp_sum)
-    assert len(text) > 2_000_000
-    assert peak < 4_000_000, f"encode_iterable grew memory by {peak:,} bytes"
+    assert len(text) > 600_000
+    assert peak < 3_000_000, f"encode_iterable grew memory by {peak:,} bytes"
 
 
 def test_encode_iterable_refuses_bytes_with_a_hint():
@@ -211,7 +233,7 @@ def test_cache_is_bounded():
     tok = toy(MERGES, cache_size=50)
     text = " ".join(f"w{i}" for i in range(5000))
     assert tok.encode(text) == reference_encode(tok, text)
-    assert len(tok._pretoken_cache) <= 50 and len(tok._chunk_cache) <= 50
+    assert len(tok._pretoken_cache) <= 50
     custom = toy(MERGES, pattern=r"\w+|\s+|[^\w\s]+", cache_size=50)
     assert custom.encode(text) == reference_encode(custom, text)
     assert len(custom._pretoken_cache) <= 50
@@ -237,6 +259,12 @@ def test_decode_replaces_invalid_utf8_and_unknown_ids():
     assert tok.decode(zhong[:1] + [999_999] + [97]) == "\ufffd\ufffda"
     assert tok.decode((i for i in [104, 105])) == "hi"
     assert tok.decode([]) == ""
+    assert tok.decode([2**40, 0x110000, 104]) == "\ufffd\ufffdh"
+
+
+def test_decode_treats_bools_as_ints_like_tiktoken():
+    tok = toy([])
+    assert tok.decode([True, False, 104]) == "\x01\x00h"
 
 
 @pytest.mark.parametrize(
@@ -244,7 +272,6 @@ def test_decode_replaces_invalid_utf8_and_unknown_ids():
     [
         ([104, "105"], "item 1 of the IDs is '105' \\(str\\)"),
         ([104, 1.0], "item 1 of the IDs is 1.0 \\(float\\)"),
-        ([True, 104], "item 0 of the IDs is True \\(bool\\)"),
         ([None], "item 0 of the IDs is None"),
     ],
 )

@@ -182,3 +182,8 @@ def test_merge_tree_dot_escapes_quotes() -> None:
     dot = chips.merge_tree_dot(tree)
     assert dot.count("->") == 2
     assert 'label="\\"\\\\\\nID 300' in dot
+
+
+def test_control_bytes_shown_as_escapes() -> None:
+    assert chips.token_label(b"\x00\x1b\x7f") == "\\x00\\x1b\\x7f"
+    assert chips.token_label(b"\r\n") == "␍↵"

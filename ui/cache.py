@@ -133,6 +133,16 @@ def builtin_bpe(vocab_size: int) -> tuple[dict[int, bytes], list[tuple[bytes, by
     return train_bpe([builtin_corpus_text()], vocab_size, [BUILTIN_SEPARATOR])
 
 
+@st.cache_resource(max_entries=2, show_spinner="Training on the built-in corpus…")
+def builtin_tokenizer(vocab_size: int) -> Any:
+    """A ``core.Tokenizer`` trained on the built-in corpus (shared, never mutated by pages)."""
+    from core.builtin_corpus import BUILTIN_SEPARATOR
+    from core.tokenizer import Tokenizer
+
+    vocab, merges = builtin_bpe(vocab_size)
+    return Tokenizer(vocab, merges, [BUILTIN_SEPARATOR], name="built-in corpus")
+
+
 @st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
 def coverage(tok_key: str, text: str, _tok: Any) -> Any:
     """``core.baselines.coverage_stats``: unknown-token rate, tokens per char, round trip."""
@@ -144,26 +154,34 @@ def coverage(tok_key: str, text: str, _tok: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 # Vocabulary tables
 
+#: Orders the Vocabulary page offers.
+VOCAB_ORDERS = ("ID", "longest first", "newest merges first")
+
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner="Building the vocabulary table…")
-def vocab_table(tok_key: str, query: str, _tok: Any) -> Any:
-    """The vocabulary as a DataFrame (rows matching ``query``; see core.vocab_table)."""
+def vocab_table(tok_key: str, query: str, _tok: Any, *, order: str = "ID") -> Any:
+    """The vocabulary as a DataFrame (rows matching ``query``; see core.vocab_table), sorted
+    by one of :data:`VOCAB_ORDERS`."""
     import pandas as pd
 
     from core.vocab_table import search_rows
     from ui.chips import show_bytes, to_gpt2_str, visible
 
     rows = search_rows(_vocab_rows(tok_key, _tok), query)
+    if order == "longest first":
+        rows = sorted(rows, key=lambda r: (-r.length, r.id))
+    elif order == "newest merges first":
+        rows = sorted(rows, key=lambda r: (r.rank is None, -(r.rank or 0), r.id))
     return pd.DataFrame(
         {
             "ID": [r.id for r in rows],
             "token": [visible(show_bytes(r.token)) for r in rows],
-            "GPT-2 form": [to_gpt2_str(r.token) for r in rows],
-            "bytes": [r.token.hex(" ") for r in rows],
-            "length": [r.length for r in rows],
+            "len": [r.length for r in rows],
             "merge rank": pd.array([r.rank for r in rows], dtype="Int64"),
             "left": [None if r.left is None else visible(show_bytes(r.left)) for r in rows],
             "right": [None if r.right is None else visible(show_bytes(r.right)) for r in rows],
+            "bytes": [r.token.hex(" ") for r in rows],
+            "GPT-2 form": [to_gpt2_str(r.token) for r in rows],
         }
     )
 

@@ -31,7 +31,13 @@ SPECIAL_BG = "#3b4252"
 MAX_CHIPS = 6000
 PROBLEM_BG = "#ffb4b4"
 
-_WS = str.maketrans({" ": "·", "\n": "↵", "\t": "→", "\r": "␍"})
+# Whitespace made visible; other control characters become ``\xNN`` escapes (like bytes that
+# are not UTF-8), so a token like b"\x00" shows as text instead of nothing. subtle: not the
+# Unicode "control pictures" (U+2400...), which many fonts lack and draw as empty boxes.
+_WS = str.maketrans(
+    {chr(c): f"\\x{c:02x}" for c in (*range(32), 0x7F)}
+    | {" ": "·", "\n": "↵", "\t": "→", "\r": "␍"}
+)
 
 CSS = """
 <style>
@@ -52,7 +58,8 @@ CSS = """
 .tp-fffd{background:#ffb4b4;border-radius:4px;padding:0 2px;font-weight:700;color:#7f1d1d}
 .tp-fffd sup{font-size:.65em;margin-left:1px}
 .tp-step{margin:.15rem 0}
-.tp-step .tp-rank{font-size:.75em;color:#5a6275;display:inline-block;min-width:9em}
+.tp-step .tp-rank{font-size:.75em;color:#5a6275;display:inline-block;min-width:14em;
+ white-space:pre}
 .tp-new{outline:2px solid #5b6cf0}
 .tp-regions{border-collapse:collapse;width:100%;font-size:.9rem}
 .tp-regions th{text-align:left;color:#5a6275;font-weight:600;border-bottom:1px solid #dde1ea;
@@ -68,10 +75,13 @@ CSS = """
 
 
 def visible(text: str) -> str:
-    """Make whitespace visible: space -> ``·``, newline -> ``↵``, tab -> ``→``.
+    """Make whitespace visible: space -> ``·``, newline -> ``↵``, tab -> ``→``; other control
+    characters -> ``\\xNN``.
 
     >>> visible(" hi\\n")
     '·hi↵'
+    >>> print(visible("\\x00\\x1b"))
+    \\x00\\x1b
     """
     return text.translate(_WS)
 
@@ -282,11 +292,11 @@ def trace_html(pretoken: str, steps: Sequence[Any], *, gpt2_view: bool = False) 
         except StopIteration:
             new_at = None
         a, b = step.pair
-        label = f"rank {step.rank}: {token_label(a)} + {token_label(b)}"
+        pair = f"{token_label(a, gpt2_view=gpt2_view)} + {token_label(b, gpt2_view=gpt2_view)}"
         rows.append(
-            f'<div class="tp-step"><span class="tp-rank" title="{_esc(label)}">'
-            f"merge #{step.rank}</span>{pieces_html(after, highlight=new_at, gpt2_view=gpt2_view)}"
-            "</div>"
+            f'<div class="tp-step"><span class="tp-rank" title="merge rank {step.rank}">'
+            f"#{step.rank} · {_esc(pair)}</span>"
+            f"{pieces_html(after, highlight=new_at, gpt2_view=gpt2_view)}</div>"
         )
     rows.append("</div>")
     return "".join(rows)

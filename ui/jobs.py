@@ -28,6 +28,7 @@ Typical use::
 from __future__ import annotations
 
 import itertools
+import logging
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -41,6 +42,7 @@ import threading
 import time
 import traceback
 import types
+import weakref
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -74,6 +76,7 @@ MergeRow = tuple[int, int, bytes, tuple[bytes, bytes], int, float]
 #: Statuses after which a job never changes again.
 TERMINAL = frozenset({"finished", "stopped", "cancelled", "failed"})
 
+_log = logging.getLogger(__name__)
 _WORKER_RUN_NAME = "__tokplay_training_worker__"
 _FLUSH_SECONDS = 0.1  # worker -> manager batching interval
 _FLUSH_ROWS = 2000  # ... or this many merges, whichever comes first
@@ -228,6 +231,9 @@ class TrainingManager:
         self._tmpdir = tempfile.mkdtemp(prefix="tokplay-jobs-")
         self._wake_r, self._wake_w = multiprocessing.Pipe(duplex=False)
         self._closed = False
+        self._to_close: list[Any] = []
+        # the temp dir goes even if nobody calls shutdown() (the server just exits)
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._tmpdir, ignore_errors=True)
         self.prewarm = prewarm
         self._spare: _Spare | None = None
         self._thread: threading.Thread | None = None
@@ -395,7 +401,7 @@ class TrainingManager:
         self._wake()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        shutil.rmtree(self._tmpdir, ignore_errors=True)
+        self._cleanup()
 
     # ---- internals (lock held where the name says so) --------------------------------------
 
@@ -433,10 +439,9 @@ class TrainingManager:
         if job.job_id in self._queue:
             self._queue.remove(job.job_id)
         if job.conn is not None:
-            try:
-                job.conn.close()
-            except OSError:
-                pass
+            # subtle: the loop thread may be waiting on this pipe right now; closing it under
+            # its feet breaks select(), so the loop closes it once the wait returns
+            self._to_close.append(job.conn)
             job.conn = None
         try:
             os.unlink(job.corpus_path)
@@ -534,28 +539,48 @@ class TrainingManager:
 
     def _loop(self) -> None:
         while True:
-            with self._lock:
-                if self._closed and not self._running:
+            try:
+                if not self._loop_once():
                     return
-                self._schedule_locked()
-                self._refill_spare_locked()
-                conns = {j.conn: j for j in map(self._jobs.get, self._running) if j and j.conn}
-            ready = multiprocessing.connection.wait([self._wake_r, *conns], timeout=0.5)
-            for conn in ready:
-                if conn is self._wake_r:
-                    while self._wake_r.poll():
-                        self._wake_r.recv_bytes()
-                    continue
-                job = conns[conn]
+            except Exception:  # noqa: BLE001 - the loop must survive anything, or jobs stall
+                _log.exception("training manager loop error")
+                time.sleep(0.1)
+
+    def _loop_once(self) -> bool:
+        with self._lock:
+            for conn in self._to_close:
                 try:
-                    message = conn.recv()
-                except (EOFError, OSError):
-                    self._worker_gone(job)
-                    continue
-                with self._lock:
-                    if job.status not in TERMINAL:
-                        self._handle_locked(job, message)
-            self._reap_dead()
+                    conn.close()
+                except OSError:
+                    pass
+            self._to_close.clear()
+            multiprocessing.active_children()  # reaps finished workers (no zombies)
+            if self._closed and not self._running:
+                return False
+            self._schedule_locked()
+            self._refill_spare_locked()
+            conns = {j.conn: j for j in map(self._jobs.get, self._running) if j and j.conn}
+        self._poll(conns)
+        return True
+
+    def _poll(self, conns: dict[Any, _Job]) -> None:
+        """Wait up to 0.5 s for worker messages (or a wake-up) and apply them."""
+        ready = multiprocessing.connection.wait([self._wake_r, *conns], timeout=0.5)
+        for conn in ready:
+            if conn is self._wake_r:
+                while self._wake_r.poll():
+                    self._wake_r.recv_bytes()
+                continue
+            job = conns[conn]
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                self._worker_gone(job)
+                continue
+            with self._lock:
+                if job.status not in TERMINAL:
+                    self._handle_locked(job, message)
+        self._reap_dead()
 
     def _handle_locked(self, job: _Job, message: tuple[Any, ...]) -> None:
         kind = message[0]

@@ -10,7 +10,7 @@ import streamlit as st
 from ui import cache, state
 
 #: File types the tokenizer loader accepts (core.formats guesses the format from the names).
-TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "model", "txt"]
+TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt"]
 
 
 def show_error(err: BaseException, *, what: str = "") -> None:
