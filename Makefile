@@ -30,9 +30,12 @@ run: setup
 test: setup browser
 	$(PY) -m pytest -n 2 --dist loadgroup
 
+# Benchmarks print ratio tables against tiktoken / Hugging Face tokenizers (not part of `make test`).
 bench: setup
 	$(PY) benchmarks/bench_train.py
 	$(PY) benchmarks/bench_encode.py
+	$(PY) benchmarks/bench_tokenize_page.py
+	$(PY) benchmarks/bench_ui_train.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

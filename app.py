@@ -7,7 +7,7 @@ navigation, so every page has its own URL).
 import streamlit as st
 
 import ui
-from ui import cache, chips, state, widgets
+from ui import cache, chips, links, state, widgets
 
 ui.setup("Home")
 
@@ -27,6 +27,7 @@ def quick_start() -> None:
 
 
 st.title("🧩 Tokenizer Playground")
+links.share_plain("Home")
 st.markdown(
     "A hands-on look at **byte-level BPE**, the tokenizer family behind GPT-2 and GPT-4:\n"
     "- **🏋️ Train** one on your own text and watch merges appear, most frequent pair first.\n"

@@ -278,29 +278,42 @@ def _count_in_pool(
 ) -> Counter[str]:
     """Count in a process pool: two tasks per worker, progress polled from a shared counter."""
     import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     # subtle: forkserver, not fork: the app calls this from a threaded server, where fork
-    # can deadlock; the forkserver imports only what the workers need.
-    ctx = multiprocessing.get_context("spawn" if os.name == "nt" else "forkserver")
+    # can deadlock. The forkserver preloads only this module (not ``__main__``, which under
+    # Streamlit or pytest is somebody else's script).
+    if os.name == "nt":
+        ctx = multiprocessing.get_context("spawn")
+    else:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["core.train"])
     progress = ctx.Value("q", 0)
     groups = _groups(items, sizes, 2 * num_workers)
     total_counts: Counter[str] = Counter()
-    with ctx.Pool(min(num_workers, len(groups)), initializer=_init_worker, initargs=(progress,)) as pool:
-        pending = [pool.apply_async(_count_items, (g, specials, pattern, errors)) for g in groups]
-        while pending:
-            pending[0].wait(0.1)
-            waiting = []
-            for result in pending:
-                if result.ready():
-                    counts = result.get()[1]  # re-raises a worker's CorpusError here
+    # subtle: ProcessPoolExecutor, not multiprocessing.Pool: when a worker dies (killed, out of
+    # memory) Pool silently starts another and waits forever for the lost task; the executor
+    # raises BrokenProcessPool, which becomes a clear error below.
+    with ProcessPoolExecutor(
+        min(num_workers, len(groups)), mp_context=ctx, initializer=_init_worker, initargs=(progress,)
+    ) as pool:
+        pending = {pool.submit(_count_items, g, specials, pattern, errors) for g in groups}
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+                for future in done:
+                    counts = future.result()[1]  # re-raises a worker's CorpusError here
                     if len(counts) > len(total_counts):
                         total_counts, counts = counts, total_counts  # merge the smaller one in
                     total_counts.update(counts)
-                else:
-                    waiting.append(result)
-            pending = waiting
-            if on_progress is not None:
-                on_progress("counting", min(progress.value, total), total)
+                if on_progress is not None:
+                    on_progress("counting", min(progress.value, total), total)
+        except BrokenProcessPool:
+            raise CorpusError(
+                "a worker process counting the corpus died (killed, or out of memory); "
+                "try again with fewer workers (num_workers=1) or a smaller corpus"
+            ) from None
     return total_counts
 
 

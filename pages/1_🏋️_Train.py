@@ -13,8 +13,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import ui
-from ui import jobs, state
-from ui.widgets import show_error
+from ui import jobs, limits, links, state
+from ui.widgets import save_to_library, show_error
 
 ui.setup("Train")
 
@@ -31,7 +31,8 @@ _COUNT_SHARE = 0.1  # share of the progress bar for the counting phase
 def training_manager() -> jobs.TrainingManager:
     """One manager per server, deliberately shared: jobs are keyed by unguessable IDs, and
     each session only knows its own. Its queue is what enforces the concurrency limit."""
-    manager = jobs.TrainingManager()
+    manager = jobs.TrainingManager(max_concurrent=limits.max_concurrent_trainings(),
+                                   memory_mb=limits.train_memory_mb())
     manager.warm_up()
     return manager
 
@@ -64,7 +65,7 @@ def corpus_section() -> tuple[list[str], str] | None:
             "Needs no download."
         )
         return [text], "built-in corpus"
-    limit = jobs.max_upload_bytes()
+    limit = limits.max_upload_bytes()
     uploads = st.file_uploader(
         "Text files (UTF-8)", type=["txt"], accept_multiple_files=True, key="train.uploads",
         help=f"One or more plain-text files, at most {jobs.format_bytes(limit)} in total "
@@ -107,7 +108,8 @@ def settings_section() -> tuple[int, list[str], str] | None:
     """Vocab size, special tokens and pattern; None (after a message) when they are unusable."""
     vocab_size = int(st.number_input(
         "Vocab size", min_value=1, max_value=10_000_000, step=100,
-        help=f"256 bytes + special tokens + merges. At most {jobs.max_vocab_size():,} here.",
+        help=f"256 bytes + special tokens + merges. At most {limits.max_vocab_size():,} here "
+             "(TOKPLAY_MAX_VOCAB).",
         **state.bind("train.vocab_size", 2000),
     ))
     specials_text = st.text_input(
@@ -120,7 +122,7 @@ def settings_section() -> tuple[int, list[str], str] | None:
         **state.bind("train.pattern", "gpt2"),
     )
     specials = jobs.parse_special_tokens(specials_text)
-    problem = jobs.vocab_size_problem(vocab_size, len(specials))
+    problem = limits.vocab_size_problem(vocab_size, len(specials))
     if problem:
         st.error(problem, icon="⚠️")
         return None
@@ -281,7 +283,8 @@ def adopt_tokenizer(snap: jobs.JobSnapshot) -> Any | None:
     if snap.job_id not in done:
         done[snap.job_id] = state.register_tokenizer(
             label, tok, source=f"trained here on {snap.corpus_name} "
-                               f"({jobs.format_bytes(snap.corpus_bytes)}, {snap.pattern})")
+                               f"({jobs.format_bytes(snap.corpus_bytes)}, {snap.pattern})",
+            meta={"corpus_name": snap.corpus_name, "corpus_size": snap.corpus_bytes})
         state.set_active(done[snap.job_id])
         st.session_state[_TOAST] = done[snap.job_id]
         st.rerun()  # so the sidebar (drawn before this) shows the new active tokenizer
@@ -325,6 +328,12 @@ def draw_results(snap: jobs.JobSnapshot) -> None:
     cols[3].metric("Distinct pre-tokens", f"{stats.get('distinct_pretokens', 0):,}")
     if tok is not None:
         st.success("The tokenizer is now active: try it on the **Tokenize** page.", icon="✅")
+        label = st.session_state.get(_DONE, {}).get(snap.job_id)
+        if label is not None and label in state.session_tokenizers():
+            with st.container(border=True):
+                st.markdown("**📚 Save to the library** so teammates can open it from a link "
+                            "(it stays on this server after a restart)")
+                save_to_library(label, key="train.save")
     try:
         files = export_files(snap.job_id, snap.vocab, snap.merges, tok)
     except Exception as err:  # noqa: BLE001 - a missing writer must not hide the rest
@@ -347,6 +356,7 @@ st.caption(
     "Byte-level BPE: start from the 256 bytes, repeatedly merge the most frequent adjacent pair. "
     "Watch the merges arrive; training keeps running if you visit another page."
 )
+links.share_plain("Train")
 
 if (announce := st.session_state.pop(_TOAST, None)) is not None:
     st.toast(f"“{announce}” is now your active tokenizer", icon="✅")

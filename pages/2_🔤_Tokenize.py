@@ -3,12 +3,13 @@
 import streamlit as st
 
 import ui
-from ui import cache, chips, state, widgets
+from ui import cache, chips, limits, links, state, widgets
 
 ui.setup("Tokenize")
 
 st.title("🔤 Tokenize")
 st.caption("Type text and see how a tokenizer cuts it. Hover a chip for its ID and bytes.")
+links.share("Tokenize")
 
 top = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 with top[0]:
@@ -25,9 +26,8 @@ with top[3]:
 text = st.text_area("Text", height=150, **state.bind("tok.text", state.SAMPLE_TEXT),
                     help=f"Up to {cache.MAX_TEXT_CHARS:,} characters. Updates when you click "
                          "outside the box or press Ctrl+Enter.")
-if len(text) > cache.MAX_TEXT_CHARS:
-    st.warning(f"This text has {len(text):,} characters; the playground tokenizes only the "
-               f"first {cache.MAX_TEXT_CHARS:,}. Paste a shorter text to see all of it.")
+if too_long := limits.text_too_long(len(text), limit=cache.MAX_TEXT_CHARS):
+    st.warning(too_long)
     text = text[: cache.MAX_TEXT_CHARS]
 
 tok = widgets.load_tokenizer(label)
@@ -96,6 +96,8 @@ with tab_why:
         default = max(words, key=len)
         current = state.value("tok.word")
         state.set_value("tok.word", current if current in words else default)
+        if current != state.value("tok.word"):
+            links.refresh("Tokenize")  # the address bar names the word shown
         word = st.selectbox("Pre-token", words, format_func=chips.visible,
                             **state.bind("tok.word"))
         try:

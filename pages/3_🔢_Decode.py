@@ -5,7 +5,7 @@ import streamlit as st
 from core.compare import first_difference
 
 import ui
-from ui import cache, chips, state, widgets
+from ui import cache, chips, links, state, widgets
 
 ui.setup("Decode")
 
@@ -13,6 +13,7 @@ st.title("🔢 Decode")
 st.caption("Paste token IDs (spaces, commas, or a JSON list) and see the text they decode to. "
            "Bytes that are not valid UTF-8 become U+FFFD (�), highlighted with the IDs behind it.")
 
+top = st.container()  # the link control, filled once the IDs are known
 label = widgets.tokenizer_picker("dec.tokenizer")
 tok = widgets.load_tokenizer(label)
 if tok is None:
@@ -32,6 +33,8 @@ def use_tokenize_text() -> None:
 
 if state.value("dec.ids") is None:  # first visit: start from the Tokenize page's text
     use_tokenize_text()
+with top:
+    links.share("Decode")
 raw = st.text_area("Token IDs", height=110, **state.bind("dec.ids", ""),
                    help="Example: 15496 11 995 — or [15496, 11, 995]. Try [255] to see a byte that is "
                         "not UTF-8 on its own. Updates on Ctrl+Enter or when you click outside.")
@@ -49,7 +52,8 @@ if problems:
     more = f"\n- … and {len(problems) - 20} more" if len(problems) > 20 else ""
     st.warning(f"{len(problems)} item(s) are not token IDs and were skipped:\n{shown}{more}")
 if len(ids) > cache.MAX_IDS:
-    st.warning(f"{len(ids):,} IDs given; only the first {cache.MAX_IDS:,} are decoded.")
+    st.warning(f"{len(ids):,} IDs given; only the first {cache.MAX_IDS:,} are decoded "
+               "(server limit TOKPLAY_MAX_IDS).")
     ids = ids[: cache.MAX_IDS]
 if not ids:
     st.info("Enter at least one token ID.")

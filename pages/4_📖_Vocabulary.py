@@ -4,13 +4,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import ui
-from ui import cache, chips, state, widgets
+from ui import cache, chips, links, state, widgets
 
 ui.setup("Vocabulary")
 
 st.title("📖 Vocabulary")
 st.caption("Every token the tokenizer knows: special tokens first, then the 256 bytes, then "
            "one token per merge in the order it was learned. Click a row to see its merge tree.")
+links.share("Vocabulary")
 
 label = widgets.tokenizer_picker("voc.tokenizer")
 tok = widgets.load_tokenizer(label)
@@ -54,13 +55,24 @@ picked = st.dataframe(
     },
 )
 rows = picked.selection.rows if picked is not None else []
-if rows:
-    state.set_value("voc.token", int(table.iloc[rows[0]]["ID"]))
+selected = int(table.iloc[rows[0]]["ID"]) if rows and rows[0] < len(table) else None
+if selected is not None and selected != state.value("voc.picked"):
+    # a new click (not the selection still standing from an earlier run, which would undo a
+    # token typed below or opened from a link)
+    state.set_value("voc.picked", selected)
+    if selected != state.value("voc.token"):
+        state.set_value("voc.token", selected)
+        st.rerun()  # so the link (drawn above) names the clicked token
 
 left, right = st.columns(2, gap="large")
 with left:
     st.subheader("Merge tree")
     ids = sorted(tok.vocab)
+    wanted = state.value("voc.token")
+    if ids and wanted is not None and not ids[0] <= wanted <= ids[-1]:
+        st.warning(f"Token ID {wanted:,} is outside this vocabulary ({ids[0]} … {ids[-1]:,}); "
+                   f"showing the last token, {ids[-1]:,}, instead.")
+        state.set_value("voc.token", ids[-1])
     token_id = st.number_input("Token ID", min_value=min(ids, default=0),
                                max_value=max(ids, default=0), step=1,
                                **state.bind("voc.token", ids[-1] if ids else 0))

@@ -5,7 +5,7 @@ import streamlit as st
 from core.compare import boundaries, differing_regions, tokenization_stats
 
 import ui
-from ui import cache, chips, state, widgets
+from ui import cache, chips, limits, links, state, widgets
 
 ui.setup("Compare")
 
@@ -16,11 +16,13 @@ st.caption("The same text through two to four tokenizers: how many tokens each n
 defaults = list(dict.fromkeys(
     [state.active_label() or "GPT-2 (gpt2)", "GPT-4 (cl100k_base)", "Word-level baseline",
      "Char-level baseline"]))[:4]
+if state.value("cmp.tokenizers") is None:
+    state.set_value("cmp.tokenizers", [x for x in defaults if x in state.available_tokenizers()])
+links.share("Compare")
 labels = widgets.tokenizer_multi_picker("cmp.tokenizers", default=defaults)
 text = st.text_area("Text", height=120, **state.bind("cmp.text", state.SAMPLE_TEXT))
-if len(text) > cache.MAX_TEXT_CHARS:
-    st.warning(f"This text has {len(text):,} characters; only the first "
-               f"{cache.MAX_TEXT_CHARS:,} are compared.")
+if too_long := limits.text_too_long(len(text), limit=cache.MAX_TEXT_CHARS, what="compares"):
+    st.warning(too_long)
     text = text[: cache.MAX_TEXT_CHARS]
 if len(labels) < 2:
     st.info("Pick at least two tokenizers to compare.")

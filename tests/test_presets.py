@@ -81,9 +81,14 @@ ALPHABET = list(
     " \t\n\r\x0b\x0c\x85\u00a0\u1680\u2000\u2028\u3000"
     "aZ'sStTdDmMlLvVrReE.,!?/-_0123456789\u00e9\u0301\u0644\u4e2d\u6587\u3042\ud55c\U0001f642<|>"
 )
+# Any assigned character (Python's Unicode 14 tables). Unassigned code points are left out:
+# `regex` (Unicode 17) already knows letters that tiktoken's Rust regex (older tables) does
+# not, e.g. U+3D000 (Seal script), so those split differently; a Unicode-version gap, not
+# a tokenizer difference.
+ASSIGNED = st.characters(exclude_categories=("Cs", "Cn"))
 TEXTS = st.lists(
     st.one_of(
-        st.text(max_size=20),  # any Unicode (no surrogates)
+        st.text(ASSIGNED, max_size=20),
         st.text(alphabet=st.sampled_from(ALPHABET), max_size=40),  # whitespace-heavy
         st.sampled_from(SPECIALS + ["<|endof", "'ll", "'VE", "  \n", "\r\n\r\n", "1234567"]),
     ),

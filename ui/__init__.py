@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import links as links
 from ui import state as state
 from ui import widgets as widgets
 
@@ -18,4 +19,5 @@ def setup(title: str, *, icon: str = "🧩") -> None:
     """The first line of every page: page config, session defaults, the shared sidebar."""
     st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout="wide")
     state.init_session()
+    links.apply_url(title)  # a link's view, before any widget reads the session values
     widgets.sidebar()

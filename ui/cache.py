@@ -18,10 +18,13 @@ from typing import Any
 
 import streamlit as st
 
-#: Longest text the Tokenize and Compare pages process (characters); issue 5 server limit.
-MAX_TEXT_CHARS = 50_000
-#: Longest ID list the Decode page processes.
-MAX_IDS = 20_000
+from ui import limits
+
+#: Longest text the Tokenize and Compare pages process (characters): see ui/limits.py
+#: (TOKPLAY_MAX_TEXT_CHARS, read once when the server starts).
+MAX_TEXT_CHARS = limits.max_text_chars()
+#: Longest ID list the Decode page processes (TOKPLAY_MAX_IDS).
+MAX_IDS = limits.max_ids()
 #: Vocab size of the char-level baseline and of the Home page's one-click tokenizer.
 CHAR_BASELINE_VOCAB = 1000
 QUICK_VOCAB = 1000
@@ -199,3 +202,83 @@ def length_counts(tok_key: str, _tok: Any) -> dict[int, int]:
     from core.vocab_table import length_counts as counts
 
     return counts(_tok.vocab)
+
+
+# ---------------------------------------------------------------------------------------------
+# The saved-tokenizer library (server-wide, on disk; see core/library.py)
+
+#: Key in .streamlit/secrets.toml naming the library folder (TOKPLAY_LIBRARY_DIR wins).
+LIBRARY_SECRET = "library_dir"
+
+
+def library_root() -> str:
+    """Where the library lives: ``$TOKPLAY_LIBRARY_DIR``, else ``library_dir`` in Streamlit's
+    secrets, else core's default (a per-user data folder outside the repository)."""
+    import os
+
+    from core.library import LIBRARY_ENV_VAR, default_library_dir
+
+    configured = os.environ.get(LIBRARY_ENV_VAR, "").strip()
+    if configured:
+        return os.path.abspath(os.path.expanduser(configured))
+    try:
+        secret = st.secrets.get(LIBRARY_SECRET)
+    except Exception:  # noqa: BLE001 - no secrets file: that is the usual case
+        secret = None
+    if isinstance(secret, str) and secret.strip():
+        return os.path.abspath(os.path.expanduser(secret.strip()))
+    return str(default_library_dir())
+
+
+def library() -> Any:
+    """The server's ``TokenizerLibrary`` (created on first use; raises ``LibraryError`` with
+    the fix when its folder cannot be created)."""
+    return _library_at(library_root())
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _library_at(root: str) -> Any:
+    from core.library import TokenizerLibrary
+
+    return TokenizerLibrary(root)
+
+
+def library_exists() -> bool:
+    """True once something was saved (listing never creates the folder)."""
+    import os
+
+    return os.path.isfile(os.path.join(library_root(), "library.sqlite3"))
+
+
+def library_entries() -> list[Any]:
+    """Saved tokenizers, newest first ([] while the library is empty or unreadable)."""
+    if not library_exists():
+        return []
+    return _library_entries(library_root())
+
+
+@st.cache_data(max_entries=4, ttl=2, show_spinner=False)
+def _library_entries(root: str) -> list[Any]:
+    # subtle: a short ttl, not invalidation alone: another session (or process) may save
+    try:
+        return list(_library_at(root).list())
+    except Exception:  # noqa: BLE001 - a broken library must not break every picker
+        return []
+
+
+def forget_library_entries() -> None:
+    """Drop the cached listing (after this session saved or deleted something)."""
+    _library_entries.clear()
+
+
+@st.cache_resource(max_entries=8, show_spinner="Loading the saved tokenizer…")
+def library_tokenizer(root: str, entry_id: str) -> Any:
+    """A saved tokenizer as a ``core.Tokenizer`` (cached by ID: IDs are content hashes, so an
+    ID always names the same tokenizer). Raises ``core.LibraryError`` subclasses."""
+    from core.library import TokenizerLibrary  # noqa: F401 - typing aid
+    from core.tokenizer import Tokenizer
+
+    lib = _library_at(root)
+    entry = lib.get(entry_id)
+    vocab, merges, specials, pattern = lib.load(entry_id)
+    return Tokenizer(vocab, merges, specials or None, pattern=pattern, name=entry.name)

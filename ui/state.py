@@ -9,14 +9,17 @@ Tokenizers are named by a *label*, the string shown in pickers:
 
 - session ones (trained or uploaded): the label given to :func:`register_tokenizer`;
 - presets: ``"GPT-2 (gpt2)"``, ``"GPT-4 (cl100k_base)"``, ``"GPT-4o (o200k_base)"``;
-- baselines: ``"Word-level baseline"``, ``"Char-level baseline"``.
+- baselines: ``"Word-level baseline"``, ``"Char-level baseline"``;
+- saved in the server's library (shared by every session): ``"📚 <name> · <16 hex ID>"``.
 
-Labels are plain strings so a later URL (``st.query_params``) can name them.
+Labels are plain strings; links (``ui.links``) name presets and baselines by their label and
+saved tokenizers as ``lib:<ID>``. Session-only tokenizers cannot be linked until saved.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -35,8 +38,13 @@ BASELINE_LABELS: dict[str, str] = {
     "Char-level baseline": "char",
 }
 
-_SESSION = "ui.tokenizers"  # label -> {"tok": Tokenizer, "source": str, "fingerprint": str}
+_SESSION = "ui.tokenizers"  # label -> {"tok", "source", "fingerprint", "meta"}
 _ACTIVE = "ui.active"
+_SAVED = "ui.saved"  # fingerprint -> library ID, for session tokenizers this session saved
+
+#: Saved-library labels: "📚 <name> · <ID>" (the ID is what links carry, as "lib:<ID>").
+LIBRARY_ICON = "📚"
+_LIBRARY_LABEL = re.compile(r"📚 .* · ([0-9a-f]{16})", re.S)
 
 
 def init_session() -> None:
@@ -66,12 +74,14 @@ def fingerprint(tok: Any) -> str:
     return h.hexdigest()[:16]
 
 
-def register_tokenizer(label: str, tok: Any, *, source: str) -> str:
+def register_tokenizer(label: str, tok: Any, *, source: str,
+                       meta: dict[str, Any] | None = None) -> str:
     """Add a trained or uploaded tokenizer to this session and return its (unique) label.
 
     A label already taken by a *different* tokenizer gets a suffix (``"mine (2)"``); registering
     the same content under the same label again is a no-op. ``source`` is a short note shown
     in the sidebar ("trained on built-in corpus", "uploaded vocab.pkl + merges.pkl", ...).
+    ``meta`` (optional) is kept for saving to the library: ``corpus_name``, ``corpus_size``.
     """
     init_session()
     session: dict[str, dict[str, Any]] = st.session_state[_SESSION]
@@ -83,7 +93,7 @@ def register_tokenizer(label: str, tok: Any, *, source: str) -> str:
     while final in session and session[final]["fingerprint"] != fp:
         n += 1
         final = f"{base} ({n})"
-    session[final] = {"tok": tok, "source": source, "fingerprint": fp}
+    session[final] = {"tok": tok, "source": source, "fingerprint": fp, "meta": dict(meta or {})}
     return final
 
 
@@ -93,10 +103,40 @@ def session_tokenizers() -> dict[str, dict[str, Any]]:
     return st.session_state[_SESSION]
 
 
+def library_label(entry: Any) -> str:
+    """The picker label of a saved tokenizer (``core.library.Entry``).
+
+    >>> from types import SimpleNamespace
+    >>> library_label(SimpleNamespace(name="mine", id="0123456789abcdef"))
+    '📚 mine · 0123456789abcdef'
+    """
+    return f"{LIBRARY_ICON} {entry.name} · {entry.id}"
+
+
+def library_id(label: str | None) -> str | None:
+    """The library ID inside a saved tokenizer's label, else None.
+
+    >>> library_id("📚 mine · 0123456789abcdef"), library_id("GPT-2 (gpt2)")
+    ('0123456789abcdef', None)
+    """
+    if not isinstance(label, str) or label in session_tokenizers():
+        return None
+    m = _LIBRARY_LABEL.fullmatch(label)
+    return m.group(1) if m else None
+
+
+def library_labels() -> list[str]:
+    """Labels of every tokenizer saved in the server's library (newest first)."""
+    from ui import cache
+
+    return [library_label(e) for e in cache.library_entries()]
+
+
 def available_tokenizers() -> list[str]:
-    """Labels a picker offers: this session's tokenizers (newest first), presets, baselines."""
+    """Labels a picker offers: this session's tokenizers (newest first), presets, the saved
+    library's tokenizers, baselines."""
     own = list(session_tokenizers())[::-1]
-    return own + list(PRESET_LABELS) + list(BASELINE_LABELS)
+    return own + list(PRESET_LABELS) + library_labels() + list(BASELINE_LABELS)
 
 
 def describe(label: str) -> str:
@@ -108,6 +148,17 @@ def describe(label: str) -> str:
         return f"OpenAI preset {PRESET_LABELS[label]} (tiktoken's files)"
     if label in BASELINE_LABELS:
         return "baseline trained on the built-in corpus"
+    entry_id = library_id(label)
+    if entry_id is not None:
+        from ui import cache
+
+        for e in cache.library_entries():
+            if e.id == entry_id:
+                corpus = f" on {e.corpus_name}" if e.corpus_name else ""
+                return (f"saved in the library: {e.vocab_size:,} tokens{corpus}, "
+                        f"{e.pattern if len(e.pattern) < 12 else 'custom'} pattern, "
+                        f"{e.created[:10]}")
+        return "saved in the library"
     return "unknown"
 
 
@@ -120,7 +171,30 @@ def tokenizer_key(label: str) -> str:
         return "preset:" + PRESET_LABELS[label]
     if label in BASELINE_LABELS:
         return "baseline:" + BASELINE_LABELS[label]
+    entry_id = library_id(label)
+    if entry_id is not None:
+        return "lib:" + entry_id  # a content hash too: the same ID is always the same tokenizer
     raise KeyError(label)
+
+
+def saved_id(label: str) -> str | None:
+    """The library ID a label can be linked by: a saved tokenizer's own ID, or the ID under
+    which this session saved one of its tokenizers; None for presets, baselines and unsaved
+    session tokenizers."""
+    entry_id = library_id(label)
+    if entry_id is not None:
+        return entry_id
+    own = session_tokenizers().get(label)
+    if own is None:
+        return None
+    return st.session_state.get(_SAVED, {}).get(own["fingerprint"])
+
+
+def remember_saved(label: str, entry_id: str) -> None:
+    """Note that this session's tokenizer ``label`` is saved in the library as ``entry_id``."""
+    own = session_tokenizers().get(label)
+    if own is not None:
+        st.session_state.setdefault(_SAVED, {})[own["fingerprint"]] = entry_id
 
 
 def get_tokenizer(label: str) -> Any:
@@ -140,6 +214,11 @@ def get_tokenizer(label: str) -> Any:
         return cache.preset(PRESET_LABELS[label])
     if label in BASELINE_LABELS:
         return cache.baseline(BASELINE_LABELS[label])
+    entry_id = library_id(label)
+    if entry_id is not None:
+        root = cache.library_root()
+        cache.library().get(entry_id)  # says so if it was deleted since it was cached
+        return cache.library_tokenizer(root, entry_id)
     raise KeyError(f"no tokenizer named {label!r} in this session: pick one from the list")
 
 

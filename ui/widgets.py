@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import cache, state
+from ui import cache, limits, state
 
 #: File types the tokenizer loader accepts (core.formats guesses the format from the names).
 TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt"]
@@ -108,6 +108,10 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
     if not uploads:
         return None
     files = {u.name: u.getvalue() for u in uploads}
+    too_large = limits.upload_too_large(sum(len(d) for d in files.values()))
+    if too_large:
+        st.error(too_large, icon="⚠️")
+        return None
     specials = [t.strip() for t in specials_raw.split(",") if t.strip()] or None
     options = {"special_tokens": specials,
                "pattern": None if pattern == "from the files" else pattern}
@@ -147,6 +151,56 @@ def sidebar() -> None:
                 size = f" · {n:,} tokens"
             st.markdown(f"`{active}`")
             st.caption(state.describe(active) + size)
+            if own is not None and state.is_byte_level(own["tok"]):
+                if state.saved_id(active) is None:
+                    with st.expander("Save to library", icon="📚"):
+                        save_to_library(active, key="ui.sidebar_save")
+                else:
+                    st.caption(f"📚 saved as `lib:{state.saved_id(active)}`")
+
+
+def save_to_library(label: str, *, key: str) -> str | None:
+    """Name + "Save to library" button for one of this session's tokenizers.
+
+    Saved tokenizers are shared by every session on the server and can be named in links.
+    Returns the library ID once saved (on the run that saved it, or later ones).
+    """
+    own = state.session_tokenizers().get(label)
+    if own is None:
+        return state.saved_id(label)
+    saved = state.saved_id(label)
+    if saved is not None:
+        st.success(f"Saved in the library as `lib:{saved}`: links to this view now name it.",
+                   icon="📚")
+        return saved
+    tok = own["tok"]
+    meta = own.get("meta") or {}
+    name = st.text_input("Name", value=label, key=key + ".name", max_chars=200,
+                         help="Shown in every teammate's tokenizer pickers.")
+    details = [f"{len(tok.vocab):,} tokens", f"{len(tok.merges):,} merges",
+               f"pattern {tok.pattern if len(tok.pattern) < 12 else '(custom regex)'}"]
+    if tok.special_tokens:
+        details.append("special " + ", ".join(tok.special_tokens))
+    if meta.get("corpus_name"):
+        details.append(f"corpus {meta['corpus_name']} "
+                       f"({limits.format_bytes(int(meta.get('corpus_size', 0)))})")
+    st.caption(" · ".join(details))
+    if not st.button("Save to library", key=key + ".button", icon="📚",
+                     help="Keep it on this server so teammates can open it from a link."):
+        return None
+    try:
+        entry = cache.library().save(
+            tok.vocab, tok.merges, name=name, special_tokens=list(tok.special_tokens or []),
+            pattern=tok.pattern, corpus_name=str(meta.get("corpus_name", ""))[:200],
+            corpus_size=int(meta.get("corpus_size", 0)))
+    except Exception as err:  # noqa: BLE001 - LibraryError says what to fix
+        show_error(err, what="Could not save to the library")
+        return None
+    cache.forget_library_entries()
+    state.remember_saved(label, entry.id)
+    st.toast(f"Saved “{entry.name}” to the library", icon="📚")
+    st.rerun()  # so links and pickers drawn earlier in this run include it
+    return entry.id  # pragma: no cover - st.rerun() does not return
 
 
 def export_buttons(tok: Any, *, key: str) -> None:

@@ -1,0 +1,327 @@
+"""Sharing in a real browser: a copied link reopens the same view in another session, a saved
+tokenizer survives a server restart, two sessions save at once, hostile links show a message.
+
+Each browser context is a new Streamlit session (what a teammate opening the link gets).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from tests.browser.conftest import (
+    REPO,
+    RUN_TIMEOUT_MS,
+    SERVER_START_TIMEOUT_S,
+    TIKTOKEN_CACHE,
+    AppBrowser,
+    StreamlitServer,
+    _free_port,
+    _healthy,
+    _log_tail,
+    _stop,
+    wait_for_app,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+GPT2 = "GPT-2 (gpt2)"
+CORPUS = "the cat sat on the mat. the dog sat on the log. low lower lowest newer wider\n" * 30
+SPECIAL = "<|endoftext|>"
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def session(browser: object, base_url: str, screenshot_dir: Path) -> Iterator[AppBrowser]:
+    """Another fresh browser context (= Streamlit session), like the ``app`` fixture."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    context.set_default_timeout(RUN_TIMEOUT_MS)
+    page = context.new_page()
+    helper = AppBrowser(page=page, base_url=base_url, screenshot_dir=screenshot_dir)
+    page.on("console", lambda msg: msg.type == "error" and helper.console_errors.append(msg.text))
+    page.on("pageerror", lambda exc: helper.page_errors.append(f"pageerror: {exc}"))
+    page.on("dialog", lambda d: (helper.dialogs.append(d.message), d.dismiss()))
+    try:
+        yield helper
+    finally:
+        context.close()
+
+
+def copied_link(app: AppBrowser) -> str:
+    """Open the "🔗 Copy link" popover and read the link it offers."""
+    page = app.page
+    page.locator('[data-testid="stPopover"] button').first.click()
+    code = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"] code').first
+    code.wait_for()
+    link = code.inner_text().replace("\n", "")
+    page.keyboard.press("Escape")
+    return link
+
+
+def open_link(app: AppBrowser, link: str) -> None:
+    """Open a full link (as pasted into the address bar) and wait for the page's run."""
+    assert link.startswith(app.base_url + "/"), link
+    app.goto(link[len(app.base_url) + 1:])
+    # subtle: right after connecting, the app can look idle before its first run starts;
+    # the link control is drawn by the page script, so once it exists the run is under way
+    app.page.locator('[data-testid="stPopover"]').first.wait_for()
+    wait_for_app(app.page, started=True)
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout_s: float = RUN_TIMEOUT_MS / 1000) -> None:
+    """Poll ``check`` (a page condition after an interaction) until it holds."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def url_params(app: AppBrowser) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(app.page.url).query)
+
+
+def params_of(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(url).query)
+
+
+def commit_text(app: AppBrowser, label: str, text: str) -> None:
+    box = app.page.get_by_label(label, exact=True)
+    box.fill(text)
+    box.press("Control+Enter")
+    app.wait()
+
+
+def chip_ids(app: AppBrowser) -> list[str]:
+    """IDs shown under the chips (first chips block only)."""
+    return app.page.locator(".tp-chips").first.locator("sub").all_inner_texts()
+
+
+def link_warnings(app: AppBrowser) -> str:
+    return "\n".join(app.page.locator('[data-testid="stAlert"]').all_inner_texts())
+
+
+def write_pickles(tmp_path: Path, vocab_size: int) -> tuple[Path, Path, object]:
+    from core.formats import dumps_merges, dumps_vocab
+    from core.tokenizer import Tokenizer
+    from core.train import train_bpe
+
+    vocab, merges = train_bpe([CORPUS], vocab_size, [SPECIAL])
+    folder = tmp_path / f"tok{vocab_size}"
+    folder.mkdir()
+    (folder / "vocab.pkl").write_bytes(dumps_vocab(vocab))
+    (folder / "merges.pkl").write_bytes(dumps_merges(merges))
+    return folder / "vocab.pkl", folder / "merges.pkl", Tokenizer(vocab, merges, [SPECIAL])
+
+
+def upload_tokenizer(app: AppBrowser, files: list[Path]) -> None:
+    """Load tokenizer files through the sidebar's "Load tokenizer files" expander."""
+    sidebar = app.page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("Load tokenizer files").click()
+    sidebar.locator('input[type="file"]').set_input_files([str(f) for f in files])
+    app.wait()
+    sidebar.get_by_text("Save to library").first.wait_for()
+
+
+def click_save(app: AppBrowser, name: str) -> None:
+    """Open the sidebar's "Save to library" expander, name the tokenizer, click Save."""
+    sidebar = app.page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("Save to library").first.click()
+    name_box = sidebar.get_by_label("Name", exact=True)
+    name_box.fill(name)
+    name_box.press("Enter")
+    app.wait()
+    sidebar.get_by_role("button", name=re.compile("Save to library")).click()
+
+
+# ---- a link from one session opens the same view in another ------------------------------
+
+
+def test_copied_link_reopens_the_view_in_a_fresh_session(
+    app: AppBrowser, browser: object, streamlit_server: StreamlitServer, screenshot_dir: Path
+) -> None:
+    app.goto("Tokenize?tok=gpt2")
+    text = "Sharing a view: 日本語 and <b>tags</b> 🧩"
+    commit_text(app, "Text", text)
+    wait_until(lambda: url_params(app).get("text") == [text], "the text in the address bar")
+    app.page.locator('[data-testid="stCheckbox"] label').filter(
+        has_text="GPT-2 byte view").click()  # a toggle is part of the view
+    wait_until(lambda: url_params(app).get("gpt2") == ["1"], "the toggle in the address bar")
+    app.wait()
+    link = copied_link(app)
+    assert link.startswith(streamlit_server.url + "/Tokenize?"), link
+    assert params_of(link) == params_of(app.page.url)  # the address bar says the same
+    assert params_of(link)["tok"] == [GPT2] and params_of(link)["text"] == [text]
+    ids = chip_ids(app)
+    assert ids, "no chips"
+    app.assert_healthy()
+
+    with session(browser, streamlit_server.url, screenshot_dir) as other:
+        open_link(other, link)
+        assert other.page.get_by_label("Text", exact=True).input_value() == text
+        assert chip_ids(other) == ids
+        assert "Ġ" in other.page.locator(".tp-chips").first.inner_text()
+        picker = other.page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').first
+        assert GPT2 in picker.inner_text()
+        other.assert_healthy()
+
+
+def test_copied_vocabulary_link_keeps_the_selected_token(
+    app: AppBrowser, browser: object, streamlit_server: StreamlitServer, screenshot_dir: Path
+) -> None:
+    app.goto("Vocabulary?tok=gpt2")
+    token_box = app.page.get_by_label("Token ID", exact=True)
+    token_box.fill("9288")
+    token_box.press("Enter")
+    wait_until(lambda: url_params(app).get("token") == ["9288"], "the token in the address bar")
+    app.wait()
+    link = copied_link(app)
+    assert params_of(link)["token"] == ["9288"]
+    shown = app.page.get_by_text(re.compile(r"byte\(s\) · hex")).inner_text()
+    assert "74 65 73 74" in shown  # GPT-2's token 9288 is "test"
+    with session(browser, streamlit_server.url, screenshot_dir) as other:
+        open_link(other, link)
+        assert other.page.get_by_label("Token ID", exact=True).input_value() == "9288"
+        assert other.page.get_by_text(re.compile(r"byte\(s\) · hex")).inner_text() == shown
+        other.assert_healthy()
+
+
+# ---- hostile links ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", [
+    "Tokenize?tok=../../etc/passwd&text=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E",
+    "Decode?tok=lib:%27%20OR%201%3D1%20--&ids=1,2",
+    "Vocabulary?tok=gpt2&token=-5%3B%20DROP%20TABLE%20tokenizers",
+    "Compare?tok=lib:0123456789abcdef&tok=gpt2&tok=cl100k_base&text=%40..%2F..%2Fetc%2Fpasswd",
+])
+def test_hostile_link_shows_a_clear_message(app: AppBrowser, query: str) -> None:
+    app.goto(query)
+    shown = link_warnings(app)
+    assert "Link problem" in shown and "instead" in shown, shown
+    assert app.dialogs == [], "a script from the URL ran"
+    assert app.page.locator("img[src=x]").count() == 0
+    app.assert_healthy()
+
+
+# ---- saving: two sessions at once ---------------------------------------------------------
+
+
+def test_two_sessions_save_at_once(
+    app: AppBrowser, browser: object, streamlit_server: StreamlitServer, screenshot_dir: Path,
+    tmp_path: Path,
+) -> None:
+    from core.library import TokenizerLibrary
+
+    vocab_a, merges_a, tok_a = write_pickles(tmp_path, 300)
+    vocab_b, merges_b, tok_b = write_pickles(tmp_path, 310)
+    with session(browser, streamlit_server.url, screenshot_dir) as other:
+        app.goto("Tokenize")
+        other.goto("Tokenize")
+        upload_tokenizer(app, [vocab_a, merges_a])
+        upload_tokenizer(other, [vocab_b, merges_b])
+        click_save(app, "concurrent A")
+        click_save(other, "concurrent B")  # clicked before the first save's run ended
+        app.wait()
+        other.wait()
+        names = {e.name: e.id for e in TokenizerLibrary(streamlit_server.library_dir).list()}
+        assert {"concurrent A", "concurrent B"} <= set(names)
+        for helper, name in ((app, "concurrent A"), (other, "concurrent B")):
+            helper.page.wait_for_function(
+                "id => window.location.search.includes(id)", arg=names[name])
+            assert params_of(helper.page.url)["tok"] == [f"lib:{names[name]}"]
+            helper.assert_healthy()
+        # each session's link gives the other one the saved tokenizer
+        open_link(other, app.page.url)
+        assert names["concurrent A"] in other.page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').first.inner_text()
+        other.assert_healthy()
+
+
+# ---- a saved tokenizer after a server restart -----------------------------------------------
+
+
+def start_server(library_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`streamlit run app.py` with a given library folder (what conftest's fixture does)."""
+    env = dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library_dir), PYTHONUNBUFFERED="1")
+    if TIKTOKEN_CACHE.is_dir():
+        env["TIKTOKEN_CACHE_DIR"] = str(TIKTOKEN_CACHE)
+    port = _free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+           "--browser.gatherUsageStats=false", "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
+    with open(log, "ab") as fh:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    while not _healthy(f"{url}/_stcore/health"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            _stop(proc)
+            pytest.fail(f"streamlit did not start:\n{_log_tail(log)}")
+        time.sleep(0.25)
+    return proc, url
+
+
+@pytest.fixture
+def restartable_server(tmp_path: Path) -> Iterator[dict[str, object]]:
+    """A server of its own with a fixed library folder; ``restart()`` starts a new process."""
+    library_dir = tmp_path / "library"
+    log = tmp_path / "server.log"
+    state: dict[str, object] = {"library_dir": library_dir}
+    proc, url = start_server(library_dir, log)
+    state.update(proc=proc, url=url)
+
+    def restart() -> str:
+        _stop(state["proc"])  # type: ignore[arg-type]
+        new_proc, new_url = start_server(library_dir, log)
+        state.update(proc=new_proc, url=new_url)
+        return new_url
+
+    state["restart"] = restart
+    try:
+        yield state
+    finally:
+        _stop(state["proc"])  # type: ignore[arg-type]
+
+
+def test_saved_tokenizer_reopens_after_a_server_restart(
+    browser: object, restartable_server: dict[str, object], screenshot_dir: Path, tmp_path: Path
+) -> None:
+    vocab_pkl, merges_pkl, tok = write_pickles(tmp_path, 320)
+    text = "the lowest newer cat"
+    url = str(restartable_server["url"])
+    with session(browser, url, screenshot_dir) as first:
+        first.goto("Tokenize")
+        upload_tokenizer(first, [vocab_pkl, merges_pkl])
+        commit_text(first, "Text", text)
+        wait_until(lambda: url_params(first).get("text") == [text], "the text in the URL")
+        click_save(first, "survives restarts")
+        first.wait()
+        first.page.wait_for_function("() => window.location.search.includes('lib')")
+        link = copied_link(first)
+        ids = chip_ids(first)
+        first.assert_healthy()
+    assert ids == [str(i) for i in tok.encode(text)]  # type: ignore[attr-defined]
+    entry_id = params_of(link)["tok"][0].removeprefix("lib:")
+
+    new_url = restartable_server["restart"]()  # type: ignore[operator]
+    moved = str(new_url) + link[len(url):]  # same path and query on the new server
+    with session(browser, str(new_url), screenshot_dir) as second:
+        open_link(second, moved)
+        picker = second.page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').first.inner_text()
+        assert f"survives restarts · {entry_id}" in picker
+        assert second.page.get_by_label("Text", exact=True).input_value() == text
+        assert chip_ids(second) == ids
+        assert "Link problem" not in link_warnings(second)
+        second.assert_healthy()

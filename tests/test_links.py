@@ -1,0 +1,328 @@
+"""Links (ui/links.py): a page opened with query parameters shows that view, bad parameters give
+a clear message and never an exception, long texts go through the server's text store, and a
+saved-library tokenizer reopens in a fresh session. AppTest, one fresh session per ``open_url``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+pytest.importorskip("core.tokenizer", reason="core/tokenizer.py has not landed yet")
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from core.library import TokenizerLibrary  # noqa: E402
+from core.tokenizer import Tokenizer  # noqa: E402
+from core.train import train_bpe  # noqa: E402
+from ui import links  # noqa: E402
+from ui.state import fingerprint  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
+
+REPO = Path(__file__).resolve().parent.parent
+HOME = str(REPO / "app.py")
+PAGES = {
+    "Tokenize": "pages/2_🔤_Tokenize.py",
+    "Decode": "pages/3_🔢_Decode.py",
+    "Vocabulary": "pages/4_📖_Vocabulary.py",
+    "Compare": "pages/5_⚖️_Compare.py",
+}
+GPT2 = "GPT-2 (gpt2)"
+CORPUS = "the cat sat on the mat. the dog sat on the log. low lower lowest newer wider\n" * 30
+SPECIAL = "<|endoftext|>"
+
+
+@pytest.fixture(autouse=True)
+def library_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own empty library (never the user's real one)."""
+    path = tmp_path / "library"
+    monkeypatch.setenv("TOKPLAY_LIBRARY_DIR", str(path))
+    monkeypatch.delenv("TOKPLAY_PUBLIC_URL", raising=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    vocab, merges = train_bpe([CORPUS], 300, [SPECIAL])
+    return Tokenizer(vocab, merges, [SPECIAL], name="links-test")
+
+
+def open_url(page: str, params: dict[str, str | list[str]] | None = None,
+             *tokenizers: tuple[str, Tokenizer]) -> AppTest:
+    """A fresh session opening ``page`` with ``params`` in its URL (no exception allowed)."""
+    at = AppTest.from_file(HOME, default_timeout=120)
+    if tokenizers:
+        at.session_state["ui.tokenizers"] = {
+            label: {"tok": t, "source": "test", "fingerprint": fingerprint(t), "meta": {}}
+            for label, t in tokenizers
+        }
+        at.session_state["ui.active"] = tokenizers[0][0]
+    at.switch_page(PAGES[page])
+    for key, value in (params or {}).items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def reopen(link: str) -> AppTest:
+    """Open a copied link (``/Page?query``) in a new session."""
+    parts = urlsplit(link)
+    page = parts.path.strip("/")
+    params = {k: v if len(v) > 1 else v[0] for k, v in parse_qs(parts.query).items()}
+    return open_url(page, params)
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def the_link(at: AppTest) -> str:
+    """The link in the "Copy link" popover."""
+    found = [c.value for c in at.code if "?" in c.value or c.value.endswith("/")]
+    assert found, "no link shown"
+    return found[0]
+
+
+def html(at: AppTest) -> str:
+    return "\n".join(h.proto.body for h in at.get("html"))
+
+
+def warnings(at: AppTest) -> str:
+    return "\n".join(w.value for w in at.warning)
+
+
+@pytest.fixture(scope="module")
+def gpt2() -> Tokenizer:
+    try:
+        from core.presets import load_preset
+
+        return load_preset("gpt2")
+    except Exception as err:  # noqa: BLE001
+        pytest.skip(f"GPT-2 preset files not available: {err}")
+
+
+# ---- pure helpers -----------------------------------------------------------------------------
+
+
+def test_query_string_and_flags() -> None:
+    assert links.query_string({"tok": [GPT2, "lib:0123456789abcdef"]}) == (
+        "tok=GPT-2%20%28gpt2%29&tok=lib%3A0123456789abcdef")
+    assert links.parse_flag("TRUE") is True and links.parse_flag("0") is False
+    assert links.parse_flag("2") is None
+    assert links.shown("`x`\n") == "`'x'?`"
+
+
+# ---- a link opens its view ------------------------------------------------------------------
+
+
+def test_tokenize_link_shows_the_tokens(gpt2: Tokenizer) -> None:
+    at = open_url("Tokenize", {"tok": GPT2, "text": "hello world"})
+    assert at.session_state["ui.active"] == GPT2
+    assert at.text_area[0].value == "hello world"
+    assert metric(at, "Tokens") == "2"
+    assert "<sub>31373</sub>" in html(at) and "<sub>995</sub>" in html(at)
+    assert gpt2.encode("hello world") == [31373, 995]
+    assert at.query_params["tok"] == GPT2 and at.query_params["text"] == "hello world"
+    assert the_link(at).startswith("/Tokenize?tok=GPT-2%20%28gpt2%29&text=hello%20world")
+
+
+def test_tokenize_toggles_and_word_from_link(gpt2: Tokenizer) -> None:
+    at = open_url("Tokenize", {"tok": "gpt2", "text": " the cat\n", "show_ids": "0",
+                               "gpt2": "1", "word": " cat"})
+    assert at.toggle(key="_w.tok.show_ids").value is False
+    assert at.toggle(key="_w.tok.gpt2_view").value is True
+    assert at.selectbox(key="_w.tok.word").value == " cat"
+    assert "Ġthe" in html(at)
+    assert at.query_params["word"] == " cat" and at.query_params["gpt2"] == "1"
+
+
+def test_widget_changes_write_back_to_the_url(gpt2: Tokenizer) -> None:
+    at = open_url("Tokenize", {"tok": GPT2, "text": "hello"})
+    at.text_area[0].set_value("bye now").run()
+    assert not at.exception
+    assert at.query_params["text"] == "bye now"  # the URL follows the view
+    assert at.text_area[0].value == "bye now"  # and the old URL did not win back
+    at.toggle(key="_w.tok.show_ids").set_value(False).run()
+    assert at.query_params["show_ids"] == "0" and at.text_area[0].value == "bye now"
+
+
+def test_decode_link(gpt2: Tokenizer) -> None:
+    at = open_url("Decode", {"tok": GPT2, "ids": "[15496, 11, 995]"})
+    assert at.text_area[0].value == "[15496, 11, 995]"
+    assert metric(at, "IDs") == "3"
+    assert "Hello, world" in html(at)
+    assert at.query_params["ids"] == "[15496, 11, 995]"
+
+
+def test_vocabulary_link_selects_a_token(gpt2: Tokenizer) -> None:
+    at = open_url("Vocabulary", {"tok": GPT2, "token": "9288", "q": "ing", "order": "longest first"})
+    assert at.number_input[0].value == 9288
+    assert at.text_input[0].value == "ing"
+    assert at.selectbox(key="_w.voc.order").value == "longest first"
+    assert any(gpt2.vocab[9288].hex(" ") in m.value for m in at.markdown)
+    assert at.query_params["token"] == "9288"
+
+
+def test_compare_link(gpt2: Tokenizer) -> None:
+    at = open_url("Compare", {"tok": [GPT2, "Char-level baseline"], "text": "hello there"})
+    assert at.multiselect[0].value == [GPT2, "Char-level baseline"]
+    assert at.text_area[0].value == "hello there"
+    assert at.query_params["tok"] == [GPT2, "Char-level baseline"]
+
+
+def test_link_round_trip_in_a_fresh_session(gpt2: Tokenizer) -> None:
+    first = open_url("Tokenize", {"tok": GPT2})
+    first.text_area[0].set_value("round trip ✓ 日本").run()
+    first.toggle(key="_w.tok.gpt2_view").set_value(True).run()
+    second = reopen(the_link(first))
+    assert second.text_area[0].value == "round trip ✓ 日本"
+    assert second.toggle(key="_w.tok.gpt2_view").value is True
+    assert html(second) == html(first)
+    assert the_link(second) == the_link(first)
+
+
+# ---- hostile and broken parameters ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["../../etc/passwd", "lib:' OR 1=1 --", "lib:../../etc/passwd",
+                                   "lib:0123456789ABCDEF", "x" * 5000, "<script>alert(1)</script>"])
+def test_hostile_tokenizer_gives_a_clear_message(gpt2: Tokenizer, value: str) -> None:
+    at = open_url("Tokenize", {"tok": value, "text": "hello"})
+    text = warnings(at)
+    assert "Link problem" in text and "instead" in text, text
+    if value.startswith("<"):
+        assert f"`{value}`" in text  # inside a code span: shown as text, never run as HTML
+    assert at.session_state["ui.active"] is None or at.session_state["ui.active"] == GPT2
+    assert metric(at, "Characters") == "5"  # the rest of the link still applies
+    assert at.query_params["tok"] == GPT2  # the address bar now names what is shown
+
+
+def test_unknown_saved_tokenizer_says_so(gpt2: Tokenizer) -> None:
+    at = open_url("Decode", {"tok": "lib:0123456789abcdef", "ids": "1 2"})
+    assert "not in this server's library" in warnings(at)
+    assert "may have been deleted" in warnings(at)
+
+
+def test_huge_parameters_are_cut_with_a_message(gpt2: Tokenizer) -> None:
+    from ui.cache import MAX_TEXT_CHARS
+
+    at = open_url("Tokenize", {"tok": GPT2, "text": "a" * 400_000})
+    assert "400,000 characters" in warnings(at)
+    assert metric(at, "Characters") == f"{MAX_TEXT_CHARS:,}"
+    assert at.query_params["text"].startswith("@")  # too long for a URL: stored server-side
+
+
+def test_ten_megabyte_query_is_dropped_without_an_error(gpt2: Tokenizer) -> None:
+    # Streamlit itself ignores query strings over 512 Ki characters: the page opens as usual
+    at = open_url("Tokenize", {"tok": "x" * 10_000_000, "text": "b" * 10_000})
+    assert metric(at, "Tokens") != "0"
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    ({"text": "@../../../etc/passwd"}, "not a valid stored-text ID"),
+    ({"text": "@0123456789abcdef"}, "not stored on this server"),
+    ({"show_ids": "maybe"}, "is not 1 or 0"),
+    ({"word": "w" * 1000}, "longer than any pre-token"),
+])
+def test_bad_tokenize_params(gpt2: Tokenizer, params: dict[str, str], expected: str) -> None:
+    at = open_url("Tokenize", {"tok": GPT2, **params})
+    assert expected in warnings(at)
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    ({"token": "-1"}, "is not a token ID"),
+    ({"token": "1e9"}, "is not a token ID"),
+    ({"token": "999999999"}, "outside this vocabulary"),
+    ({"order": "DROP TABLE"}, "is not one of"),
+])
+def test_bad_vocabulary_params(gpt2: Tokenizer, params: dict[str, str], expected: str) -> None:
+    at = open_url("Vocabulary", {"tok": GPT2, **params})
+    assert expected in warnings(at)
+    assert 0 <= at.number_input[0].value < gpt2.n_vocab
+
+
+def test_bad_ids_are_flagged_not_fatal(gpt2: Tokenizer) -> None:
+    at = open_url("Decode", {"tok": GPT2, "ids": "1, x, 2; DROP TABLE tokenizers"})
+    assert "not token IDs" in warnings(at)
+
+
+# ---- long texts -------------------------------------------------------------------------------
+
+
+def test_long_text_goes_through_the_text_store(gpt2: Tokenizer, library_dir: Path) -> None:
+    text = ("A long text that does not fit in a URL: 日本語, emoji 🧩, tabs\t and\nnewlines. " * 40)
+    first = open_url("Tokenize", {"tok": GPT2})
+    first.text_area[0].set_value(text).run()
+    value = first.query_params["text"]
+    assert value.startswith("@") and len(value) == 17
+    assert TokenizerLibrary(library_dir).load_text(value[1:]) == text
+    second = reopen(the_link(first))
+    assert second.text_area[0].value == text
+    assert metric(second, "Tokens") == f"{len(gpt2.encode(text)):,}"
+
+
+def test_long_ids_go_through_the_text_store(gpt2: Tokenizer) -> None:
+    ids = ", ".join(str(i) for i in range(1000, 1600))
+    first = open_url("Decode", {"tok": GPT2})
+    first.text_area[0].set_value(ids).run()
+    assert first.query_params["ids"].startswith("@")
+    second = reopen(the_link(first))
+    assert second.text_area[0].value == ids
+    assert metric(second, "IDs") == "600"
+
+
+# ---- saved tokenizers -------------------------------------------------------------------------
+
+
+def test_saved_tokenizer_link_reopens_it_in_a_fresh_session(tok: Tokenizer, library_dir: Path) -> None:
+    entry = TokenizerLibrary(library_dir).save(
+        tok.vocab, tok.merges, name="team bpe", special_tokens=[SPECIAL], pattern="gpt2",
+        corpus_name="cats.txt", corpus_size=len(CORPUS))
+    text = "the lowest cat sat<|endoftext|>newer"
+    at = open_url("Tokenize", {"tok": f"lib:{entry.id}", "text": text})
+    label = f"📚 team bpe · {entry.id}"
+    assert at.session_state["ui.active"] == label
+    assert at.selectbox(key="tok.tokenizer").value == label
+    assert metric(at, "Tokens") == f"{len(tok.encode(text)):,}"
+    for i in tok.encode(text):
+        assert f"<sub>{i}</sub>" in html(at)
+    assert at.query_params["tok"] == f"lib:{entry.id}"
+    # every picker offers it
+    assert label in open_url("Compare").multiselect[0].options
+
+
+def test_session_tokenizer_is_saved_from_the_link_popover(tok: Tokenizer, library_dir: Path) -> None:
+    at = open_url("Vocabulary", {"token": "280"}, ("mine", tok))
+    assert "tok" not in at.query_params  # unsaved: not linkable, and the popover says so
+    assert any("lives only in your browser session" in i.value for i in at.info)
+    at.button(key="links.Vocabulary.save.button").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    entries = TokenizerLibrary(library_dir).list()
+    assert [e.name for e in entries] == ["mine"]
+    assert at.query_params["tok"] == f"lib:{entries[0].id}"
+    again = reopen(the_link(at))
+    assert again.number_input[0].value == 280
+    assert again.session_state["ui.active"] == f"📚 mine · {entries[0].id}"
+    assert any(tok.vocab[280].hex(" ") in m.value for m in again.markdown)
+
+
+def test_deleted_saved_tokenizer_link(tok: Tokenizer, library_dir: Path) -> None:
+    lib = TokenizerLibrary(library_dir)
+    entry = lib.save(tok.vocab, tok.merges, name="gone", special_tokens=[SPECIAL])
+    lib.delete(entry.id)
+    at = open_url("Vocabulary", {"tok": f"lib:{entry.id}"})
+    assert "not in this server's library" in warnings(at)
+
+
+def test_limits_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ui import limits
+
+    monkeypatch.setenv("TOKPLAY_MAX_TRAININGS", "5")
+    monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "1")
+    monkeypatch.setenv("TOKPLAY_URL_TEXT_CHARS", "not a number")
+    assert limits.max_concurrent_trainings() == 5
+    assert limits.upload_too_large(2 * 1024 * 1024) is not None
+    assert limits.url_text_chars() == limits.DEFAULT_URL_TEXT_CHARS

@@ -1,0 +1,559 @@
+"""Links that reopen the same view: each page's state lives in the URL (``st.query_params``).
+
+How it works
+------------
+- :func:`apply_url` (called by ``ui.setup`` before any widget) reads the page's query
+  parameters and, once per distinct URL, copies them into the persistent session values of
+  ``ui.state`` (``ui.active``, ``tok.text``, ``dec.ids``, ...), validating each one. A bad
+  parameter becomes a note ("what was wrong, what the page shows instead"), never an error.
+- :func:`share` (called by each page under its title) writes the current view back to
+  ``st.query_params``, so the address bar always names the view, and draws the
+  "🔗 Copy link" popover with the full link.
+
+Parameters
+----------
+=========  =======================  =====================================================
+name       pages                    value
+=========  =======================  =====================================================
+tok        all but Train and Home   a preset/baseline label ("GPT-2 (gpt2)"), a preset name
+                                    ("gpt2"), or a saved tokenizer ``lib:<16 hex>``;
+                                    Compare repeats it (``tok=A&tok=B``)
+text       Tokenize, Compare        the text, or ``@<16 hex>``: a long text stored on the
+                                    server (``TokenizerLibrary.save_text``)
+ids        Decode                   the IDs as typed (or ``@<id>`` when long)
+word       Tokenize                 the pre-token of the "why this split" trace
+show_ids   Tokenize                 ``1`` / ``0`` (IDs inline)
+gpt2       Tokenize                 ``1`` / ``0`` (GPT-2 byte view)
+q          Vocabulary               the search text
+order      Vocabulary               one of ``ui.cache.VOCAB_ORDERS``
+token      Vocabulary               the selected token ID
+=========  =======================  =====================================================
+
+Tokenizers trained or uploaded in a session live only in that session; a link cannot name
+them until they are saved to the library (the popover says so and offers saving).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.parse
+from collections.abc import Callable
+
+import streamlit as st
+
+from ui import limits, state
+
+#: Page title (as given to ``ui.setup``) -> URL path (Streamlit's rule: no number, no icon).
+PAGE_PATHS: dict[str, str] = {
+    "Home": "",
+    "Train": "Train",
+    "Tokenize": "Tokenize",
+    "Decode": "Decode",
+    "Vocabulary": "Vocabulary",
+    "Compare": "Compare",
+}
+#: Parameters each page reads and writes.
+PAGE_PARAMS: dict[str, tuple[str, ...]] = {
+    "Tokenize": ("tok", "text", "word", "show_ids", "gpt2"),
+    "Decode": ("tok", "ids"),
+    "Vocabulary": ("tok", "q", "order", "token"),
+    "Compare": ("tok", "text"),
+}
+#: Environment variable: the address teammates use (e.g. ``http://gpu-box:8501``), for when
+#: the browser's own address (``localhost``) is not reachable by others.
+PUBLIC_URL_ENV = "TOKPLAY_PUBLIC_URL"
+
+_SEEN = "links.seen"  # page -> hash of the query string last applied or written
+_NOTES = "links.notes"  # page -> notes about the URL, shown once by share()
+_TEXT_IDS = "links.text_ids"  # sha256(text) -> stored text ID (this session's long texts)
+_MAX_LABEL_CHARS = 300
+_MAX_WORD_CHARS = 200
+_MAX_TEXT_IDS = 32
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Small pure helpers
+
+
+def shown(value: str, *, limit: int = 60) -> str:
+    """A URL value made safe to show inside a message (markdown code span, shortened).
+
+    >>> shown("../../etc/passwd")
+    '`../../etc/passwd`'
+    >>> shown("a`b\\n" + "x" * 100)
+    "`a'b?xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…` (104 characters)"
+    """
+    clean = "".join("?" if (ord(c) < 32 or ord(c) == 127) else c for c in value)
+    clean = clean.replace("`", "'")
+    if len(clean) <= limit:
+        return f"`{clean}`"
+    return f"`{clean[: limit - 4]}…` ({len(value):,} characters)"
+
+
+def parse_flag(value: str) -> bool | None:
+    """``"1"``/``"true"``/``"on"`` -> True, ``"0"``/``"false"``/``"off"`` -> False, else None.
+
+    >>> parse_flag("1"), parse_flag("Off"), parse_flag("maybe")
+    (True, False, None)
+    """
+    v = value.strip().lower()
+    return True if v in _TRUE else False if v in _FALSE else None
+
+
+def query_string(params: dict[str, str | list[str]]) -> str:
+    """URL query for ``params`` (lists become repeated keys), ``%20`` for spaces.
+
+    >>> query_string({"tok": ["GPT-2 (gpt2)", "lib:0123456789abcdef"], "text": "a b&c"})
+    'tok=GPT-2%20%28gpt2%29&tok=lib%3A0123456789abcdef&text=a%20b%26c'
+    """
+    return urllib.parse.urlencode(params, doseq=True, quote_via=urllib.parse.quote)
+
+
+def _digest(items: list[tuple[str, tuple[str, ...]]]) -> str:
+    h = hashlib.sha256()
+    for key, values in sorted(items):
+        for v in values:
+            h.update(key.encode("utf-8", "replace") + b"\0" + v.encode("utf-8", "replace") + b"\1")
+    return h.hexdigest()
+
+
+def _url_items(page: str) -> list[tuple[str, tuple[str, ...]]]:
+    keys = PAGE_PARAMS.get(page, ())
+    return [(k, tuple(st.query_params.get_all(k))) for k in keys if k in st.query_params]
+
+
+def _note(page: str, message: str) -> None:
+    st.session_state.setdefault(_NOTES, {}).setdefault(page, []).append(message)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tokenizers in links
+
+
+def link_name(label: str) -> str | None:
+    """What a link calls the tokenizer ``label``: presets and baselines by label, saved ones
+    as ``lib:<ID>``; None for a session-only tokenizer (not linkable until saved)."""
+    if label in state.PRESET_LABELS or label in state.BASELINE_LABELS:
+        return label
+    entry_id = state.saved_id(label)
+    return None if entry_id is None else f"lib:{entry_id}"
+
+
+def resolve_tokenizer(name: str) -> tuple[str | None, str | None]:
+    """The picker label a link's ``tok`` value names, or ``(None, reason)``.
+
+    Accepts a preset or baseline label, a preset name (``gpt2``), ``lib:<ID>`` of a saved
+    tokenizer, and (for a session reopening its own link) a label of this session.
+    """
+    if len(name) > _MAX_LABEL_CHARS:
+        return None, f"the tokenizer name in the link is {len(name):,} characters long"
+    if name.startswith("lib:"):
+        from core.library import InvalidIdError, UnknownIdError, validate_id
+
+        from ui import cache
+
+        try:
+            entry_id = validate_id(name[4:])
+            if not cache.library_exists():
+                raise UnknownIdError(f"no saved tokenizer with ID {entry_id}")
+            entry = cache.library().get(entry_id)
+        except InvalidIdError:
+            return None, (f"{shown(name)} is not a valid saved-tokenizer ID (`lib:` and 16 "
+                          "characters 0-9, a-f): check that the link was copied completely")
+        except UnknownIdError:
+            return None, (f"the saved tokenizer {shown(name)} is not in this server's library "
+                          "(it may have been deleted)")
+        except Exception as err:  # noqa: BLE001 - damaged entry, unreadable library
+            return None, f"the saved tokenizer {shown(name)} cannot be opened: {err}"
+        label = state.library_label(entry)
+        if label not in state.available_tokenizers():
+            cache.forget_library_entries()  # saved by another session moments ago
+        return label, None
+    if name in state.PRESET_LABELS or name in state.BASELINE_LABELS:
+        return name, None
+    for label, preset in state.PRESET_LABELS.items():
+        if name == preset:
+            return label, None
+    if name in state.session_tokenizers():
+        return name, None
+    return None, (f"the link names the tokenizer {shown(name)}, which this server does not "
+                  "know. Tokenizers trained or uploaded in another browser session stay in "
+                  "that session: its owner can save it to the library (📚) and share a new "
+                  "link, which names it `lib:<ID>`")
+
+
+# ---------------------------------------------------------------------------------------------
+# Texts in links
+
+
+def _text_from_link(value: str, *, what: str) -> tuple[str | None, str | None]:
+    """A ``text``/``ids`` value: the text itself or ``@<ID>`` of a stored text."""
+    if value.startswith("@"):
+        from core.library import InvalidIdError, UnknownIdError, validate_id
+
+        from ui import cache
+
+        try:
+            text_id = validate_id(value[1:])
+            if not cache.library_exists():
+                raise UnknownIdError(text_id)
+            return cache.library().load_text(text_id), None
+        except InvalidIdError:
+            return None, (f"the link's {what} {shown(value)} is not a valid stored-text ID "
+                          "(`@` and 16 characters 0-9, a-f)")
+        except UnknownIdError:
+            return None, (f"the link's {what} {shown(value)} is not stored on this server "
+                          "(another server's link, or its library was reset)")
+        except Exception as err:  # noqa: BLE001
+            return None, f"the link's {what} {shown(value)} cannot be read: {err}"
+    return value, None
+
+
+def text_for_link(text: str) -> tuple[str | None, str | None]:
+    """The ``text`` value a link carries: the text, or ``@<ID>`` after storing a long text on
+    the server; ``(None, reason)`` if it cannot be stored."""
+    if len(urllib.parse.quote(text, safe="")) <= limits.url_text_chars():
+        return text, None
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    known: dict[str, str] = st.session_state.setdefault(_TEXT_IDS, {})
+    if key not in known:
+        from ui import cache
+
+        try:
+            text_id = cache.library().save_text(text)
+        except Exception as err:  # noqa: BLE001 - LibraryError: size limit, unwritable folder
+            return None, f"the text is too long for a link and cannot be stored here ({err})"
+        if len(known) >= _MAX_TEXT_IDS:
+            known.pop(next(iter(known)))
+        known[key] = text_id
+    return "@" + known[key], None
+
+
+# ---------------------------------------------------------------------------------------------
+# URL -> session (once per distinct URL)
+
+
+def apply_url(page: str) -> None:
+    """Seed the page's session values from its query parameters (before any widget runs).
+
+    Runs its checks once per distinct URL: after :func:`share` wrote the view back, the
+    address bar matches what was written and the user's later widget changes win.
+    """
+    if page not in PAGE_PARAMS:
+        return
+    items = _url_items(page)
+    digest = _digest(items)
+    seen: dict[str, str] = st.session_state.setdefault(_SEEN, {})
+    if seen.get(page) == digest:
+        return
+    seen[page] = digest
+    params = dict(items)
+    for key, apply in _APPLIERS[page]:
+        values = params.get(key)
+        if not values:
+            continue
+        try:
+            problem = apply(page, values)
+        except Exception as err:  # noqa: BLE001 - a link must never crash the page
+            problem = f"the `{key}` parameter could not be used ({type(err).__name__})"
+        if problem:
+            _note(page, problem)
+
+
+def _apply_tok(page: str, values: tuple[str, ...]) -> str | None:
+    if page == "Compare":
+        labels, problems = [], []
+        for name in values[:8]:
+            label, problem = resolve_tokenizer(name)
+            if label is not None and label not in labels:
+                labels.append(label)
+            elif problem:
+                problems.append(problem)
+        if len(values) > 8:
+            problems.append(f"the link names {len(values)} tokenizers; Compare shows at most 4")
+        if labels:
+            state.set_value("cmp.tokenizers", labels[:4])
+        if problems:
+            return "; ".join(problems) + ". Comparing the others."
+        return None
+    label, problem = resolve_tokenizer(values[-1])
+    if label is None:
+        fallback = state.active_label() or state.available_tokenizers()[0]
+        return f"{problem[0].upper()}{problem[1:]}. Showing “{fallback}” instead."  # type: ignore[index]
+    state.set_active(label)
+    return None
+
+
+def _apply_text(page: str, values: tuple[str, ...]) -> str | None:
+    key = "tok.text" if page == "Tokenize" else "cmp.text"
+    raw = values[-1]
+    if len(raw) > limits.MAX_PARAM_CHARS:
+        raw = raw[: limits.MAX_PARAM_CHARS]
+    text, problem = _text_from_link(raw, what="text")
+    if text is None:
+        previous = "your previous text" if state.value(key) is not None else "the sample text"
+        return f"{problem[0].upper()}{problem[1:]}. Showing {previous} instead."  # type: ignore[index]
+    limit = limits.max_text_chars()
+    note = None
+    if len(text) > limit:
+        note = (f"The link's text has {len(values[-1]):,} characters; this server keeps the first "
+                f"{limit:,} (TOKPLAY_MAX_TEXT_CHARS).")
+        text = text[:limit]
+    state.set_value(key, text)
+    return note
+
+
+def _apply_ids(page: str, values: tuple[str, ...]) -> str | None:
+    raw = values[-1][: limits.MAX_PARAM_CHARS]
+    text, problem = _text_from_link(raw, what="IDs")
+    if text is None:
+        previous = ("your previous IDs" if state.value("dec.ids") is not None
+                    else "the IDs of the Tokenize page's text")
+        return f"{problem[0].upper()}{problem[1:]}. Showing {previous} instead."  # type: ignore[index]
+    cap = limits.max_ids() * 12  # generous: up to 11 digits and a separator per ID
+    note = None
+    if len(values[-1]) > limits.MAX_PARAM_CHARS or len(text) > cap:
+        note = (f"The link's ID list is {len(values[-1]):,} characters long; only its first "
+                f"{min(cap, len(text)):,} characters are used.")
+        text = text[:cap]
+    state.set_value("dec.ids", text)
+    return note
+
+
+def _apply_word(page: str, values: tuple[str, ...]) -> str | None:
+    word = values[-1]
+    if len(word) > _MAX_WORD_CHARS:
+        return (f"The link's word {shown(word)} is longer than any pre-token shown here; "
+                "tracing the longest word of the text instead.")
+    state.set_value("tok.word", word)
+    return None
+
+
+def _flag_applier(key: str, what: str) -> Callable[[str, tuple[str, ...]], str | None]:
+    def apply(page: str, values: tuple[str, ...]) -> str | None:
+        flag = parse_flag(values[-1])
+        if flag is None:
+            return (f"The link's {what} setting {shown(values[-1])} is not 1 or 0; "
+                    "keeping the current setting.")
+        state.set_value(key, flag)
+        return None
+
+    return apply
+
+
+def _apply_query(page: str, values: tuple[str, ...]) -> str | None:
+    q = values[-1]
+    if len(q) > _MAX_WORD_CHARS:
+        return f"The link's search {shown(q)} is too long (at most {_MAX_WORD_CHARS}); ignored."
+    state.set_value("voc.search", q)
+    return None
+
+
+def _apply_order(page: str, values: tuple[str, ...]) -> str | None:
+    from ui.cache import VOCAB_ORDERS
+
+    if values[-1] not in VOCAB_ORDERS:
+        return (f"The link's order {shown(values[-1])} is not one of "
+                f"{', '.join(VOCAB_ORDERS)}; keeping the current order.")
+    state.set_value("voc.order", values[-1])
+    return None
+
+
+def _apply_token(page: str, values: tuple[str, ...]) -> str | None:
+    raw = values[-1].strip()
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 12):
+        return (f"The link's token {shown(values[-1])} is not a token ID (a whole number "
+                "0 or more); showing the current token instead.")
+    state.set_value("voc.token", int(raw))
+    return None
+
+
+_APPLIERS: dict[str, list[tuple[str, Callable[[str, tuple[str, ...]], str | None]]]] = {
+    # tok first: later checks (the word, the token ID) are made against its tokenizer
+    "Tokenize": [("tok", _apply_tok), ("text", _apply_text), ("word", _apply_word),
+                 ("show_ids", _flag_applier("tok.show_ids", "IDs inline")),
+                 ("gpt2", _flag_applier("tok.gpt2_view", "GPT-2 byte view"))],
+    "Decode": [("tok", _apply_tok), ("ids", _apply_ids)],
+    "Vocabulary": [("tok", _apply_tok), ("q", _apply_query), ("order", _apply_order),
+                   ("token", _apply_token)],
+    "Compare": [("tok", _apply_tok), ("text", _apply_text)],
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Session -> URL
+
+
+def current_label() -> str:
+    """The tokenizer the single-tokenizer pages show (what their picker will choose)."""
+    return state.active_label() or state.available_tokenizers()[0]
+
+
+def view_params(page: str) -> tuple[dict[str, str | list[str]], list[str]]:
+    """The query parameters naming this session's view of ``page``, and notes about what a
+    link cannot carry (an unsaved tokenizer, a text that cannot be stored)."""
+    params: dict[str, str | list[str]] = {}
+    notes: list[str] = []
+    if page not in PAGE_PARAMS:
+        return params, notes
+    if page == "Compare":
+        chosen = state.value("cmp.tokenizers") or []
+        names = [link_name(label) for label in chosen]
+        params["tok"] = [n for n in names if n is not None]
+        for label, name in zip(chosen, names):
+            if name is None:
+                notes.append(_unsaved_note(label))
+    else:
+        label = current_label()
+        name = link_name(label)
+        if name is None:
+            notes.append(_unsaved_note(label))
+        else:
+            params["tok"] = name
+    if page in ("Tokenize", "Compare"):
+        key = "tok.text" if page == "Tokenize" else "cmp.text"
+        text = state.value(key)
+        if text is None:
+            text = state.SAMPLE_TEXT
+        value, problem = text_for_link(text)
+        if value is not None:
+            params["text"] = value
+        elif problem:
+            notes.append(problem[0].upper() + problem[1:] + ".")
+    if page == "Tokenize":
+        word = state.value("tok.word")
+        if word:
+            params["word"] = word
+        if state.value("tok.show_ids", True) is False:
+            params["show_ids"] = "0"
+        if state.value("tok.gpt2_view", False) is True:
+            params["gpt2"] = "1"
+    elif page == "Decode":
+        ids = state.value("dec.ids")
+        if ids is not None:
+            value, problem = text_for_link(ids)
+            if value is not None:
+                params["ids"] = value
+            elif problem:
+                notes.append(problem[0].upper() + problem[1:] + ".")
+    elif page == "Vocabulary":
+        if state.value("voc.search"):
+            params["q"] = state.value("voc.search")
+        if state.value("voc.order", "ID") != "ID":
+            params["order"] = state.value("voc.order")
+        if state.value("voc.token") is not None:
+            params["token"] = str(int(state.value("voc.token")))
+    return params, notes
+
+
+def _unsaved_note(label: str) -> str:
+    return (f"“{label}” lives only in your browser session, so the link cannot name it (a "
+            "teammate would see the default tokenizer). Save it to the library to share it.")
+
+
+def write_url(page: str, params: dict[str, str | list[str]]) -> None:
+    """Make the address bar show ``params`` (only when they differ: no needless updates)."""
+    items = [(k, tuple(v) if isinstance(v, list) else (v,)) for k, v in params.items()]
+    items = [(k, v) for k, v in items if v]
+    current = _url_items(page)
+    if _digest(current) != _digest(items) or any(
+            k not in PAGE_PARAMS.get(page, ()) for k in st.query_params):
+        st.query_params.from_dict({k: list(v) if len(v) > 1 else v[0] for k, v in items})
+    st.session_state.setdefault(_SEEN, {})[page] = _digest(items)
+
+
+def refresh(page: str) -> None:
+    """Write the view to the address bar again after the page changed a value mid-run (e.g.
+    Tokenize picking a new default word for a new text)."""
+    write_url(page, view_params(page)[0])
+
+
+def page_url(page: str, params: dict[str, str | list[str]] | None = None) -> str:
+    """The full link to ``page`` with ``params``.
+
+    The base is ``$TOKPLAY_PUBLIC_URL`` if set, else the address this browser uses
+    (``st.context.url``), else a path relative to the server (in tests).
+    """
+    path = PAGE_PATHS.get(page, "")
+    query = query_string({k: v for k, v in (params or {}).items() if v})
+    public = os.environ.get(PUBLIC_URL_ENV, "").strip()
+    if public:
+        base = public.rstrip("/")
+    else:
+        try:
+            base = (st.context.url or "").split("?")[0].split("#")[0].rstrip("/")
+        except Exception:  # noqa: BLE001 - no browser context (bare mode)
+            base = ""
+        for known in PAGE_PATHS.values():
+            if known and base.endswith("/" + known):
+                base = base[: -len(known) - 1]
+                break
+    url = f"{base}/{path}" if path else f"{base}/"
+    return f"{url}?{query}" if query else url
+
+
+def share(page: str) -> str:
+    """Notes about the link this page was opened with, the URL write-back, and the
+    "🔗 Copy link" control. Call it under the page title; returns the link."""
+    for message in st.session_state.get(_NOTES, {}).pop(page, []):
+        st.warning(f"Link problem: {message}", icon="🔗")
+    params, notes = view_params(page)
+    write_url(page, params)
+    link = page_url(page, params)
+    with st.popover("Copy link", icon="🔗",
+                    help="A link that opens this view (tokenizer, text, selection) in any "
+                         "browser that can reach this server."):
+        st.markdown("**Link to this view**: copy it with the button at its right.")
+        st.code(link, language=None, wrap_lines=True)
+        st.caption("Opening it in a new browser shows the same tokenizer, text and selection."
+                   + (" Long texts are stored on the server (`@<ID>` in the link)."
+                      if "@" in str(params.get("text", "")) + str(params.get("ids", "")) else ""))
+        for note in notes:
+            st.info(note, icon="ℹ️")
+        unsaved = [label for label in _linked_labels(page) if link_name(label) is None
+                   and label in state.session_tokenizers()]
+        if unsaved:
+            from ui import widgets
+
+            widgets.save_to_library(unsaved[0], key=f"links.{page}.save")
+    return link
+
+
+def _linked_labels(page: str) -> list[str]:
+    if page == "Compare":
+        return list(state.value("cmp.tokenizers") or [])
+    return [current_label()] if page in PAGE_PARAMS else []
+
+
+def share_plain(page: str) -> str:
+    """The "🔗 Copy link" control for pages without view state (Home, Train)."""
+    link = page_url(page)
+    with st.popover("Copy link", icon="🔗"):
+        st.code(link, language=None, wrap_lines=True)
+        st.caption("Training runs and their results stay in your session: save a trained "
+                   "tokenizer to the library to share it.")
+    return link
+
+
+__all__ = [
+    "PAGE_PARAMS",
+    "PAGE_PATHS",
+    "PUBLIC_URL_ENV",
+    "apply_url",
+    "current_label",
+    "link_name",
+    "page_url",
+    "parse_flag",
+    "query_string",
+    "refresh",
+    "resolve_tokenizer",
+    "share",
+    "share_plain",
+    "shown",
+    "text_for_link",
+    "view_params",
+    "write_url",
+]
