@@ -98,3 +98,18 @@ def test_export_loaded_by_tiktoken_gives_our_ids(tiktoken_cache):
     )
     for text in [corpus[:2000], "the newest fox<|endoftext|>lowest   wider 日本", "x" * 50]:
         assert enc.encode(text, allowed_special="all") == tok.encode(text)
+
+
+def test_specials_of_a_cs336_export_keep_their_ids_on_reload():
+    """Specials sit at IDs 0..k-1 in a CS336 vocab; the .tiktoken file stores only the ranks
+    from k on, so reloading gives the specials the free IDs below them again."""
+    from core import Tokenizer, train_bpe
+    from core.formats.tiktoken_file import tokenizer_from_tiktoken, tokenizer_to_tiktoken
+
+    specials = ["<|endoftext|>", "<|pad|>"]
+    vocab, merges = train_bpe(["hello world, hello there<|endoftext|>hi<|pad|>"], 270, specials)
+    ours = Tokenizer(vocab, merges, specials)
+    back = tokenizer_from_tiktoken(tokenizer_to_tiktoken(ours), specials)
+    assert back.vocab == ours.vocab
+    assert back.encode("hello<|pad|><|endoftext|>") == ours.encode("hello<|pad|><|endoftext|>") == [
+        *ours.encode("hello"), 1, 0]

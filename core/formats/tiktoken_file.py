@@ -20,7 +20,9 @@ True
 
 from __future__ import annotations
 
+
 import base64
+import itertools
 import binascii
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -198,8 +200,10 @@ def tokenizer_from_tiktoken(
 ) -> Tokenizer:
     """A :class:`~core.tokenizer.Tokenizer` from a ``.tiktoken`` file: IDs are the ranks.
 
-    The file stores neither the pre-tokenizer pattern nor special tokens, so pass them; each
-    special token gets the next free ID after the largest rank.
+    The file stores neither the pre-tokenizer pattern nor special tokens, so pass them. Each
+    special token takes the lowest free ID: the IDs below the smallest rank first (so a CS336
+    export, whose specials sit at 0..k-1, reloads with the same IDs), then those after the
+    largest rank.
     """
     from core.tokenizer import Tokenizer  # late: core.tokenizer imports core.formats
 
@@ -213,6 +217,9 @@ def tokenizer_from_tiktoken(
         )
     merges = ranks_to_merges(ranks, name=file_name)
     vocab = {rank: token for token, rank in ranks.items()}
+    free = (i for i in itertools.count() if i not in vocab)
+    for special in dict.fromkeys(special_tokens or ()):
+        vocab[next(free)] = special.encode("utf-8")
     return Tokenizer(vocab, merges, list(special_tokens or ()), pattern=pattern, name=name)
 
 
