@@ -20,10 +20,9 @@ True
 
 from __future__ import annotations
 
-
 import base64
-import itertools
 import binascii
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
