@@ -69,8 +69,6 @@ __all__ = [
 
 DEFAULT_MAX_TRAININGS = 2
 DEFAULT_MEMORY_MB = 2048
-#: How much lower than the server training workers run (``TOKPLAY_TRAIN_NICE``, 0 = same).
-DEFAULT_WORKER_NICE = 10
 
 #: (rank, count, token, pair, vocab_size, elapsed): one learned merge, as the page draws it.
 MergeRow = tuple[int, int, bytes, tuple[bytes, bytes], int, float]
@@ -817,27 +815,11 @@ def _limit_memory(memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def _lower_priority(increment: int) -> None:
-    """Run this worker below the server's CPU priority (``os.nice``; 0 = unchanged).
-
-    subtle: the Streamlit server is one process (one GIL) serving every session; on a 2-core
-    machine two trainings at its priority took most of the CPU from it, so other users' page
-    updates waited seconds (benchmarks/load_test.py). Niced workers still use every idle cycle.
-    """
-    if increment <= 0:
-        return
-    try:
-        os.nice(increment)
-    except (AttributeError, OSError):  # no nice() on this platform, or not permitted
-        pass
-
-
 def _worker_entry(
     ctrl: Any, conn: Any, memory_mb: int, run_event: Any, stop_event: Any
 ) -> None:
     """An idle worker: import core now, wait for one job spec, run it, exit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C on the server: the parent decides
-    _lower_priority(env_int("TOKPLAY_TRAIN_NICE", DEFAULT_WORKER_NICE, minimum=0))
     from core.pretokenize import PATTERNS, compile_pattern
     from core.train import train_bpe
 

@@ -247,7 +247,6 @@ def apply_url(page: str) -> None:
     items = _url_items(page)
     digest = _digest(items)
     seen: dict[str, str] = st.session_state.setdefault(_SEEN, {})
-    import sys; print("APPLY?", page, dict(items).get("text"), seen.get(page) == digest, state.value("tok.text"), file=sys.stderr)
     if seen.get(page) == digest:
         return
     seen[page] = digest
@@ -460,7 +459,6 @@ def write_url(page: str, params: dict[str, str | list[str]]) -> None:
     items = [(k, tuple(v) if isinstance(v, list) else (v,)) for k, v in params.items()]
     items = [(k, v) for k, v in items if v]
     current = _url_items(page)
-    import sys; print("WRITE", page, dict(current).get("text"), dict(items).get("text"), dict(items).get("gpt2"), file=sys.stderr)
     if _digest(current) != _digest(items) or any(
             k not in PAGE_PARAMS.get(page, ()) for k in st.query_params):
         st.query_params.from_dict({k: list(v) if len(v) > 1 else v[0] for k, v in items})

@@ -88,8 +88,14 @@ def wait_until(check: Callable[[], bool], what: str, timeout_s: float = RUN_TIME
         time.sleep(0.2)
 
 
+def address(app: AppBrowser) -> str:
+    """What the address bar shows now (subtle: Playwright's ``page.url`` can lag behind
+    ``history.pushState``, which is how Streamlit updates the query string)."""
+    return str(app.page.evaluate("window.location.href"))
+
+
 def url_params(app: AppBrowser) -> dict[str, list[str]]:
-    return parse_qs(urlsplit(app.page.url).query)
+    return parse_qs(urlsplit(address(app)).query)
 
 
 def params_of(url: str) -> dict[str, list[str]]:
@@ -108,17 +114,22 @@ def chip_ids(app: AppBrowser) -> list[str]:
     return app.page.locator(".tp-chips").first.locator("sub").all_inner_texts()
 
 
+def picked_tokenizer(app: AppBrowser) -> str:
+    """The value of the page's tokenizer picker (a combobox input)."""
+    return app.page.get_by_role("combobox", name="Tokenizer", exact=True).input_value()
+
+
 def link_warnings(app: AppBrowser) -> str:
     return "\n".join(app.page.locator('[data-testid="stAlert"]').all_inner_texts())
 
 
-def write_pickles(tmp_path: Path, vocab_size: int) -> tuple[Path, Path, object]:
+def write_pickles(tmp_path: Path, vocab_size: int, corpus: str = CORPUS) -> tuple[Path, Path, object]:
     from core.formats import dumps_merges, dumps_vocab
     from core.tokenizer import Tokenizer
     from core.train import train_bpe
 
-    vocab, merges = train_bpe([CORPUS], vocab_size, [SPECIAL])
-    folder = tmp_path / f"tok{vocab_size}"
+    vocab, merges = train_bpe([corpus], vocab_size, [SPECIAL])
+    folder = tmp_path / f"tok{vocab_size}-{len(list(tmp_path.iterdir()))}"
     folder.mkdir()
     (folder / "vocab.pkl").write_bytes(dumps_vocab(vocab))
     (folder / "merges.pkl").write_bytes(dumps_merges(merges))
@@ -161,7 +172,7 @@ def test_copied_link_reopens_the_view_in_a_fresh_session(
     app.wait()
     link = copied_link(app)
     assert link.startswith(streamlit_server.url + "/Tokenize?"), link
-    assert params_of(link) == params_of(app.page.url)  # the address bar says the same
+    assert params_of(link) == url_params(app)  # the address bar says the same
     assert params_of(link)["tok"] == [GPT2] and params_of(link)["text"] == [text]
     ids = chip_ids(app)
     assert ids, "no chips"
@@ -169,11 +180,11 @@ def test_copied_link_reopens_the_view_in_a_fresh_session(
 
     with session(browser, streamlit_server.url, screenshot_dir) as other:
         open_link(other, link)
-        assert other.page.get_by_label("Text", exact=True).input_value() == text
-        assert chip_ids(other) == ids
+        wait_until(lambda: other.page.get_by_label("Text", exact=True).input_value() == text,
+                   "the link's text in the new session")
+        wait_until(lambda: chip_ids(other) == ids, "the same chips in the new session")
         assert "Ġ" in other.page.locator(".tp-chips").first.inner_text()
-        picker = other.page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').first
-        assert GPT2 in picker.inner_text()
+        assert picked_tokenizer(other) == GPT2
         other.assert_healthy()
 
 
@@ -192,7 +203,8 @@ def test_copied_vocabulary_link_keeps_the_selected_token(
     assert "74 65 73 74" in shown  # GPT-2's token 9288 is "test"
     with session(browser, streamlit_server.url, screenshot_dir) as other:
         open_link(other, link)
-        assert other.page.get_by_label("Token ID", exact=True).input_value() == "9288"
+        wait_until(lambda: other.page.get_by_label("Token ID", exact=True).input_value() == "9288",
+                   "the token in the new session")
         assert other.page.get_by_text(re.compile(r"byte\(s\) · hex")).inner_text() == shown
         other.assert_healthy()
 
@@ -225,7 +237,7 @@ def test_two_sessions_save_at_once(
     from core.library import TokenizerLibrary
 
     vocab_a, merges_a, tok_a = write_pickles(tmp_path, 300)
-    vocab_b, merges_b, tok_b = write_pickles(tmp_path, 310)
+    vocab_b, merges_b, tok_b = write_pickles(tmp_path, 300, CORPUS.upper())  # other content
     with session(browser, streamlit_server.url, screenshot_dir) as other:
         app.goto("Tokenize")
         other.goto("Tokenize")
@@ -233,18 +245,30 @@ def test_two_sessions_save_at_once(
         upload_tokenizer(other, [vocab_b, merges_b])
         click_save(app, "concurrent A")
         click_save(other, "concurrent B")  # clicked before the first save's run ended
-        app.wait()
-        other.wait()
-        names = {e.name: e.id for e in TokenizerLibrary(streamlit_server.library_dir).list()}
-        assert {"concurrent A", "concurrent B"} <= set(names)
+        library = TokenizerLibrary(streamlit_server.library_dir)
+
+        def saved() -> dict[str, str]:
+            return {e.name: e.id for e in library.list()}
+
+        try:
+            wait_until(lambda: {"concurrent A", "concurrent B"} <= set(saved()), "both saves")
+        except AssertionError:
+            app.screenshot("two-saves-a")
+            other.screenshot("two-saves-b")
+            raise
+        names = saved()
         for helper, name in ((app, "concurrent A"), (other, "concurrent B")):
-            helper.page.wait_for_function(
-                "id => window.location.search.includes(id)", arg=names[name])
-            assert params_of(helper.page.url)["tok"] == [f"lib:{names[name]}"]
+            wait_until(lambda h=helper, n=name: url_params(h).get("tok") == [f"lib:{names[n]}"],
+                       f"the link of {name} naming its library ID")
+            helper.wait()
             helper.assert_healthy()
+        vocab_sizes = {e.name: e.vocab_size for e in library.list()}
+        assert vocab_sizes["concurrent A"] == len(tok_a.vocab)  # type: ignore[attr-defined]
+        assert vocab_sizes["concurrent B"] == len(tok_b.vocab)  # type: ignore[attr-defined]
         # each session's link gives the other one the saved tokenizer
-        open_link(other, app.page.url)
-        assert names["concurrent A"] in other.page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').first.inner_text()
+        open_link(other, address(app))
+        wait_until(lambda: names["concurrent A"] in picked_tokenizer(other),
+                   "A's saved tokenizer in B's browser")
         other.assert_healthy()
 
 
@@ -307,8 +331,9 @@ def test_saved_tokenizer_reopens_after_a_server_restart(
         commit_text(first, "Text", text)
         wait_until(lambda: url_params(first).get("text") == [text], "the text in the URL")
         click_save(first, "survives restarts")
+        wait_until(lambda: url_params(first).get("tok", [""])[0].startswith("lib:"),
+                   "the link naming the saved tokenizer")
         first.wait()
-        first.page.wait_for_function("() => window.location.search.includes('lib')")
         link = copied_link(first)
         ids = chip_ids(first)
         first.assert_healthy()
@@ -319,9 +344,8 @@ def test_saved_tokenizer_reopens_after_a_server_restart(
     moved = str(new_url) + link[len(url):]  # same path and query on the new server
     with session(browser, str(new_url), screenshot_dir) as second:
         open_link(second, moved)
-        picker = second.page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').first.inner_text()
-        assert f"survives restarts · {entry_id}" in picker
+        wait_until(lambda: chip_ids(second) == ids, "the saved tokenizer's chips after restart")
+        assert picked_tokenizer(second) == f"📚 survives restarts · {entry_id}"
         assert second.page.get_by_label("Text", exact=True).input_value() == text
-        assert chip_ids(second) == ids
         assert "Link problem" not in link_warnings(second)
         second.assert_healthy()
