@@ -17,10 +17,11 @@ tests/browser/conftest.py) and, in it, one browser context (= one Streamlit sess
 
 An update's time runs from the Ctrl+Enter to the moment the page shows the new result, measured
 with the browser's own clock (``performance.now()``, checked every 25 ms). A session "saw an
-error" if the page showed a Streamlit exception box or an error alert, raised a page error,
+error" if the page showed a Streamlit exception box or an error alert (a MutationObserver
+catches even one that a polled fragment replaces at once), raised a page error,
 logged a console error that is not known noise, or an update did not appear within
 ``--update-timeout`` seconds (a frozen session). The script prints a table and exits 1 if any
-session saw an error (2 if the setup itself failed).
+session saw an error or the server logged a traceback (2 if the setup itself failed).
 
 Bounded in time: ``--duration`` (default 60 s, at most 600 s) of measurement, at most
 ``--max-updates`` per session, a hard wall-clock cap on the whole run, loopback only.
@@ -62,7 +63,21 @@ UPDATES_PER_PAGE = 3  # updates on one page before switching to the other
 GPT2_MAX_ID = 50_256  # Decode IDs stay inside GPT-2's vocab (no out-of-vocab error alert)
 
 _APP = '[data-testid="stApp"]'
-_ERROR_BOX = '[data-testid="stException"], [data-testid="stAlertContentError"]'
+
+# Installed in every page before Streamlit loads: remembers every exception box or error alert
+# that appears, even one a polled fragment replaces half a second later.
+_ERROR_RECORDER = """(() => {
+  window.__tpErrors = [];
+  const sel = '[data-testid="stException"], [data-testid="stAlertContentError"]';
+  const seen = new WeakSet();
+  new MutationObserver(() => {
+    for (const el of document.querySelectorAll(sel)) {
+      if (seen.has(el)) continue;
+      seen.add(el);
+      window.__tpErrors.push((el.innerText || '').trim().slice(0, 300));
+    }
+  }).observe(document, {childList: true, subtree: true});
+})();"""
 
 # performance.now() once the Tokenize page shows `chars` characters and as many chips as its
 # "Tokens" metric (bounded by the page's chip limit); false before.
@@ -160,13 +175,14 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def report_server_log(log: Path) -> None:
-    """Print the server's tracebacks: how many of each final error line, and the first one."""
+def report_server_log(log: Path) -> int:
+    """Print the server's tracebacks (how many of each final error line, and the first one);
+    return how many there were."""
     lines = log.read_text(errors="replace").splitlines()
     starts = [i for i, line in enumerate(lines) if line.startswith("Traceback")]
     if not starts:
         print("server log: no tracebacks")
-        return
+        return 0
     blocks = []
     for start in starts:
         end = start + 1
@@ -184,6 +200,7 @@ def report_server_log(log: Path) -> None:
         print(f"  {n} x {key}")
     print("  the first in full:")
     print("\n".join("    " + line for line in blocks[0][:40]))
+    return len(starts)
 
 
 def training_corpus(workdir: Path, megabytes: float) -> Path | None:
@@ -214,13 +231,13 @@ class Session:
     final_status: str = ""
 
     async def check(self) -> None:
-        """Record exception boxes and error alerts currently on the page."""
-        boxes = self.page.locator(_ERROR_BOX)  # type: ignore[attr-defined]
-        if await boxes.count():
-            for text in await boxes.all_inner_texts():
-                message = f"error element: {text.strip()[:300]}"
-                if message not in self.errors:
-                    self.errors.append(message)
+        """Record exception boxes and error alerts shown since the last check (even briefly)."""
+        seen = await self.page.evaluate(  # type: ignore[attr-defined]
+            "() => (window.__tpErrors || []).splice(0)")
+        for text in seen:
+            message = f"error element: {text}"
+            if message not in self.errors:
+                self.errors.append(message)
 
 
 async def wait_idle(page: object, timeout_ms: int) -> None:
@@ -423,6 +440,7 @@ async def run(args: argparse.Namespace, base: str, upload: Path | None) -> int:
         async def new_session(name: str) -> Session:
             context = await browser.new_context(viewport={"width": 1280, "height": 900})
             context.set_default_timeout(SETUP_TIMEOUT_MS)
+            await context.add_init_script(_ERROR_RECORDER)
             page = await context.new_page()
             session = Session(name=name, page=page)
             page.on("pageerror", lambda exc: session.errors.append(f"pageerror: {exc}"))
@@ -529,13 +547,18 @@ def main() -> int:
         proc, base, log = start_server(Path(tmp))
         print(f"server: {base}", flush=True)
         try:
-            return asyncio.run(asyncio.wait_for(run(args, base, upload), timeout=hard_cap))
+            code = asyncio.run(asyncio.wait_for(run(args, base, upload), timeout=hard_cap))
         except asyncio.TimeoutError:
             print(f"ABORTED: the run exceeded its hard cap of {hard_cap:.0f} s", file=sys.stderr)
-            return 2
+            code = 2
         finally:
             stop_server(proc)
-            report_server_log(log)
+            tracebacks = report_server_log(log)
+        if tracebacks and code == 0:
+            print(f"FAIL: the server logged {tracebacks} traceback(s) (an exception in some "
+                  "session's script run, even if no browser check caught it on screen)")
+            code = 1
+        return code
 
 
 if __name__ == "__main__":

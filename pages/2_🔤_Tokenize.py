@@ -94,6 +94,7 @@ with tab_why:
         st.info("Type some text to trace its merges.")
     else:
         default = max(words, key=len)
+        state.set_value("tok.word_default", default)  # what a link may leave out
         current = state.value("tok.word")
         state.set_value("tok.word", current if current in words else default)
         if current != state.value("tok.word"):

@@ -33,6 +33,10 @@ def use_tokenize_text() -> None:
 
 if state.value("dec.ids") is None:  # first visit: start from the Tokenize page's text
     use_tokenize_text()
+try:  # what a fresh session shows for this tokenizer: a link may leave it out
+    state.set_value("dec.ids_default", ", ".join(map(str, cache.encode(key, state.SAMPLE_TEXT, tok))))
+except Exception:  # noqa: BLE001 - then links always carry the IDs
+    state.set_value("dec.ids_default", None)
 with top:
     links.share("Decode")
 raw = st.text_area("Token IDs", height=110, **state.bind("dec.ids", ""),

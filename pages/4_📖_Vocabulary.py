@@ -68,6 +68,7 @@ left, right = st.columns(2, gap="large")
 with left:
     st.subheader("Merge tree")
     ids = sorted(tok.vocab)
+    state.set_value("voc.token_default", ids[-1] if ids else None)  # a link may leave it out
     wanted = state.value("voc.token")
     if ids and wanted is not None and not ids[0] <= wanted <= ids[-1]:
         st.warning(f"Token ID {wanted:,} is outside this vocabulary ({ids[0]} … {ids[-1]:,}); "

@@ -145,14 +145,17 @@ def test_killed_idle_warm_worker_is_replaced(small_text):
     manager = TrainingManager(max_concurrent=1)
     try:
         manager.warm_up()
-        wait_for(lambda: len(spawned_children() - before) == 1, what="the warm worker started")
-        (spare,) = spawned_children() - before
-        os.kill(spare, signal.SIGKILL)
-        wait_for(lambda: gone(spare), what="the warm worker gone")
+        wait_for(lambda: spawned_children() - before, what="the warm worker started")
+        # subtle: another manager in this process (the Train page's, cached by AppTest tests)
+        # may have started its own spare meanwhile; killing it too is harmless (same code path)
+        spares = spawned_children() - before
+        for pid in spares:
+            os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: all(gone(pid) for pid in spares), what="the warm worker gone")
         snap = manager.wait(manager.submit(small_text, vocab_size=300, special_tokens=SPECIALS),
                             timeout=120)
         assert snap.status == "finished", snap.error
-        assert snap.pid != spare
+        assert snap.pid not in spares
     finally:
         manager.shutdown()
 

@@ -6,6 +6,11 @@ in :mod:`ui.cache` (which call core), and render with :mod:`ui.chips` and plotly
 
 from __future__ import annotations
 
+# subtle: import numpy here, at server start, before any session runs. Streamlit imports it
+# lazily the first time a session draws a table; plotly looks it up in sys.modules without
+# importing it, so another session's chart drawn during that first import found a half-loaded
+# numpy and raised (seen by benchmarks/load_test.py). Python's import lock makes everyone wait.
+import numpy  # noqa: F401
 import streamlit as st
 
 from ui import links as links

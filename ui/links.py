@@ -83,8 +83,8 @@ def shown(value: str, *, limit: int = 60) -> str:
 
     >>> shown("../../etc/passwd")
     '`../../etc/passwd`'
-    >>> shown("a`b\\n" + "x" * 100)
-    "`a'b?xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…` (104 characters)"
+    >>> shown("a`b\\n" + "x" * 100, limit=12)
+    "`a'b?xxxx…` (104 characters)"
     """
     clean = "".join("?" if (ord(c) < 32 or ord(c) == 127) else c for c in value)
     clean = clean.replace("`", "'")
@@ -392,9 +392,20 @@ def current_label() -> str:
     return state.active_label() or state.available_tokenizers()[0]
 
 
-def view_params(page: str) -> tuple[dict[str, str | list[str]], list[str]]:
+#: What a fresh session shows when a parameter is absent (the address bar leaves these out).
+DEFAULT_TOKENIZER = "GPT-2 (gpt2)"
+DEFAULT_COMPARE = ["GPT-2 (gpt2)", "GPT-4 (cl100k_base)", "Word-level baseline",
+                   "Char-level baseline"]
+
+
+def view_params(page: str, *, explicit: bool = True) -> tuple[dict[str, str | list[str]], list[str]]:
     """The query parameters naming this session's view of ``page``, and notes about what a
-    link cannot carry (an unsaved tokenizer, a text that cannot be stored)."""
+    link cannot carry (an unsaved tokenizer, a text that cannot be stored).
+
+    ``explicit=False`` leaves out values a fresh session shows anyway (the sample text, the
+    GPT-2 preset, the default word / IDs / token): the address bar of a page opened plainly
+    stays plain, and the link still opens the same view in a new session.
+    """
     params: dict[str, str | list[str]] = {}
     notes: list[str] = []
     if page not in PAGE_PARAMS:
@@ -403,6 +414,8 @@ def view_params(page: str) -> tuple[dict[str, str | list[str]], list[str]]:
         chosen = state.value("cmp.tokenizers") or []
         names = [link_name(label) for label in chosen]
         params["tok"] = [n for n in names if n is not None]
+        if not explicit and params["tok"] == DEFAULT_COMPARE:
+            del params["tok"]
         for label, name in zip(chosen, names):
             if name is None:
                 notes.append(_unsaved_note(label))
@@ -411,7 +424,7 @@ def view_params(page: str) -> tuple[dict[str, str | list[str]], list[str]]:
         name = link_name(label)
         if name is None:
             notes.append(_unsaved_note(label))
-        else:
+        elif explicit or name != DEFAULT_TOKENIZER:
             params["tok"] = name
     if page in ("Tokenize", "Compare"):
         key = "tok.text" if page == "Tokenize" else "cmp.text"
@@ -420,12 +433,13 @@ def view_params(page: str) -> tuple[dict[str, str | list[str]], list[str]]:
             text = state.SAMPLE_TEXT
         value, problem = text_for_link(text)
         if value is not None:
-            params["text"] = value
+            if explicit or text != state.SAMPLE_TEXT:
+                params["text"] = value
         elif problem:
             notes.append(problem[0].upper() + problem[1:] + ".")
     if page == "Tokenize":
         word = state.value("tok.word")
-        if word:
+        if word and (explicit or word != state.value("tok.word_default")):
             params["word"] = word
         if state.value("tok.show_ids", True) is False:
             params["show_ids"] = "0"
@@ -433,7 +447,7 @@ def view_params(page: str) -> tuple[dict[str, str | list[str]], list[str]]:
             params["gpt2"] = "1"
     elif page == "Decode":
         ids = state.value("dec.ids")
-        if ids is not None:
+        if ids is not None and (explicit or ids != state.value("dec.ids_default")):
             value, problem = text_for_link(ids)
             if value is not None:
                 params["ids"] = value
@@ -444,8 +458,9 @@ def view_params(page: str) -> tuple[dict[str, str | list[str]], list[str]]:
             params["q"] = state.value("voc.search")
         if state.value("voc.order", "ID") != "ID":
             params["order"] = state.value("voc.order")
-        if state.value("voc.token") is not None:
-            params["token"] = str(int(state.value("voc.token")))
+        token = state.value("voc.token")
+        if token is not None and (explicit or token != state.value("voc.token_default")):
+            params["token"] = str(int(token))
     return params, notes
 
 
@@ -468,7 +483,7 @@ def write_url(page: str, params: dict[str, str | list[str]]) -> None:
 def refresh(page: str) -> None:
     """Write the view to the address bar again after the page changed a value mid-run (e.g.
     Tokenize picking a new default word for a new text)."""
-    write_url(page, view_params(page)[0])
+    write_url(page, view_params(page, explicit=False)[0])
 
 
 def page_url(page: str, params: dict[str, str | list[str]] | None = None) -> str:
@@ -501,12 +516,12 @@ def share(page: str) -> str:
     for message in st.session_state.get(_NOTES, {}).pop(page, []):
         st.warning(f"Link problem: {message}", icon="🔗")
     params, notes = view_params(page)
-    write_url(page, params)
+    write_url(page, view_params(page, explicit=False)[0])
     link = page_url(page, params)
     with st.popover("Copy link", icon="🔗",
                     help="A link that opens this view (tokenizer, text, selection) in any "
                          "browser that can reach this server."):
-        st.markdown("**Link to this view**: copy it with the button at its right.")
+        st.markdown("**Link to this view** (hover it for the copy button):")
         st.code(link, language=None, wrap_lines=True)
         st.caption("Opening it in a new browser shows the same tokenizer, text and selection."
                    + (" Long texts are stored on the server (`@<ID>` in the link)."
