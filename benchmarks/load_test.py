@@ -256,7 +256,7 @@ async def switch_page(session: Session, base: str, path: str, textarea: str, tim
     """Go to ``path`` through the sidebar (same session); a fresh load if there is no link."""
     page = session.page
     t0 = time.perf_counter()
-    link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]')  # type: ignore[attr-defined]
+    link = page.locator(f'.st-key-ui-nav a[href$="/{path}"]')  # type: ignore[attr-defined]
     if await link.count():
         await link.first.click()
     else:

@@ -41,3 +41,9 @@ def docs_en() -> str:
 def docs_multi() -> str:
     """All of ../shared/corpora/docs-multi.txt.gz (CJK + Italian translations)."""
     return _read_corpus("docs-multi.txt.gz")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_library(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Saved tokenizers and stored link texts go to a temp folder, never the user's own library."""
+    os.environ["TOKPLAY_LIBRARY_DIR"] = str(tmp_path_factory.mktemp("library"))

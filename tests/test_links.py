@@ -338,3 +338,26 @@ def test_limits_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
     assert limits.max_concurrent_trainings() == 5
     assert limits.upload_too_large(2 * 1024 * 1024) is not None
     assert limits.url_text_chars() == limits.DEFAULT_URL_TEXT_CHARS
+
+
+@pytest.mark.xdist_group("jobs")  # starts a training worker, like tests/test_app_train.py
+def test_trained_tokenizer_is_saved_from_the_train_page(library_dir: Path) -> None:
+    import time
+
+    at = AppTest.from_file(str(REPO / "pages" / "1_🏋️_Train.py"), default_timeout=60)
+    at.run()
+    at.number_input[0].set_value(300).run()
+    at.button(key="train.start").click().run()
+    deadline = time.monotonic() + 120
+    while not any(b.key == "train.save.button" for b in at.button):
+        assert time.monotonic() < deadline, "training did not end in time"
+        time.sleep(0.3)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+    at.text_input(key="train.save.name").set_value("trained here").run()
+    at.button(key="train.save.button").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    [entry] = TokenizerLibrary(library_dir).list()
+    assert (entry.name, entry.vocab_size, entry.corpus_name) == ("trained here", 300, "built-in corpus")
+    assert entry.corpus_size > 100_000 and entry.special_tokens == ("<|endoftext|>",)
+    assert any(f"lib:{entry.id}" in s.value for s in at.success)

@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_MEMORY_MB",
     "DEFAULT_URL_TEXT_CHARS",
     "MAX_PARAM_CHARS",
+    "format_bytes",
     "max_concurrent_trainings",
     "max_ids",
     "max_text_chars",

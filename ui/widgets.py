@@ -132,9 +132,26 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
     return new_label
 
 
+#: The pages in navigation order: (script, label, icon). Streamlit's automatic pages/ routing
+#: serves them (so a page's URL opens it directly); this list only draws the menu, because the
+#: automatic menu would name the home page after its file ("app").
+NAV_PAGES: list[tuple[str, str, str]] = [
+    ("app.py", "Home", "🏠"),
+    ("pages/1_🏋️_Train.py", "Train", "🏋️"),
+    ("pages/2_🔤_Tokenize.py", "Tokenize", "🔤"),
+    ("pages/3_🔢_Decode.py", "Decode", "🔢"),
+    ("pages/4_📖_Vocabulary.py", "Vocabulary", "📖"),
+    ("pages/5_⚖️_Compare.py", "Compare", "⚖️"),
+]
+
+
 def sidebar() -> None:
-    """The shared sidebar block: the active tokenizer and the file loader."""
+    """The shared sidebar block: the page menu, the active tokenizer and the file loader."""
     with st.sidebar:
+        with st.container(key="ui-nav"):
+            for script, label, icon in NAV_PAGES:
+                st.page_link(script, label=label, icon=icon)
+        st.divider()
         info = st.container()
         with st.expander("Load tokenizer files", icon="📂"):
             tokenizer_uploader("ui.sidebar_upload")

@@ -174,7 +174,7 @@ def test_copied_link_reopens_the_view_in_a_fresh_session(
     assert link.startswith(streamlit_server.url + "/Tokenize?"), link
     # the address bar says the same (it leaves out only what a fresh session shows anyway)
     assert url_params(app).items() <= params_of(link).items()
-    assert params_of(link).keys() - url_params(app).keys() <= {"tok"}
+    assert params_of(link).keys() - url_params(app).keys() <= {"tok", "word"}
     assert params_of(link)["tok"] == [GPT2] and params_of(link)["text"] == [text]
     ids = chip_ids(app)
     assert ids, "no chips"
