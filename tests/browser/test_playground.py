@@ -1,0 +1,186 @@
+"""The playground as a person uses it, in a real browser: train, tokenize, decode, upload.
+
+Each test opens a fresh browser context (a new Streamlit session) on the shared test server.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.browser.conftest import AppBrowser
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+MERGES_TEXT = re.compile(r"Merges ([\d,]+) / ([\d,]+)")
+
+
+def _gpt2():
+    from core import load_preset
+    from core.errors import PlaygroundError
+
+    try:
+        return load_preset("gpt2")
+    except PlaygroundError as err:
+        pytest.skip(f"GPT-2 preset files not available: {err}")
+
+
+def _type(app: AppBrowser, label: str, text: str) -> None:
+    """Replace a text area's content and commit it (Ctrl+Enter), then wait for the rerun."""
+    box = app.page.get_by_label(label, exact=True)
+    box.fill(text)
+    box.press("Control+Enter")
+    app.wait()
+
+
+def _token_chip_ids(app: AppBrowser) -> list[int]:
+    chips = app.page.locator(".tp-chips").first.locator(".tp-chip sub")
+    return [int(x) for x in chips.all_inner_texts()]
+
+
+# ---- Train ---------------------------------------------------------------------------
+
+
+def test_training_shows_progress_advancing_and_its_pickles_load_back(
+    app: AppBrowser, tmp_path: Path
+) -> None:
+    from core.builtin_corpus import builtin_corpus_text
+    from core.formats import load_pickles
+    from core.train import train_bpe
+
+    vocab_size = 12_000
+    app.goto("Train")
+    page = app.page
+    size = page.get_by_label("Vocab size", exact=True)
+    size.fill(str(vocab_size))
+    size.press("Enter")
+    app.wait()
+    page.get_by_role("button", name="Start training").click()
+
+    # Poll the live progress text while the worker trains: it must move more than once.
+    seen: list[int] = []
+    done_button = page.get_by_role("button", name=re.compile(r"vocab\.pkl"))
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and done_button.count() == 0:
+        for text in page.get_by_text(MERGES_TEXT).all_inner_texts():
+            m = MERGES_TEXT.search(text)
+            if m:
+                n = int(m.group(1).replace(",", ""))
+                if not seen or n != seen[-1]:
+                    seen.append(n)
+        time.sleep(0.15)
+    done_button.wait_for(timeout=60_000)
+    progressing = [n for n in seen if n > 0]
+    assert len(progressing) >= 2 and progressing == sorted(progressing), (
+        f"progress did not visibly advance while training: saw {seen}"
+    )
+    assert progressing[0] < vocab_size - 257, "the first progress reading was already the end"
+
+    files = {}
+    for name in ("vocab.pkl", "merges.pkl"):
+        with page.expect_download() as download:
+            page.get_by_role("button", name=re.compile(re.escape(name))).click()
+        files[name] = tmp_path / name
+        download.value.save_as(files[name])
+    vocab, merges = load_pickles(files["vocab.pkl"], files["merges.pkl"])
+
+    expected_vocab, expected_merges = train_bpe([builtin_corpus_text()], vocab_size, ["<|endoftext|>"])
+    assert merges == expected_merges
+    assert vocab == expected_vocab
+    app.assert_healthy()
+
+
+# ---- Tokenize ------------------------------------------------------------------------
+
+
+def test_typed_text_gives_chips_with_the_right_ids(app: AppBrowser) -> None:
+    gpt2 = _gpt2()
+    text = "Hello world, tokenizers! 日本語 and emoji 🧩\n  indented"
+    app.goto("Tokenize")
+    _type(app, "Text", text)
+    assert _token_chip_ids(app) == gpt2.encode(text)
+    app.assert_healthy()
+
+
+def test_script_injection_text_is_shown_as_text(app: AppBrowser) -> None:
+    gpt2 = _gpt2()
+    attack = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+    app.goto("Tokenize")
+    _type(app, "Text", attack)
+    page = app.page
+    chips = page.locator(".tp-chips").first
+    assert _token_chip_ids(app) == gpt2.encode(attack)
+    # each chip's own text (its first text node; the <sub> after it is the ID)
+    shown = chips.evaluate(
+        "el => Array.from(el.querySelectorAll('.tp-chip')).map(c => c.firstChild.textContent).join('')"
+    )
+    assert shown.replace("·", " ") == attack
+    assert page.locator('img[src="x"]').count() == 0
+    assert chips.locator("script").count() == 0
+    page.wait_for_timeout(500)  # give an injected handler the chance to fire
+    assert app.dialogs == []
+    app.assert_healthy()
+
+
+# ---- Decode --------------------------------------------------------------------------
+
+
+def test_id_255_decodes_to_a_highlighted_replacement_character(app: AppBrowser) -> None:
+    _gpt2()
+    app.goto("Decode")
+    _type(app, "Token IDs", "[255]")
+    marks = app.page.locator(".tp-fffd")
+    assert marks.count() == 1
+    assert "\ufffd" in marks.first.inner_text()
+    # the ID chip that made it carries the same number as the mark
+    assert app.page.get_by_text("255").count() > 0
+    app.assert_healthy()
+
+
+def test_bad_ids_are_flagged_with_their_position(app: AppBrowser) -> None:
+    _gpt2()
+    app.goto("Decode")
+    _type(app, "Token IDs", "15496, abc, 11, 99999999")
+    body = app.page.locator('[data-testid="stMain"]').inner_text()
+    assert "abc" in body and "item 2" in body.lower()
+    assert "Outside the vocab" in body
+    app.assert_healthy()
+
+
+# ---- Untrusted uploads ---------------------------------------------------------------
+
+
+class _Evil:
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # what an attacker's pickle does: call a function on load
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_malicious_pickle_upload_is_refused_and_runs_nothing(app: AppBrowser, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    vocab_pkl = tmp_path / "vocab.pkl"
+    merges_pkl = tmp_path / "merges.pkl"
+    vocab_pkl.write_bytes(pickle.dumps({0: _Evil(marker)}))
+    merges_pkl.write_bytes(pickle.dumps([]))
+
+    app.goto("Tokenize")
+    page = app.page
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("Load tokenizer files").click()
+    sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        [str(vocab_pkl), str(merges_pkl)]
+    )
+    app.wait()
+    error = page.locator('[data-testid="stAlertContentError"]')
+    error.first.wait_for()
+    message = " ".join(error.all_inner_texts())
+    assert "refused" in message and "system" in message, message
+    assert not marker.exists(), "the pickle ran code on the server"
+    assert app.exceptions() == []
