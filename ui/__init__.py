@@ -6,11 +6,13 @@ in :mod:`ui.cache` (which call core), and render with :mod:`ui.chips` and plotly
 
 from __future__ import annotations
 
-# subtle: import numpy here, at server start, before any session runs. Streamlit imports it
-# lazily the first time a session draws a table; plotly looks it up in sys.modules without
-# importing it, so another session's chart drawn during that first import found a half-loaded
-# numpy and raised (seen by benchmarks/load_test.py). Python's import lock makes everyone wait.
+# subtle: import numpy and pandas here, before any session draws. Streamlit imports them
+# lazily the first time a session draws a table; plotly looks them up in sys.modules without
+# importing them, so another session's chart drawn during that first import found a
+# half-loaded module and raised (seen by benchmarks/load_test.py). Importing them up front
+# makes every thread wait on Python's import lock instead.
 import numpy  # noqa: F401
+import pandas  # noqa: F401
 import streamlit as st
 
 from ui import links as links
