@@ -271,11 +271,8 @@ def adopt_tokenizer(snap: jobs.JobSnapshot) -> Any | None:
     """Build the trained tokenizer and make it the session's active one (once per job)."""
     if snap.vocab is None or snap.merges is None:
         return None
-    try:
-        from core.tokenizer import Tokenizer
-    except ImportError as err:
-        show_error(err, what="Using the trained tokenizer")
-        return None
+    from core.tokenizer import Tokenizer
+
     label = f"BPE {len(snap.vocab):,} · {snap.corpus_name}"
     tok = Tokenizer(snap.vocab, snap.merges, list(snap.special_tokens), pattern=snap.pattern,
                     name=label)
@@ -295,13 +292,9 @@ def adopt_tokenizer(snap: jobs.JobSnapshot) -> Any | None:
 def export_files(job_id: str, _vocab: dict[int, bytes], _merges: list[tuple[bytes, bytes]],
                  _tok: Any) -> dict[str, bytes]:
     """Every download for one finished job (keyed by its unguessable ID)."""
-    from core.formats import dumps_merges, dumps_vocab
+    from core.formats import dumps_merges, dumps_vocab, export_all
 
     files = {"vocab.pkl": dumps_vocab(_vocab), "merges.pkl": dumps_merges(_merges)}
-    try:
-        from core.formats import export_all
-    except ImportError:
-        return files
     if _tok is not None:
         for name, data in export_all(_tok).items():
             if name.endswith(".tiktoken"):  # named after the label; a plain name downloads better

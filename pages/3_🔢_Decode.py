@@ -3,6 +3,7 @@
 import streamlit as st
 
 from core.compare import first_difference
+from core.details import parse_ids
 
 import ui
 from ui import cache, chips, links, state, widgets
@@ -43,12 +44,6 @@ raw = st.text_area("Token IDs", height=110, **state.bind("dec.ids", ""),
                    help="Example: 15496 11 995 — or [15496, 11, 995]. Try [255] to see a byte that is "
                         "not UTF-8 on its own. Updates on Ctrl+Enter or when you click outside.")
 st.button("Use the IDs of the Tokenize page's text", on_click=use_tokenize_text)
-
-try:
-    from core.details import parse_ids
-except ImportError as err:
-    widgets.show_error(err, what="Parsing IDs")
-    st.stop()
 
 ids, problems = parse_ids(raw)
 if problems:

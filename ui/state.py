@@ -201,8 +201,8 @@ def get_tokenizer(label: str) -> Any:
     """The tokenizer behind a label: a ``core.Tokenizer`` or a baseline with the same
     ``encode`` / ``decode`` interface.
 
-    Raises ``KeyError`` for an unknown label and ``core.PlaygroundError`` (or ``ImportError``
-    while a core module is missing) when a preset or baseline cannot be built; pages show
+    Raises ``KeyError`` for an unknown label and ``core.PlaygroundError`` when a preset or
+    baseline cannot be built; pages show
     those with :func:`ui.widgets.show_error`.
     """
     own = session_tokenizers().get(label)

@@ -16,18 +16,12 @@ TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt"]
 def show_error(err: BaseException, *, what: str = "") -> None:
     """Show an error the user can act on, never a traceback.
 
-    ``core.PlaygroundError`` messages already say what to do; a missing core module (while the
-    app is being built) becomes an info box; anything else a short warning.
+    ``core.PlaygroundError`` messages already say what to do; anything else becomes a short
+    message naming the error.
     """
+    from core.errors import PlaygroundError
+
     prefix = f"{what}: " if what else ""
-    if isinstance(err, ImportError):
-        st.info(f"{prefix}this part of the playground is not available yet "
-                f"({err.name or 'a core module'} is missing).", icon="🚧")
-        return
-    try:
-        from core.errors import PlaygroundError
-    except ImportError:  # pragma: no cover - core.errors always exists
-        PlaygroundError = ValueError  # type: ignore[misc,assignment]  # noqa: N806
     if isinstance(err, PlaygroundError):
         st.error(f"{prefix}{err}", icon="⚠️")
     elif isinstance(err, KeyError):
