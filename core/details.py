@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.errors import PlaygroundError
+from core.pretokenize import split_on_specials
 
 if TYPE_CHECKING:
     from core.tokenizer import Tokenizer
@@ -213,16 +214,7 @@ def encode_details(tokenizer: Tokenizer, text: str) -> EncodingDetails:
             pos = end_byte
         n_bytes += pos
 
-    pos = 0
-    pieces: list[tuple[str, bool]] = []
-    if tokenizer._special_re is not None:
-        for m in tokenizer._special_re.finditer(text):
-            if m.start() > pos:
-                pieces.append((text[pos : m.start()], False))
-            pieces.append((m.group(), True))
-            pos = m.end()
-    if pos < len(text):
-        pieces.append((text[pos:], False))
+    pieces = split_on_specials(text, tokenizer.special_tokens)
     start = 0
     for piece, special in pieces:
         if special:
