@@ -335,8 +335,11 @@ def draw_results(snap: jobs.JobSnapshot) -> None:
     st.markdown("**Downloads** (`vocab.pkl` + `merges.pkl` are the CS336 pickles)")
     cols = st.columns(min(4, len(files)))
     for i, (name, data) in enumerate(files.items()):
+        # subtle: deferred (a callable): the bytes are sent only on click. An eager button's
+        # file is fetched by the browser to check it as soon as it is drawn, which logged 404s
+        # when a new training replaced the buttons in the meantime (benchmarks/load_test.py).
         cols[i % len(cols)].download_button(
-            name, data, file_name=name, key=f"train.dl.{name}", icon="⬇️",
+            name, lambda data=data: data, file_name=name, key=f"train.dl.{name}", icon="⬇️",
             mime="application/octet-stream", width="stretch", on_click="ignore",
         )
 
