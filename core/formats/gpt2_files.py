@@ -41,8 +41,13 @@ def _as_text(data: bytes | str, name: str) -> str:
         ) from None
 
 
-def _decode_token(text: str, *, name: str, where: str) -> bytes:
-    """Turn a byte-mapped token string back into bytes, naming the bad character if any."""
+def decode_mapped_token(text: str, *, name: str, where: str) -> bytes:
+    """Turn a token spelled through GPT-2's byte map back into bytes, naming the file, the
+    place and the bad character if any (used for GPT-2 files and Hugging Face tokenizer.json).
+
+    >>> decode_mapped_token("Ġthe", name="vocab.bpe", where="line 2")
+    b' the'
+    """
     table = unicode_to_bytes()
     out = bytearray()
     for ch in text:
@@ -114,8 +119,8 @@ def loads_vocab_bpe(data: bytes | str, *, name: str = "vocab.bpe") -> list[tuple
             )
         where = f"line {lineno}"
         pair = (
-            _decode_token(parts[0], name=name, where=where),
-            _decode_token(parts[1], name=name, where=where),
+            decode_mapped_token(parts[0], name=name, where=where),
+            decode_mapped_token(parts[1], name=name, where=where),
         )
         if pair in seen:
             raise FormatError(f"{name}: line {lineno}: {line!r} repeats line {seen[pair]}")

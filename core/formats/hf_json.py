@@ -26,8 +26,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.bytes_unicode import to_gpt2_str, unicode_to_bytes
+from core.bytes_unicode import to_gpt2_str
 from core.errors import FormatError
+from core.formats.gpt2_files import decode_mapped_token
 from core.formats.safe_pickle import validate_merges, validate_merges_in_vocab, validate_vocab
 from core.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
 
@@ -187,20 +188,6 @@ def _pattern_of(pre: object, name: str) -> str:
     )
 
 
-def _decode_key(key: str, *, name: str, where: str) -> bytes:
-    table = unicode_to_bytes()
-    out = bytearray()
-    for ch in key:
-        b = table.get(ch)
-        if b is None:
-            raise FormatError(
-                f"{name}: {where}: {key!r} contains {ch!r} (U+{ord(ch):04X}), which is not in "
-                "GPT-2's byte map; only byte-level BPE tokenizers can be loaded"
-            )
-        out.append(b)
-    return bytes(out)
-
-
 def loads_hf_json(
     data: bytes | str, *, name: str = "tokenizer.json"
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]], list[str], str]:
@@ -259,7 +246,7 @@ def loads_hf_json(
         if token_id in added:
             raw[token_id] = added[token_id].encode("utf-8")
         else:
-            raw[token_id] = _decode_key(key, name=name, where=f"model.vocab[{key!r}]")
+            raw[token_id] = decode_mapped_token(key, name=name, where=f"model.vocab[{key!r}]")
     for token_id, content in added.items():
         raw.setdefault(token_id, content.encode("utf-8"))
     vocab = validate_vocab(raw, name=name)
@@ -280,8 +267,8 @@ def loads_hf_json(
         where = f"model.merges[{i}]"
         pairs.append(
             (
-                _decode_key(parts[0], name=name, where=where),
-                _decode_key(parts[1], name=name, where=where),
+                decode_mapped_token(parts[0], name=name, where=where),
+                decode_mapped_token(parts[1], name=name, where=where),
             )
         )
     merges = validate_merges(pairs, name=name)
