@@ -27,10 +27,12 @@ from __future__ import annotations
 import heapq
 import os
 import re
+import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -266,6 +268,26 @@ def _checked_texts(texts: Iterable[str]) -> Iterator[str]:
         yield text
 
 
+@contextmanager
+def _plain_main() -> Iterator[None]:
+    """Give processes started in this block an empty ``__main__``.
+
+    subtle: forkserver/spawn children first re-run the parent's ``__main__`` file. Under
+    Streamlit (and in pytest after an AppTest) ``__main__`` is a page script, which must not
+    run again in a counting worker: it would start a second app inside the worker. The workers
+    need only this module.
+    """
+    import types
+
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
 def _count_in_pool(
     items: list[_Item],
     sizes: list[int],
@@ -298,7 +320,8 @@ def _count_in_pool(
     with ProcessPoolExecutor(
         min(num_workers, len(groups)), mp_context=ctx, initializer=_init_worker, initargs=(progress,)
     ) as pool:
-        pending = {pool.submit(_count_items, g, specials, pattern, errors) for g in groups}
+        with _plain_main():  # the workers start on these submits
+            pending = {pool.submit(_count_items, g, specials, pattern, errors) for g in groups}
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)

@@ -334,3 +334,26 @@ def test_parallel_file_training_matches_serial_and_in_memory(tmp_path, specials)
     assert par == train_bpe(path, 420, sp, num_workers=1)
     assert par == train_bpe([text], 420, sp)
     assert par[1] == naive_train([text], 420, sp)[1]
+
+
+def test_parallel_counting_does_not_rerun_a_streamlit_page_as_main(tmp_path):
+    """Under Streamlit (and after an AppTest) ``__main__`` is a page script; pool workers must
+    not run it again (they did, died, and training failed)."""
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(("hello world " * 2000 + "<|endoftext|>" + "bye now " * 2000) * 50)
+    page = tmp_path / "page.py"
+    page.write_text("raise SystemExit('the page ran inside a counting worker')\n")
+    code = f"""
+import sys, types
+main = types.ModuleType("__main__"); main.__file__ = {str(page)!r}
+sys.modules["__main__"] = main
+from core.train import train_bpe
+vocab, merges = train_bpe({str(corpus)!r}, 300, ["<|endoftext|>"], num_workers=2)
+print(len(vocab))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == str(len(train_bpe(str(corpus), 300, ["<|endoftext|>"])[0]))
