@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from core.bytes_unicode import bytes_to_unicode
 from core.errors import PlaygroundError, TrainingConfigError
@@ -262,16 +262,7 @@ class CharBPETokenizer:
             if best == len(self._ranks):
                 break
             left, right = self._merges[best]
-            merged: list[str | None] = []
-            i = 0
-            while i < len(parts):
-                if i + 1 < len(parts) and parts[i] == left and parts[i + 1] == right:
-                    merged.append(left + right)
-                    i += 2
-                else:
-                    merged.append(parts[i])
-                    i += 1
-            parts = merged
+            parts = _merge_pair(parts, left, right)
         result = tuple(parts)
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()
@@ -365,15 +356,7 @@ def _learn_char_merges(word_freqs: Mapping[str, int], n_merges: int) -> list[tup
                 if counts[pair] == 0:
                     del counts[pair]
                 where[pair].discard(idx)
-            merged: list[str] = []
-            i = 0
-            while i < len(split):
-                if i + 1 < len(split) and split[i] == left and split[i + 1] == right:
-                    merged.append(left + right)
-                    i += 2
-                else:
-                    merged.append(split[i])
-                    i += 1
+            merged = _merge_pair(split, left, right)
             splits[idx] = merged
             for pair in zip(merged, merged[1:]):
                 counts[pair] = counts.get(pair, 0) + freqs[idx]
@@ -423,3 +406,21 @@ def coverage_stats(tokenizer: _Encoder, text: str) -> CoverageStats:
         tokens_per_char=len(ids) / len(text) if text else 0.0,
         round_trip=tokenizer.decode(ids) == text,
     )
+
+
+def _merge_pair(parts: list[Any], left: str, right: str) -> list[Any]:
+    """Replace every ``left, right`` neighbour pair by its concatenation, left to right.
+
+    >>> _merge_pair(["a", "b", "a", "b", "c"], "a", "b")
+    ['ab', 'ab', 'c']
+    """
+    merged: list[Any] = []
+    i = 0
+    while i < len(parts):
+        if i + 1 < len(parts) and parts[i] == left and parts[i + 1] == right:
+            merged.append(left + right)
+            i += 2
+        else:
+            merged.append(parts[i])
+            i += 1
+    return merged
