@@ -20,25 +20,13 @@ from typing import TYPE_CHECKING
 
 from core.bytes_unicode import to_gpt2_str, unicode_to_bytes
 from core.errors import FormatError
+from core.formats._text import as_text, parse_json
 from core.formats.safe_pickle import validate_merges_in_vocab, validate_vocab
 
 if TYPE_CHECKING:
     from core.tokenizer import Tokenizer
 
 BPE_HEADER = "#version: 0.2"
-
-
-def _as_text(data: bytes | str, name: str) -> str:
-    if isinstance(data, str):
-        return data
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise FormatError(
-            f"{name}: not UTF-8 text (bad byte {data[err.start]:#04x} on line {line}); GPT-2 "
-            "files are UTF-8"
-        ) from None
 
 
 def decode_mapped_token(text: str, *, name: str, where: str) -> bytes:
@@ -67,13 +55,7 @@ def loads_encoder_json(data: bytes | str, *, name: str = "encoder.json") -> dict
     Entries whose characters fall outside the byte map (a special token such as ``"<|a b|>"``
     written verbatim) are kept as their UTF-8 bytes.
     """
-    text = _as_text(data, name)
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise FormatError(
-            f"{name}: not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}"
-        ) from None
+    obj = parse_json(data, name)
     if not isinstance(obj, dict):
         raise FormatError(
             f"{name}: expected a JSON object mapping token strings to IDs, got a "
@@ -104,7 +86,7 @@ def loads_encoder_json(data: bytes | str, *, name: str = "encoder.json") -> dict
 
 def loads_vocab_bpe(data: bytes | str, *, name: str = "vocab.bpe") -> list[tuple[bytes, bytes]]:
     """Read ``vocab.bpe`` (``#version`` header, then ``"Ġ t"`` per line) into merges."""
-    text = _as_text(data, name)
+    text = as_text(data, name)
     merges: list[tuple[bytes, bytes]] = []
     seen: dict[tuple[bytes, bytes], int] = {}
     for lineno, line in enumerate(text.split("\n"), start=1):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.bytes_unicode import to_gpt2_str
 from core.errors import FormatError
+from core.formats._text import parse_json
 from core.formats.gpt2_files import decode_mapped_token
 from core.formats.safe_pickle import validate_merges, validate_merges_in_vocab, validate_vocab
 from core.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
@@ -194,17 +195,7 @@ def loads_hf_json(
     """Read a byte-level BPE ``tokenizer.json``; returns ``(vocab, merges, special_tokens,
     pattern)``. Every added token becomes a special token (HF matches them before
     pre-tokenization, as we do)."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as err:
-            raise FormatError(f"{name}: not UTF-8 text (bad byte at offset {err.start})") from None
-    try:
-        doc = json.loads(data)
-    except json.JSONDecodeError as err:
-        raise FormatError(
-            f"{name}: not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}"
-        ) from None
+    doc = parse_json(data, name)
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         raise FormatError(f"{name}: no \"model\" section; is this a Hugging Face tokenizer.json?")
     model = doc["model"]
