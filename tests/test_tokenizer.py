@@ -186,6 +186,30 @@ def test_ascii_fast_pretokenizer_agrees_with_regex(text, pattern):
     ).findall(text.encode("ascii", "ignore").decode())
 
 
+ASCII_TEXTS = st.lists(
+    st.one_of(
+        st.text(alphabet=st.characters(max_codepoint=127), max_size=12),
+        st.sampled_from(["'s", "'S", "'ll", "'VE", " '", "HTTPServer", "x'd", " \n", "\r\n",
+                         "  ", "   ", "\t ", ".\n", "/\n", "!/", "1234567", " 12", "\x1c"]),
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=ASCII_TEXTS, pattern=st.sampled_from(["gpt2", "cl100k", "o200k"]))
+def test_possessive_ascii_patterns_split_ascii_like_regex(text, pattern):
+    """The `re` patterns (possessive quantifiers, spelled-out classes) on every ASCII
+    character, including the separators \\x1c-\\x1f that `re` but not `regex` calls space."""
+    assert _ascii_regex(pattern).findall(text) == compile_pattern(pattern).findall(text)
+
+
+def _ascii_regex(pattern: str):
+    from core.pretokenize import resolve_pattern
+
+    return tokmod._ASCII_PATTERNS[resolve_pattern(pattern)]
+
+
 @settings(max_examples=100, deadline=None)
 @given(texts=st.lists(TEXTS, min_size=1, max_size=6), pattern=st.sampled_from(["gpt2", "o200k"]))
 def test_warm_and_evicting_cache_gives_the_same_ids(texts, pattern):
@@ -196,8 +220,9 @@ def test_warm_and_evicting_cache_gives_the_same_ids(texts, pattern):
             assert tok.encode(text) == reference_encode(tok, text)
 
 
-def test_encode_iterable_reads_a_file_lazily_with_bounded_memory():
-    tok = toy(MERGES, SPECIALS, cache_size=1000)
+@pytest.mark.parametrize("stream_cache", [1000, tokmod.STREAM_CACHE_SIZE])
+def test_encode_iterable_reads_a_file_lazily_with_bounded_memory(stream_cache):
+    tok = toy(MERGES, SPECIALS)
     rng = random.Random(1)
     words = ["the", "then", "in", "there", "  ", "\n", "中文", "<|endoftext|>", "x" * 30]
     text = " ".join(rng.choice(words) + str(rng.randint(0, 99999)) for _ in range(60_000))
@@ -209,7 +234,7 @@ def test_encode_iterable_reads_a_file_lazily_with_bounded_memory():
         base = tracemalloc.get_traced_memory()[0]
         count = 0
         checksum = 0
-        for i in tok.encode_iterable(source):
+        for i in tok.encode_iterable(source, cache_size=stream_cache):
             count += 1
             checksum = (checksum * 31 + i) % 1_000_000_007
         peak = tracemalloc.get_traced_memory()[1] - base
@@ -220,7 +245,22 @@ def test_encode_iterable_reads_a_file_lazily_with_bounded_memory():
         exp_sum = (exp_sum * 31 + i) % 1_000_000_007
     assert (count, checksum) == (len(expected), exp_sum)
     assert len(text) > 600_000
-    assert peak < 3_000_000, f"encode_iterable grew memory by {peak:,} bytes"
+    # ~60k distinct pre-tokens, far more than either cache holds: the stream's private
+    # cache is all that grows (~150 bytes an entry), and the tokenizer's own stays empty
+    limit = 1_500_000 + 200 * stream_cache  # buffers (64k chars, their IDs) + entries
+    assert peak < limit, f"encode_iterable grew memory by {peak:,} bytes (limit {limit:,})"
+    assert len(tok._pretoken_cache) == 1  # just the "" entry: streams never grow it
+
+
+def test_stream_reads_the_shared_cache_without_growing_it():
+    tok = toy(MERGES, SPECIALS)
+    text = "the then there in the then " * 50
+    expected = tok.encode(text)  # fills the shared cache
+    before = dict(tok._pretoken_cache)
+    assert list(tok.encode_iterable([text], cache_size=0)) == expected
+    assert dict(tok._pretoken_cache) == before
+    with pytest.raises(PlaygroundError, match="cache_size must be a whole number"):
+        list(tok.encode_iterable([text], cache_size=-1))
 
 
 def test_encode_iterable_refuses_bytes_with_a_hint():
@@ -260,6 +300,39 @@ def test_decode_replaces_invalid_utf8_and_unknown_ids():
     assert tok.decode((i for i in [104, 105])) == "hi"
     assert tok.decode([]) == ""
     assert tok.decode([2**40, 0x110000, 104]) == "\ufffd\ufffdh"
+
+
+def _reference_decode(tok: Tokenizer, ids: list[int]) -> str:
+    """One ID at a time: an unknown ID is one 0xFF byte (one U+FFFD, ending any open character)."""
+    return b"".join(tok.vocab.get(i, b"\xff") for i in ids).decode("utf-8", "replace")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ids=st.lists(
+        st.one_of(st.integers(0, 262), st.integers(-3, 400), st.sampled_from([2**63, 2**70])),
+        max_size=3 * tokmod._JOIN_CHUNK + 2,  # several chunks, and a last chunk of 1 or 2
+    ),
+    gap=st.booleans(),
+)
+def test_decode_equals_one_id_at_a_time_across_chunks(ids, gap):
+    """The chunked fast path and its fallback agree with the textbook decode for any ints:
+    negative (never counted from the end), past the vocab, in a gap, at any position."""
+    vocab = dict(BYTES) | {256: "中".encode()[:2], 257: b"the", 260: b"\xb8\xad"}
+    if gap:
+        vocab |= {262: b" x"}  # IDs 258, 259 and 261 are gaps
+    tok = Tokenizer(vocab, [])
+    assert tok.decode(ids) == _reference_decode(tok, ids)
+
+
+def test_decode_flags_a_bad_item_deep_in_a_long_list():
+    tok = toy([])
+    ids = [104] * (tokmod._JOIN_CHUNK + 5)
+    assert tok.decode(ids + [-7]) == "h" * len(ids) + "\ufffd"
+    with pytest.raises(PlaygroundError, match=f"item {len(ids)} of the IDs is '7'"):
+        tok.decode(ids + ["7"])
+    with pytest.raises(PlaygroundError, match=f"ID -7 at index {len(ids)}"):
+        tok.decode_bytes(ids + [-7])
 
 
 def test_decode_treats_bools_as_ints_like_tiktoken():
