@@ -260,7 +260,7 @@ def test_stream_reads_the_shared_cache_without_growing_it():
     assert list(tok.encode_iterable([text], cache_size=0)) == expected
     assert dict(tok._pretoken_cache) == before
     with pytest.raises(PlaygroundError, match="cache_size must be a whole number"):
-        list(tok.encode_iterable([text], cache_size=-1))
+        tok.encode_iterable([text], cache_size=-1)  # at the call, before any iteration
 
 
 def test_encode_iterable_refuses_bytes_with_a_hint():
