@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_encode.py                 # all of docs-en, 3 encodings
     .venv/bin/python benchmarks/bench_encode.py --limit-mb 5 --encodings gpt2 --no-stream
+    .venv/bin/python benchmarks/bench_encode.py --encodings o200k_base --no-stream --floor
 
 For each encoding it times tiktoken's ``encode(text, allowed_special="all")`` and ours with a
 new Tokenizer (cold cache) and again (warm cache), then both decoders, checking that every
@@ -104,12 +105,42 @@ def timed(fn):
     return time.perf_counter() - t, result
 
 
+def print_floor(tok: Tokenizer, enc, text: str, repeat: int) -> None:
+    """Seconds for tiktoken's whole encode against the least any encoder built on a regex and
+    a pre-token cache must do: ``findall`` over the text, then one look-up per pre-token
+    (here into a plain dict of the warm cache, with no flattening of the IDs)."""
+    pieces = [p for p in text.split("<|endoftext|>") if p]
+    cache = dict(tok._pretoken_cache)
+    findall = tok._findall
+
+    def findall_only() -> None:
+        for piece in pieces:
+            findall(piece)
+
+    def findall_and_lookups() -> None:
+        for piece in pieces:
+            list(map(cache.__getitem__, findall(piece)))
+
+    steps = {
+        "tiktoken encode": lambda: enc.encode(text, allowed_special="all"),
+        "findall only": findall_only,
+        "findall + look-ups": findall_and_lookups,
+    }
+    best = {label: min(timed(fn)[0] for _ in range(repeat)) for label, fn in steps.items()}
+    print(f"{'':<12} floor: " + ", ".join(f"{label} {t:.2f} s" for label, t in best.items()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--encodings", default="gpt2,cl100k_base,o200k_base")
     parser.add_argument("--limit-mb", type=float, default=0, help="use only the first N MB")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-stream", action="store_true", help="skip the encode_iterable run")
+    parser.add_argument(
+        "--floor", action="store_true",
+        help="also time the two steps no regex + cache design can skip: findall alone, and "
+        "findall plus one cache look-up per pre-token",
+    )  # fmt: skip
     parser.add_argument("--stream-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.stream_child:
@@ -173,6 +204,8 @@ def main() -> None:
                   f"{ratio:>6.2f}  >={target:<4} {verdict:<6}  {'yes' if same else 'NO'}")  # fmt: skip
             ok &= same
         print(f"{'':<12} (preset load {load_s:.2f} s; {len(ref):,} tokens)")
+        if args.floor:
+            print_floor(tok, enc, text, args.repeat)
         gc.collect()
 
     if not args.no_stream and not args.limit_mb:
