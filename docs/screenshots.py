@@ -1,0 +1,115 @@
+"""Refresh the README screenshots in assets/ from a real app in headless chromium.
+
+    .venv/bin/python docs/screenshots.py            # writes assets/screenshot-*.png
+
+It starts ``streamlit run app.py`` on a free loopback port with an empty saved-tokenizer
+library, clicks Home's one-click training (1,000 tokens on the built-in corpus), then opens
+each page with that tokenizer active and its default text, and saves a full-page screenshot. Emoji and CJK text
+need fonts (``apt-get install fonts-noto-color-emoji fonts-noto-cjk``); without them chromium
+draws boxes.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ASSETS = REPO / "assets"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, timeout_s: float = 90) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise SystemExit(f"streamlit did not start at {url}")
+
+
+def _settle(page, ms: int = 1500) -> None:
+    """Wait until Streamlit has finished its script run, then a little for charts."""
+    page.wait_for_selector("[data-testid='stApp']", timeout=60_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000
+    )
+    page.wait_for_timeout(ms)
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, TOKPLAY_LIBRARY_DIR=tempfile.mkdtemp(prefix="tokplay-shots-"))
+    cache = REPO.parent / "shared" / "tiktoken-cache"
+    if cache.is_dir():
+        env.setdefault("TIKTOKEN_CACHE_DIR", str(cache))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless=true",
+         "--browser.gatherUsageStats=false"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait_healthy(url)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
+            page.goto(url)
+            page.wait_for_selector(".tp-chips", timeout=120_000)  # the GPT-2 example
+            _settle(page)
+            page.screenshot(path=ASSETS / "screenshot-home.png", full_page=True)
+            page.get_by_role("button", name="Train on the built-in corpus and tokenize").click()
+            page.wait_for_selector(".tp-chips", timeout=120_000)
+            _settle(page)
+            page.screenshot(path=ASSETS / "screenshot-tokenize.png", full_page=True)
+            for name, path, ready in [("decode", "Decode", ".tp-chips"),
+                                      ("vocabulary", "Vocabulary", ".js-plotly-plot"),
+                                      ("compare", "Compare", ".tp-chips"),
+                                      ("train", "Train", "button")]:  # fmt: skip
+                page.get_by_role("link", name=path).first.click()
+                page.wait_for_selector(ready, timeout=120_000)
+                _settle(page)
+                if name == "train":  # a bigger vocab: the finished view with its charts
+                    vocab = page.get_by_role("spinbutton", name="Vocab size")
+                    vocab.fill("20000")
+                    vocab.press("Enter")
+                    _settle(page, 500)
+                    page.get_by_role("button", name="Start training").click()
+                    page.get_by_role("button", name="Start training").and_(
+                        page.locator(":enabled")
+                    ).wait_for(timeout=120_000)  # enabled again: the training has ended
+                    _settle(page, 2500)
+                if name == "decode":
+                    page.get_by_role("button", name="Use the IDs of the Tokenize page's text").click()
+                    _settle(page)
+                page.screenshot(path=ASSETS / f"screenshot-{name}.png", full_page=True)
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print("wrote", ", ".join(sorted(p.name for p in ASSETS.glob("screenshot-*.png"))))
+
+
+if __name__ == "__main__":
+    main()
