@@ -34,8 +34,8 @@ import numbers
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import islice, repeat
 from functools import reduce
+from itertools import islice, repeat
 from operator import iconcat, itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -131,6 +131,12 @@ class _Cache(dict):  # type: ignore[type-arg]
         self._compute = compute
         self._maxsize = maxsize
         self._maxkey = maxkey
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every result but the empty pre-token's."""
+        self.clear()
+        self[""] = ()
 
     def __missing__(self, key: str) -> tuple[int, ...]:
         value = self._compute(key)
@@ -247,7 +253,6 @@ class Tokenizer:
         self._replace_table += [b"\xff"] * pad
         self.cache_size = max(0, int(cache_size))
         self._pretoken_cache = _Cache(self._bpe_str, self.cache_size, _MAX_PRETOKEN_KEY)
-        self._pretoken_cache[""] = ()
         self._ascii_regex = _ASCII_PATTERNS.get(resolve_pattern(pattern))
 
     # ------------------------------------------------------------------------------------
@@ -291,8 +296,7 @@ class Tokenizer:
 
     def clear_cache(self) -> None:
         """Forget cached pre-token results (e.g. to time a cold encode)."""
-        self._pretoken_cache.clear()
-        self._pretoken_cache[""] = ()
+        self._pretoken_cache.reset()
 
     # ------------------------------------------------------------------------------------
     # BPE on one pre-token
@@ -523,9 +527,7 @@ class Tokenizer:
             ids = shared_get(pretoken)
             return bpe(pretoken) if ids is None else ids
 
-        cache = _Cache(compute, size, _MAX_PRETOKEN_KEY)
-        cache[""] = ()
-        return cache
+        return _Cache(compute, size, _MAX_PRETOKEN_KEY)
 
     def _safe_cut(self, buf: str) -> int:
         """The largest position ``c > 0`` such that ``encode(buf[:c] + rest) ==
@@ -650,10 +652,10 @@ def _join_tokens(table: Sequence[bytes | None], ids: list[int]) -> bytes:
     for k in range(0, len(ids), _JOIN_CHUNK):
         chunk = ids[k : k + _JOIN_CHUNK]
         if len(chunk) == 1:  # itemgetter of one item returns it bare, not in a tuple
-            parts.append(b"".join((table[chunk[0]],)))  # type: ignore[arg-type]
+            parts.append(table[chunk[0]])  # (a None here fails in the last join)
         else:
             parts.append(b"".join(itemgetter(*chunk)(table)))  # type: ignore[arg-type]
-    return b"".join(parts)
+    return b"".join(parts)  # type: ignore[arg-type]
 
 
 def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:

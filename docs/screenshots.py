@@ -4,9 +4,10 @@
 
 It starts ``streamlit run app.py`` on a free loopback port with an empty saved-tokenizer
 library, clicks Home's one-click training (1,000 tokens on the built-in corpus), then opens
-each page with that tokenizer active and its default text, and saves a full-page screenshot. Emoji and CJK text
-need fonts (``apt-get install fonts-noto-color-emoji fonts-noto-cjk``); without them chromium
-draws boxes.
+each page with that tokenizer active and its default text, and saves a screenshot (Train
+last: its bigger training would become the active tokenizer). Emoji and CJK text need fonts
+(``apt-get install fonts-noto-color-emoji fonts-noto-cjk``); without them chromium draws
+boxes.
 """
 
 from __future__ import annotations

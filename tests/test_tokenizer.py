@@ -201,13 +201,9 @@ ASCII_TEXTS = st.lists(
 def test_possessive_ascii_patterns_split_ascii_like_regex(text, pattern):
     """The `re` patterns (possessive quantifiers, spelled-out classes) on every ASCII
     character, including the separators \\x1c-\\x1f that `re` but not `regex` calls space."""
-    assert _ascii_regex(pattern).findall(text) == compile_pattern(pattern).findall(text)
-
-
-def _ascii_regex(pattern: str):
-    from core.pretokenize import resolve_pattern
-
-    return tokmod._ASCII_PATTERNS[resolve_pattern(pattern)]
+    assert toy([], pattern=pattern)._ascii_regex.findall(text) == compile_pattern(pattern).findall(
+        text
+    )
 
 
 @settings(max_examples=100, deadline=None)
