@@ -188,6 +188,19 @@ def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # ---- helpers -------------------------------------------------------------------------
 
+
+def gpt2_or_skip() -> object:
+    """The GPT-2 preset, or a skip naming what is missing (the genuine files live in
+    ``../shared/tiktoken-cache``; a clone without them skips the tests that show GPT-2)."""
+    from core import load_preset
+    from core.errors import PlaygroundError
+
+    try:
+        return load_preset("gpt2")
+    except PlaygroundError as err:
+        pytest.skip(f"GPT-2 preset files not available: {err}")
+
+
 # Console noise chromium/Streamlit produce on any healthy page; not app errors.
 _BENIGN_CONSOLE = re.compile(r"favicon|Failed to load resource.*404|net::ERR_|WebSocket", re.I)
 

@@ -13,22 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import AppBrowser
+from tests.browser.conftest import AppBrowser, gpt2_or_skip
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 MERGES_TEXT = re.compile(r"Merges ([\d,]+) / ([\d,]+)")
 COUNTING_TEXT = re.compile(r"Counting pre-tokens")
-
-
-def _gpt2():
-    from core import load_preset
-    from core.errors import PlaygroundError
-
-    try:
-        return load_preset("gpt2")
-    except PlaygroundError as err:
-        pytest.skip(f"GPT-2 preset files not available: {err}")
 
 
 def _type(app: AppBrowser, label: str, text: str) -> None:
@@ -101,7 +91,7 @@ def test_training_shows_progress_advancing_and_its_pickles_load_back(
 
 
 def test_typed_text_gives_chips_with_the_right_ids(app: AppBrowser) -> None:
-    gpt2 = _gpt2()
+    gpt2 = gpt2_or_skip()
     text = "Hello world, tokenizers! 日本語 and emoji 🧩\n  indented"
     app.goto("Tokenize")
     _type(app, "Text", text)
@@ -110,7 +100,7 @@ def test_typed_text_gives_chips_with_the_right_ids(app: AppBrowser) -> None:
 
 
 def test_script_injection_text_is_shown_as_text(app: AppBrowser) -> None:
-    gpt2 = _gpt2()
+    gpt2 = gpt2_or_skip()
     attack = "<img src=x onerror=alert(1)><script>alert(2)</script>"
     app.goto("Tokenize")
     _type(app, "Text", attack)
@@ -133,7 +123,7 @@ def test_script_injection_text_is_shown_as_text(app: AppBrowser) -> None:
 
 
 def test_id_255_decodes_to_a_highlighted_replacement_character(app: AppBrowser) -> None:
-    _gpt2()
+    gpt2_or_skip()
     app.goto("Decode")
     _type(app, "Token IDs", "[255]")
     marks = app.page.locator(".tp-fffd")
@@ -145,7 +135,7 @@ def test_id_255_decodes_to_a_highlighted_replacement_character(app: AppBrowser) 
 
 
 def test_bad_ids_are_flagged_with_their_position(app: AppBrowser) -> None:
-    _gpt2()
+    gpt2_or_skip()
     app.goto("Decode")
     _type(app, "Token IDs", "15496, abc, 11, 99999999")
     body = app.page.locator('[data-testid="stMain"]').inner_text()
