@@ -6,17 +6,23 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 
-.PHONY: run test setup browser bench clean
+.PHONY: run test setup setup-dev browser bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install it with 'apt-get install python3-venv'"; exit 1; }
 	$(PY) -m pip install -q --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[dev]'
+# `make run` installs only what the app needs; `make test` adds the test tools (.[dev]).
+$(VENV)/.installed-run: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
 	touch $@
 
-setup: $(VENV)/.installed
+$(VENV)/.installed-dev: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(VENV)/.installed-run $@
+
+setup: $(VENV)/.installed-run
+setup-dev: $(VENV)/.installed-dev
 
 # Debian's chromium drives the browser tests; Playwright cannot download its own browser here.
 browser:
@@ -27,11 +33,11 @@ browser:
 run: setup
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
 
-test: setup browser
+test: setup-dev browser
 	$(PY) -m pytest -n 2 --dist loadgroup
 
 # Benchmarks print ratio tables against tiktoken / Hugging Face tokenizers (not part of `make test`).
-bench: setup
+bench: setup-dev
 	$(PY) benchmarks/bench_train.py
 	$(PY) benchmarks/bench_encode.py
 	$(PY) benchmarks/bench_tokenize_page.py

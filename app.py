@@ -16,16 +16,6 @@ TOKENIZE = "pages/2_🔤_Tokenize.py"
 DEMO = "Tokenizers don't see words: they see merged bytes. 🧩"
 
 
-def quick_start() -> None:
-    """Train a small byte-level BPE on the built-in corpus and make it the active tokenizer."""
-    tok = cache.builtin_tokenizer(cache.QUICK_VOCAB)
-    label = state.register_tokenizer(
-        f"built-in corpus · {len(tok.vocab):,} tokens", tok,
-        source=f"byte-level BPE trained on the built-in corpus (Python docstrings), "
-               f"{len(tok.merges):,} merges")
-    state.set_active(label)
-
-
 st.title("🧩 Tokenizer Playground")
 links.share_plain("Home")
 st.markdown(
@@ -44,7 +34,7 @@ with st.container(border=True):
                "(docstrings of Python's standard library, no download), then opens Tokenize.")
     if st.button("⚡ Train on the built-in corpus and tokenize", type="primary"):
         try:
-            quick_start()
+            widgets.use_builtin_tokenizer()
         except Exception as err:  # noqa: BLE001 - shown, not raised
             widgets.show_error(err, what="Quick start")
         else:

@@ -1,22 +1,25 @@
 """OpenAI's released tokenizers (gpt2, cl100k_base, o200k_base) as our :class:`Tokenizer`.
 
-They are read from tiktoken's own cache files (tiktoken is never imported): tiktoken names a
-downloaded file by the SHA-1 of its URL, so the genuine files can be found offline in a
-``TIKTOKEN_CACHE_DIR``. Each preset gets tiktoken's exact pre-tokenizer pattern, special
-tokens and IDs, and a merge list recovered from the ranks
-(:func:`core.formats.tiktoken_file.ranks_to_merges`), so ``encode`` gives tiktoken's IDs.
+The genuine files ship inside the package, gzipped (``core/data/``, about 3 MB for all four),
+so presets work offline on any machine; each is checked against the SHA-256 tiktoken expects
+when it is loaded. A ``TIKTOKEN_CACHE_DIR`` holding tiktoken's own cache files (named by the
+SHA-1 of their URL) overrides the shipped copies. tiktoken is never imported. Each preset gets
+tiktoken's exact pre-tokenizer pattern, special tokens and IDs, and a merge list recovered
+from the ranks (:func:`core.formats.tiktoken_file.ranks_to_merges`), so ``encode`` gives
+tiktoken's IDs.
 
 >>> sorted(PRESETS)
 ['cl100k_base', 'gpt2', 'o200k_base']
->>> tok = load_preset("gpt2")          # doctest: +SKIP
->>> tok.encode("Hello world")          # doctest: +SKIP
+>>> load_preset("gpt2").encode("Hello world")
 [15496, 995]
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
+from importlib import resources
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -24,7 +27,7 @@ from pathlib import Path
 from core.errors import PlaygroundError
 from core.tokenizer import Tokenizer
 
-__all__ = ["PRESETS", "PresetFile", "default_cache_dir", "load_preset", "preset_files"]
+__all__ = ["PRESETS", "PresetFile", "load_preset", "preset_files"]
 
 _BLOB = "https://openaipublic.blob.core.windows.net/"
 _ENDOFTEXT = "<|endoftext|>"
@@ -34,11 +37,13 @@ _ENDOFPROMPT = "<|endofprompt|>"
 
 @dataclass(frozen=True)
 class PresetFile:
-    """One file tiktoken downloads: its URL, the SHA-256 tiktoken expects, and the name it
-    has in tiktoken's cache (SHA-1 of the URL)."""
+    """One file tiktoken downloads: its URL, the SHA-256 tiktoken expects, the name of the
+    gzipped copy shipped in ``core/data/``, and the name it has in tiktoken's cache (SHA-1 of
+    the URL)."""
 
     url: str
     sha256: str
+    shipped: str
 
     @property
     def cache_name(self) -> str:
@@ -64,10 +69,12 @@ _PRESETS: dict[str, _Preset] = {
             PresetFile(
                 _BLOB + "gpt-2/encodings/main/encoder.json",
                 "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
+                "gpt2-encoder.json.gz",
             ),
             PresetFile(
                 _BLOB + "gpt-2/encodings/main/vocab.bpe",
                 "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+                "gpt2-vocab.bpe.gz",
             ),
         ),
     ),
@@ -85,6 +92,7 @@ _PRESETS: dict[str, _Preset] = {
             PresetFile(
                 _BLOB + "encodings/cl100k_base.tiktoken",
                 "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+                "cl100k_base.tiktoken.gz",
             ),
         ),
     ),
@@ -96,6 +104,7 @@ _PRESETS: dict[str, _Preset] = {
             PresetFile(
                 _BLOB + "encodings/o200k_base.tiktoken",
                 "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+                "o200k_base.tiktoken.gz",
             ),
         ),
     ),
@@ -105,19 +114,11 @@ _PRESETS: dict[str, _Preset] = {
 PRESETS: dict[str, str] = {name: p.description for name, p in _PRESETS.items()}
 
 
-def default_cache_dir() -> Path:
-    """``$TIKTOKEN_CACHE_DIR`` if set, else ``../shared/tiktoken-cache`` next to the repo."""
-    env = os.environ.get("TIKTOKEN_CACHE_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parent.parent.parent / "shared" / "tiktoken-cache"
-
-
 def preset_files(name: str) -> tuple[PresetFile, ...]:
-    """The files a preset is built from (to tell a user what to download).
+    """The files a preset is built from.
 
-    >>> [f.cache_name for f in preset_files("cl100k_base")]
-    ['9b5ad71b2ce5302211f9c61530b329a4922fc6a4']
+    >>> [(f.shipped, f.cache_name) for f in preset_files("cl100k_base")]
+    [('cl100k_base.tiktoken.gz', '9b5ad71b2ce5302211f9c61530b329a4922fc6a4')]
     """
     return _preset(name).files
 
@@ -125,13 +126,16 @@ def preset_files(name: str) -> tuple[PresetFile, ...]:
 def load_preset(name: str, *, cache_dir: str | os.PathLike[str] | None = None) -> Tokenizer:
     """The preset ``name`` (see :data:`PRESETS`) as a :class:`Tokenizer`.
 
-    Files are looked up in ``cache_dir``, else ``$TIKTOKEN_CACHE_DIR``, else
-    ``../shared/tiktoken-cache`` relative to the repository. Loaded presets are kept per
-    process (a few; bounded), so the second call is instant. Treat the result as read-only.
+    Each file is read from ``cache_dir`` (or ``$TIKTOKEN_CACHE_DIR``) when that folder holds
+    tiktoken's cache file for it, else from the copy shipped with the package. Loaded presets
+    are kept per process (a few; bounded), so the second call is instant. Treat the result as
+    read-only.
     """
     _preset(name)
-    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    return _load_cached(name, str(directory.resolve()))
+    if cache_dir is None:
+        cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or None
+    directory = str(Path(cache_dir).resolve()) if cache_dir is not None else ""
+    return _load_cached(name, directory)
 
 
 def _preset(name: str) -> _Preset:
@@ -143,19 +147,27 @@ def _preset(name: str) -> _Preset:
         ) from None
 
 
-def _read(file: PresetFile, directory: Path, name: str) -> bytes:
-    path = directory / file.cache_name
-    if not path.is_file():
-        raise PlaygroundError(
-            f"preset {name!r} needs {file.url}, cached by tiktoken as {path}, which does not "
-            "exist. Set TIKTOKEN_CACHE_DIR to a folder holding tiktoken's cache files (or run "
-            f"tiktoken.get_encoding({name!r}) once online with TIKTOKEN_CACHE_DIR set)."
-        )
-    data = path.read_bytes()
+def _read(file: PresetFile, directory: str) -> bytes:
+    """The genuine bytes of ``file``: tiktoken's cache copy in ``directory`` if there is one,
+    else the gzipped copy shipped in ``core/data/``; refused unless its SHA-256 matches."""
+    cached = Path(directory, file.cache_name) if directory else None
+    if cached is not None and cached.is_file():
+        where, data = str(cached), cached.read_bytes()
+    else:
+        shipped = resources.files("core").joinpath("data", file.shipped)
+        where = f"core/data/{file.shipped}"
+        try:
+            data = gzip.decompress(shipped.read_bytes())
+        except (OSError, EOFError) as err:
+            raise PlaygroundError(
+                f"the package's copy of {file.url} ({where}) cannot be read ({err}); "
+                "reinstall the package, or set TIKTOKEN_CACHE_DIR to a folder holding "
+                "tiktoken's cache files."
+            ) from None
     if hashlib.sha256(data).hexdigest() != file.sha256:
         raise PlaygroundError(
-            f"{path} is not the genuine {file.url} (its SHA-256 differs from tiktoken's); "
-            "delete it and let tiktoken download it again."
+            f"{where} is not the genuine {file.url} (its SHA-256 differs from tiktoken's); "
+            "delete it (or reinstall the package) and try again."
         )
     return data
 
@@ -163,18 +175,17 @@ def _read(file: PresetFile, directory: Path, name: str) -> bytes:
 @lru_cache(maxsize=4)  # bounded: three presets, a few MB of tables each
 def _load_cached(name: str, directory: str) -> Tokenizer:
     preset = _PRESETS[name]
-    folder = Path(directory)
     if name == "gpt2":
         from core.formats.gpt2_files import loads_encoder_json, loads_vocab_bpe
 
-        encoder, bpe = (_read(f, folder, name) for f in preset.files)
+        encoder, bpe = (_read(f, directory) for f in preset.files)
         vocab = loads_encoder_json(encoder, name="encoder.json")
         merges = loads_vocab_bpe(bpe, name="vocab.bpe")
     else:
         from core.formats.tiktoken_file import load_tiktoken_ranks, ranks_to_merges
 
         file = preset.files[0]
-        ranks = load_tiktoken_ranks(_read(file, folder, name), name=f"{name}.tiktoken")
+        ranks = load_tiktoken_ranks(_read(file, directory), name=f"{name}.tiktoken")
         merges = ranks_to_merges(ranks, name=f"{name}.tiktoken")
         vocab = {rank: token for token, rank in ranks.items()}
     for special, sid in preset.special_tokens.items():

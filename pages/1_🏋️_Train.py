@@ -104,8 +104,12 @@ def corpus_section() -> tuple[list[str], str] | None:
     return texts, name
 
 
-def settings_section() -> tuple[int, list[str], str] | None:
-    """Vocab size, special tokens and pattern; None (after a message) when they are unusable."""
+#: Speeds a training can run at: label -> merges per second (0 = as fast as it can).
+SPEEDS = {"full speed": 0.0, "100 merges/s": 100.0, "20 merges/s": 20.0, "5 merges/s": 5.0}
+
+
+def settings_section() -> tuple[int, list[str], str, float] | None:
+    """Vocab size, special tokens, pattern and speed; None (after a message) when unusable."""
     vocab_size = int(st.number_input(
         "Vocab size", min_value=1, max_value=10_000_000, step=100,
         help=f"256 bytes + special tokens + merges. At most {limits.max_vocab_size():,} here "
@@ -121,12 +125,17 @@ def settings_section() -> tuple[int, list[str], str] | None:
         help="The regex that cuts text into pre-tokens before any merge (GPT-2, GPT-4, GPT-4o).",
         **state.bind("train.pattern", "gpt2"),
     )
+    speed = st.radio(
+        "Speed", list(SPEEDS), horizontal=True, **state.bind("train.speed", "full speed"),
+        help="Slow motion, to watch each merge appear: the built-in corpus trains in about a "
+             "second at full speed. Counting pre-tokens always runs at full speed.",
+    )
     specials = jobs.parse_special_tokens(specials_text)
     problem = limits.vocab_size_problem(vocab_size, len(specials))
     if problem:
         st.error(problem, icon="⚠️")
         return None
-    return vocab_size, specials, pattern
+    return vocab_size, specials, pattern, SPEEDS.get(speed, 0.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,10 +389,10 @@ if st.button("Start training", type="primary", icon="🚀", key="train.start",
     corpus is not None and settings is not None
 ):
     texts, name = corpus
-    vocab_size, specials, pattern = settings
+    vocab_size, specials, pattern, pace = settings
     try:
         new_id = manager.submit(texts, vocab_size=vocab_size, special_tokens=specials,
-                                pattern=pattern, corpus_name=name)
+                                pattern=pattern, corpus_name=name, pace=pace)
     except Exception as err:  # noqa: BLE001 - shown, never a traceback
         show_error(err, what="Could not start the training")
     else:

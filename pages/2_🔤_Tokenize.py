@@ -30,9 +30,10 @@ if too_long := limits.text_too_long(len(text), limit=cache.MAX_TEXT_CHARS):
     st.warning(too_long)
     text = text[: cache.MAX_TEXT_CHARS]
 
-tok = widgets.load_tokenizer(label)
-if tok is None:
+loaded = widgets.load_tokenizer(label)
+if loaded is None:
     st.stop()
+label, tok = loaded
 key = state.tokenizer_key(label)
 
 if not state.is_byte_level(tok):

@@ -16,9 +16,10 @@ st.caption("Paste token IDs (spaces, commas, or a JSON list) and see the text th
 
 top = st.container()  # the link control, filled once the IDs are known
 label = widgets.tokenizer_picker("dec.tokenizer")
-tok = widgets.load_tokenizer(label)
-if tok is None:
+loaded = widgets.load_tokenizer(label)
+if loaded is None:
     st.stop()
+label, tok = loaded
 key = state.tokenizer_key(label)
 
 

@@ -14,9 +14,10 @@ st.caption("Every token the tokenizer knows: special tokens first, then the 256 
 links.share("Vocabulary")
 
 label = widgets.tokenizer_picker("voc.tokenizer")
-tok = widgets.load_tokenizer(label)
-if tok is None:
+loaded = widgets.load_tokenizer(label)
+if loaded is None:
     st.stop()
+label, tok = loaded
 if not state.is_byte_level(tok):
     st.info("This page shows byte-level BPE vocabularies (bytes, merge ranks, merge trees). "
             "Pick your trained tokenizer or a GPT preset; the baselines are compared on the "

@@ -30,9 +30,10 @@ if len(labels) < 2:
 
 results = {}  # label -> (tokenizer, details or None, coverage)
 for label in labels:
-    tok = widgets.load_tokenizer(label)
-    if tok is None:
+    loaded = widgets.load_tokenizer(label, fallback=False)
+    if loaded is None:
         continue
+    tok = loaded[1]
     key = state.tokenizer_key(label)
     try:
         details = cache.encode_details(key, text, tok) if state.is_byte_level(tok) else None

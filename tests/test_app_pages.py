@@ -7,14 +7,12 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("core.tokenizer", reason="core/tokenizer.py has not landed yet")
-pytest.importorskip("core.details", reason="core/details.py has not landed yet")
+from streamlit.testing.v1 import AppTest
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from core.tokenizer import Tokenizer  # noqa: E402
-from core.train import train_bpe  # noqa: E402
-from ui.state import fingerprint  # noqa: E402
+from core.presets import load_preset
+from core.tokenizer import Tokenizer
+from core.train import train_bpe
+from ui.state import fingerprint
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -89,6 +87,49 @@ def test_home_quick_start_trains_and_opens_tokenize() -> None:
     tok = at.session_state["ui.tokenizers"][active]["tok"]
     assert len(tok.vocab) == 1000
     assert at.title[0].value == "🔤 Tokenize"
+
+
+# ---- A default that cannot be loaded -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", [TOKENIZE, DECODE, VOCAB])
+def test_a_default_that_cannot_load_falls_back_with_one_line(monkeypatch, page: str) -> None:
+    from core.errors import PlaygroundError
+    from ui import cache
+
+    def broken(name: str) -> Tokenizer:
+        raise PlaygroundError(f"the files of {name} are damaged")
+
+    monkeypatch.setattr(cache, "preset", broken)
+    at = open_page(page)  # a fresh session: its default is GPT-2
+    assert not at.error, [e.value for e in at.error]
+    (warning,) = [w.value for w in at.warning if "cannot be loaded" in w.value]
+    assert warning.startswith("“GPT-2 (gpt2)” cannot be loaded (the files of gpt2 are damaged)")
+    assert "Load tokenizer files" in warning
+    active = at.session_state["ui.active"]
+    assert active.startswith("built-in corpus")
+    assert len(at.session_state["ui.tokenizers"][active]["tok"].vocab) == 1000
+    at.run()  # the next run shows the fallback as the chosen tokenizer, with no warning
+    assert not at.exception and not at.error
+    assert not [w for w in at.warning if "cannot be loaded" in w.value]
+
+
+def test_compare_leaves_out_a_tokenizer_that_cannot_load(monkeypatch) -> None:
+    from core.errors import PlaygroundError
+    from ui import cache
+
+    def broken(name: str) -> Tokenizer:
+        if name == "cl100k_base":
+            raise PlaygroundError("damaged")
+        return load_preset(name)
+
+    monkeypatch.setattr(cache, "preset", broken)
+    at = open_page(COMPARE)
+    at.session_state["cmp.tokenizers"] = ["GPT-2 (gpt2)", "GPT-4 (cl100k_base)",
+                                          "GPT-4o (o200k_base)"]
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(w.value == "“GPT-4 (cl100k_base)” is left out: damaged" for w in at.warning)
 
 
 # ---- Tokenize --------------------------------------------------------------------------------

@@ -111,7 +111,6 @@ def test_training_on_the_builtin_corpus_ends_and_becomes_active():
     # charts and the newest-merges table were drawn
     assert len(at.get("plotly_chart")) == 2
     assert len(at.table) == 1
-    pytest.importorskip("core.tokenizer", reason="core.tokenizer not available yet")
     assert at.session_state["train.done"]
     active = at.session_state["ui.active"]
     assert active and active.startswith("BPE 400")

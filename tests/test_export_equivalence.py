@@ -8,41 +8,49 @@ special) and the special tokens are passed separately with their own IDs.
 from __future__ import annotations
 
 import base64
-import gzip
+import random
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.builtin_corpus import builtin_corpus_text
 from core.formats import dumps_hf_json
+from core.formats.tiktoken_file import tokenizer_to_tiktoken
 from core.pretokenize import resolve_pattern
-from tests.conftest import CORPORA
+from core.tokenizer import Tokenizer
 from tests.test_formats_hf import TEXTS
 
-tiktoken = pytest.importorskip("tiktoken")
-tokenizers = pytest.importorskip("tokenizers")
+import tiktoken
+import tokenizers
 
 SPECIALS = ["<|endoftext|>"]
 PATTERNS = ["gpt2", "cl100k", "o200k"]
 
 
-def _read(name: str, start: int, size: int) -> str:
-    path = CORPORA / name
-    if not path.is_file():
-        pytest.skip(f"corpus not found at {path}")
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        fh.read(start)
-        return fh.read(size)
+def _multilingual(seed: int, n_words: int) -> str:
+    """Words drawn from several scripts (Latin with accents, Greek, Cyrillic, CJK, Hangul,
+    Arabic, emoji with ZWJ), with digits and whitespace runs: a fixed, reproducible text."""
+    rng = random.Random(seed)
+    alphabets = ["aeiouéèàüöñç", "αβγδεζηθικλ", "абвгдежзик", "日本語のテキスト中文字",
+                 "한국어텍스트", "العربيةنص", "🤖🎉👩\u200d👩\u200d👧🇮🇹", "0123456789"]
+    words = []
+    for _ in range(n_words):
+        letters = rng.choice(alphabets)
+        words.append("".join(rng.choice(letters) for _ in range(rng.randint(1, 8))))
+        words.append(rng.choice([" ", " ", " ", "  ", "\n", ", ", ". ", "\t", "'s "]))
+    return "".join(words)
 
 
 @pytest.fixture(scope="module")
 def samples() -> dict[str, str]:
+    english = builtin_corpus_text()  # Python docstrings, shipped with the package
     return {
-        "train_en": _read("docs-en.txt.gz", 0, 200_000),
-        "train_multi": _read("docs-multi.txt.gz", 0, 60_000),
-        "test_en": _read("docs-en.txt.gz", 200_000, 150_000),
-        "test_multi": _read("docs-multi.txt.gz", 100_000, 60_000),
+        "train_en": english[:200_000],
+        "train_multi": _multilingual(0, 10_000),
+        "test_en": english[200_000:350_000],
+        "test_multi": _multilingual(1, 10_000),
     }
 
 
@@ -81,8 +89,7 @@ def test_hf_export_matches_tiktoken_on_our_vocab(trained, samples) -> None:  # n
 
 
 def _our_tokenizer(pattern: str, vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]]):  # noqa: ANN202
-    module = pytest.importorskip("core.tokenizer", reason="core/tokenizer.py not written yet")
-    return module.Tokenizer(vocab, merges, SPECIALS, pattern=pattern, name=f"test-{pattern}")
+    return Tokenizer(vocab, merges, SPECIALS, pattern=pattern, name=f"test-{pattern}")
 
 
 def test_hf_export_matches_our_encoder(trained, samples) -> None:  # noqa: ANN001
@@ -108,8 +115,7 @@ def _parse_tiktoken_file(data: bytes) -> dict[bytes, int]:
 def test_tiktoken_export_matches_our_encoder(trained, samples) -> None:  # noqa: ANN001
     pattern, vocab, merges = trained
     ours = _our_tokenizer(pattern, vocab, merges)
-    tiktoken_file = pytest.importorskip("core.formats.tiktoken_file")
-    data = tiktoken_file.tokenizer_to_tiktoken(ours)
+    data = tokenizer_to_tiktoken(ours)
     ranks = _parse_tiktoken_file(data)
     assert ranks == {t: i for i, t in vocab.items() if i != 0}
     enc = tiktoken.Encoding(
@@ -127,12 +133,11 @@ def test_tiktoken_export_matches_our_encoder(trained, samples) -> None:  # noqa:
 def test_genuine_gpt2_exports_match_tiktoken(tiktoken_cache: Path) -> None:
     from tests.test_formats_gpt2 import _find_gpt2_files
 
-    module = pytest.importorskip("core.tokenizer", reason="core/tokenizer.py not written yet")
     from core.formats import loads_gpt2
     from core.formats.hf_json import tokenizer_to_hf_json
 
     vocab, merges, specials = loads_gpt2(*_find_gpt2_files(tiktoken_cache))
-    ours = module.Tokenizer(vocab, merges, specials, name="gpt2")
+    ours = Tokenizer(vocab, merges, specials, name="gpt2")
     ref = tiktoken.get_encoding("gpt2")
     hf = tokenizers.Tokenizer.from_str(tokenizer_to_hf_json(ours)["tokenizer.json"].decode())
     for text in TEXTS:
@@ -172,7 +177,6 @@ def test_hf_export_property(gpt2_small, text: str) -> None:  # noqa: ANN001
 @pytest.mark.parametrize("preset", ["gpt2", "cl100k_base", "o200k_base"])
 def test_preset_exports_match_tiktoken(tiktoken_cache: Path, samples: dict[str, str], preset: str) -> None:
     """The genuine encodings, exported by us, give tiktoken's IDs in HF and in tiktoken."""
-    pytest.importorskip("core.presets", reason="core/presets.py not written yet")
     from core.formats import export_all
     from core.presets import load_preset
 

@@ -114,7 +114,8 @@ def assert_killed_message(error: str | None) -> None:
 def test_killed_worker_fails_its_job_and_the_queue_moves_on(
     manager1, long_text, small_text, tmp_path, phase
 ):
-    victim = manager1.submit(long_text, vocab_size=20_000, special_tokens=SPECIALS)
+    # at 50 merges/s the victim takes minutes: it is certainly still training when killed
+    victim = manager1.submit(long_text, vocab_size=20_000, special_tokens=SPECIALS, pace=50)
     if phase == ("paused",):
         manager1.pause(victim)
     wait_for(lambda: manager1.snapshot(victim).status != "queued", what="the victim started")
@@ -180,6 +181,7 @@ def test_train_page_shows_the_killed_worker_message_and_trains_again():
     at.run()
     assert not at.exception, at.exception
     at.number_input[0].set_value(20_000).run()
+    at.radio(key="_w.train.speed").set_value("5 merges/s").run()  # minutes: Pause is drawn
     at.button(key="train.start").click().run()
     assert not at.exception, at.exception
     job = at.session_state["train.job"]
@@ -196,6 +198,7 @@ def test_train_page_shows_the_killed_worker_message_and_trains_again():
 
     # the same session starts a new training on the same server, and it finishes
     at.number_input[0].set_value(300).run()
+    at.radio(key="_w.train.speed").set_value("full speed").run()
     start = at.button(key="train.start")
     assert not start.disabled
     start.click().run()

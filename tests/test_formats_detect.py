@@ -10,6 +10,7 @@ import pytest
 from core.errors import FormatError, UnsafePickleError
 from core.formats import dumps_gpt2, dumps_hf_json, dumps_merges, dumps_vocab
 from core.formats.detect import ACCEPTED, identify_files, load_tokenizer_files
+from core.tokenizer import Tokenizer
 from tests.test_formats_gpt2 import _find_gpt2_files
 
 VOCAB = {0: b"<|endoftext|>", **{1 + b: bytes([b]) for b in range(256)}, 257: b"ab", 258: b" ab"}
@@ -97,7 +98,7 @@ def test_malicious_pickle_is_refused_through_detection(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def tokenizer_cls():  # noqa: ANN201
-    return pytest.importorskip("core.tokenizer", reason="core/tokenizer.py not written yet").Tokenizer
+    return Tokenizer
 
 
 @pytest.mark.parametrize("files", [PICKLES, GPT2, HF], ids=["pickles", "gpt2", "hf"])

@@ -25,7 +25,7 @@ def _find_gpt2_files(cache: Path) -> tuple[bytes, bytes]:
         elif head.startswith(b"#version"):
             bpe = path.read_bytes()
     if encoder is None or bpe is None:
-        pytest.skip(f"GPT-2 encoder.json / vocab.bpe not found in {cache}")
+        raise AssertionError(f"GPT-2 encoder.json / vocab.bpe not found in {cache}")
     return encoder, bpe
 
 

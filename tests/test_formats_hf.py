@@ -14,7 +14,7 @@ from core.formats import dumps_hf_json, loads_gpt2, loads_hf_json
 from core.pretokenize import CL100K_PATTERN
 from tests.test_formats_gpt2 import _find_gpt2_files, bpe_models
 
-tokenizers = pytest.importorskip("tokenizers")
+import tokenizers
 
 TEXTS = [
     "Hello, world! This is a test.",
@@ -52,7 +52,7 @@ def test_genuine_gpt2_export_round_trip(gpt2_model) -> None:  # noqa: ANN001
 
 
 def _hf_trained(pattern_regex: str | None = None) -> tokenizers.Tokenizer:
-    from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Regex, decoders, models, pre_tokenizers
 
     tok = tokenizers.Tokenizer(models.BPE())
     if pattern_regex is None:

@@ -146,8 +146,8 @@ def test_queue_positions_with_a_limit_of_one(manager1, long_text, small_text):
 
 
 def test_cancel_a_running_job_keeps_nothing(manager, long_text):
-    job = manager.submit(long_text, vocab_size=5000)
-    wait_for(lambda: len(manager.snapshot(job).rows) > 0 or manager.snapshot(job).done)
+    job = manager.submit(long_text, vocab_size=5000, pace=20)  # minutes: still running
+    wait_for(lambda: len(manager.snapshot(job).rows) > 0)
     pid = manager.snapshot(job).pid
     manager.cancel(job)
     snap = manager.snapshot(job)
@@ -184,6 +184,30 @@ def test_stop_keeps_the_merges_learned_so_far(manager, long_text, tmp_path):
     assert snap.merges == full[: len(snap.merges)]
     assert len(snap.vocab) == 256 + 1 + len(snap.merges)
     assert any("Stopped" in m for m in snap.messages)
+
+
+def test_pace_spreads_the_merges_and_a_pause_does_not_count(manager, small_text, tmp_path):
+    """At 100 merges/s, merge k is not streamed before k / 100 s of unpaused merging; the
+    merges are the same as at full speed."""
+    job = manager.submit(small_text, vocab_size=300, special_tokens=SPECIALS, pace=100)
+    wait_for(lambda: len(manager.snapshot(job).rows) >= 5)
+    manager.pause(job)
+    wait_for(lambda: manager.snapshot(job).status == "paused")
+    paused_at = len(manager.snapshot(job).rows)
+    assert paused_at < 300 - 257  # 43 merges take at least 0.42 s: not over yet
+    manager.resume(job)
+    snap = manager.wait(job, timeout=60)
+    assert snap.status == "finished", snap.error
+    assert snap.merges == reference(small_text, 300, SPECIALS, tmp_path)[1]
+    first_merge, last_merge = snap.rows[0][5], snap.rows[-1][5]  # trainer's elapsed seconds
+    # merge k is produced once merge k-1 has been let through at (k-1)/100 s
+    assert last_merge - first_merge >= (len(snap.rows) - 2) / 100
+
+
+def test_a_bad_pace_is_refused(manager):
+    for pace in (-1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="pace must be 0"):
+            manager.submit("abc", vocab_size=300, pace=pace)
 
 
 def test_a_killed_worker_marks_its_job_failed(manager, long_text):

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+from importlib import resources
+
 import pytest
 import regex
 from hypothesis import HealthCheck, given, settings
@@ -9,10 +13,11 @@ from hypothesis import strategies as st
 
 from core.errors import PlaygroundError
 from core.formats.tiktoken_file import ranks_to_merges
+from core import presets
 from core.presets import PRESETS, load_preset, preset_files
 from core.pretokenize import GPT2_PATTERN
 
-tiktoken = pytest.importorskip("tiktoken")
+import tiktoken
 
 NAMES = list(PRESETS)
 
@@ -54,14 +59,43 @@ def test_load_preset_is_cached(tiktoken_cache):
     assert load_preset("gpt2") is load_preset("gpt2")
 
 
-def test_unknown_preset_and_missing_files_give_clear_errors(tmp_path):
+def test_unknown_preset_gives_a_clear_error():
     with pytest.raises(PlaygroundError, match="unknown preset 'gpt5'; choose one of 'gpt2'"):
         load_preset("gpt5")
-    with pytest.raises(PlaygroundError, match="TIKTOKEN_CACHE_DIR"):
-        load_preset("cl100k_base", cache_dir=tmp_path)
+
+
+def test_presets_load_from_the_package_with_no_cache_dir(monkeypatch, tmp_path):
+    """A user's machine: no TIKTOKEN_CACHE_DIR, an empty cache folder, the shipped copies."""
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    assert load_preset("gpt2").encode("Hello world") == [15496, 995]
+    assert load_preset("cl100k_base", cache_dir=tmp_path).encode("Hello world") == [9906, 1917]
+    assert load_preset("o200k_base").encode("Hello world") == [13225, 2375]
+
+
+def test_shipped_files_are_the_genuine_ones():
+    for name in NAMES:
+        for file in preset_files(name):
+            data = gzip.decompress(resources.files("core").joinpath("data", file.shipped).read_bytes())
+            assert hashlib.sha256(data).hexdigest() == file.sha256, file.shipped
+
+
+def test_a_cache_dir_overrides_and_a_bad_file_is_refused(tmp_path, monkeypatch):
     (tmp_path / preset_files("cl100k_base")[0].cache_name).write_bytes(b"not it")
-    with pytest.raises(PlaygroundError, match="not the genuine"):
+    with pytest.raises(PlaygroundError, match="not the genuine .*cl100k_base.tiktoken"):
         load_preset("cl100k_base", cache_dir=tmp_path)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    with pytest.raises(PlaygroundError, match="not the genuine"):
+        load_preset("cl100k_base")
+
+
+def test_a_damaged_package_copy_says_to_reinstall(monkeypatch):
+    file = presets.PresetFile("https://example.invalid/x", "0" * 64, "no-such-file.gz")
+    with pytest.raises(PlaygroundError, match="cannot be read .*reinstall the package"):
+        presets._read(file, "")
+    good = preset_files("gpt2")[0]
+    monkeypatch.setattr(gzip, "decompress", lambda data: b"tampered")
+    with pytest.raises(PlaygroundError, match="core/data/gpt2-encoder.json.gz is not the genuine"):
+        presets._read(good, "")
 
 
 @settings(max_examples=300, deadline=None)

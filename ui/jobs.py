@@ -162,6 +162,7 @@ class _Job:
     vocab_size: int
     special_tokens: tuple[str, ...]
     pattern: str
+    pace: float = 0.0  # merges per second; 0 = full speed
     status: str = "queued"
     rows: list[MergeRow] = field(default_factory=list)
     count_progress: float | None = None
@@ -249,12 +250,17 @@ class TrainingManager:
         special_tokens: Sequence[str] = (),
         pattern: str = "gpt2",
         corpus_name: str = "",
+        pace: float = 0.0,
     ) -> str:
         """Queue a training job on ``texts`` and return its ID (hard to guess, per user).
 
         Several texts (several uploaded files) are joined with the first special token
-        (or a newline when there is none), so no merge spans two files.
+        (or a newline when there is none), so no merge spans two files. ``pace`` (merges per
+        second, 0 = full speed) slows the merge loop down so people can watch it: merge k is
+        not emitted before k / pace seconds of (unpaused) merging.
         """
+        if not (pace == 0 or 0 < pace <= 1_000_000):
+            raise ValueError(f"pace must be 0 (full speed) or a positive rate, not {pace!r}")
         if self._closed:
             raise RuntimeError("this TrainingManager has been shut down")
         if isinstance(texts, str):
@@ -275,6 +281,7 @@ class TrainingManager:
             vocab_size=int(vocab_size),
             special_tokens=specials,
             pattern=pattern,
+            pace=float(pace),
         )
         with self._lock:
             self._jobs[job_id] = job
@@ -509,7 +516,8 @@ class TrainingManager:
         self._running.add(job.job_id)
         try:
             spare = self._take_spare_locked()
-            spare.ctrl.send((job.corpus_path, job.vocab_size, job.special_tokens, job.pattern))
+            spare.ctrl.send(
+                (job.corpus_path, job.vocab_size, job.special_tokens, job.pattern, job.pace))
         except Exception as err:  # noqa: BLE001 - e.g. out of processes: fail this job only
             self._finish_locked(job, "failed", error=f"Could not start a training worker: {err}")
             return
@@ -834,9 +842,9 @@ def _worker_entry(
         return  # the manager went away or shut down
     finally:
         ctrl.close()
-    corpus_path, vocab_size, special_tokens, pattern = spec
+    corpus_path, vocab_size, special_tokens, pattern, pace = spec
     _worker_main(conn, corpus_path, vocab_size, special_tokens, pattern, memory_mb, run_event,
-                 stop_event)
+                 stop_event, pace)
 
 
 def _worker_main(
@@ -848,12 +856,13 @@ def _worker_main(
     memory_mb: int,
     run_event: Any,
     stop_event: Any,
+    pace: float = 0.0,
 ) -> None:
     """Train and stream batched events to ``conn``; always ends with "done" or "error"."""
     try:
         _limit_memory(memory_mb)
         _train_in_worker(conn, corpus_path, vocab_size, special_tokens, pattern, run_event,
-                         stop_event)
+                         stop_event, pace)
     except MemoryError:
         _send_error(
             conn,
@@ -894,6 +903,7 @@ def _train_in_worker(
     pattern: str,
     run_event: Any,
     stop_event: Any,
+    pace: float = 0.0,
 ) -> None:
     from core.train import BPETrainer
 
@@ -912,10 +922,16 @@ def _train_in_worker(
     batch: list[MergeRow] = []
     last_flush = time.monotonic()
     first = True
+    merging_since = 0.0  # when merge 0 would be due at this pace (moved on by pauses)
     for event in trainer:
         if first:
             first = False
             conn.send(("status", "training"))
+            merging_since = time.monotonic()
+        if pace:  # slow motion: merge k is due k / pace seconds after merging began
+            delay = merging_since + event.rank / pace - time.monotonic()
+            if delay > 0:
+                stop_event.wait(delay)  # a stop ends the wait at once (handled below)
         batch.append(
             (event.rank, event.count, event.token, event.pair, event.vocab_size, event.elapsed)
         )
@@ -928,12 +944,14 @@ def _train_in_worker(
                 conn.send(("merges", batch))
                 batch = []
             conn.send(("status", "paused"))
+            paused_at = time.monotonic()
             while not run_event.wait(0.2):
                 if stop_event.is_set():
                     break
             if not stop_event.is_set():
                 conn.send(("status", "training"))
             last_flush = time.monotonic()
+            merging_since += last_flush - paused_at  # a pause does not count towards the pace
         if stop_event.is_set():
             # subtle: stop() then keep iterating: the trainer's next step ends the loop and
             # records stop_reason "stopped" with its own message, keeping every merge so far

@@ -31,16 +31,43 @@ def show_error(err: BaseException, *, what: str = "") -> None:
                  "Try another input or tokenizer.", icon="⚠️")
 
 
-def load_tokenizer(label: str | None) -> Any | None:
-    """The tokenizer for ``label``, or ``None`` after showing why it cannot be loaded."""
+def use_builtin_tokenizer() -> str:
+    """Train (once per server; cached) a small byte-level BPE on the built-in corpus, add it to
+    this session and make it active; return its label. Needs no file and no network."""
+    tok = cache.builtin_tokenizer(cache.QUICK_VOCAB)
+    label = state.register_tokenizer(
+        f"built-in corpus · {len(tok.vocab):,} tokens", tok,
+        source=f"byte-level BPE trained on the built-in corpus (Python docstrings), "
+               f"{len(tok.merges):,} merges")
+    state.set_active(label)
+    return label
+
+
+def load_tokenizer(label: str | None, *, fallback: bool = True) -> tuple[str, Any] | None:
+    """``(label, tokenizer)`` for ``label``, so a page never opens on an error.
+
+    When it cannot be loaded, one line says why; with ``fallback`` the page goes on with the
+    built-in-corpus tokenizer (returned with its own label), else ``None`` is returned.
+    """
     if label is None:
         st.info("Choose a tokenizer first.")
         return None
     try:
-        return state.get_tokenizer(label)
+        return label, state.get_tokenizer(label)
     except Exception as err:  # noqa: BLE001 - every failure becomes a message, not a traceback
+        reason = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+        if not fallback:
+            st.warning(f"“{label}” is left out: {reason}", icon="⚠️")
+            return None
+    try:
+        new_label = use_builtin_tokenizer()
+    except Exception as err:  # noqa: BLE001 - nothing left to fall back to
         show_error(err, what=f"Cannot load “{label}”")
         return None
+    st.warning(f"“{label}” cannot be loaded ({reason}), so this page shows “{new_label}”. "
+               "Pick another tokenizer above, or load files under 📂 Load tokenizer files in "
+               "the sidebar.", icon="⚠️")
+    return new_label, state.get_tokenizer(new_label)
 
 
 def _default_label() -> str:

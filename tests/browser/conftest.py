@@ -8,8 +8,8 @@ Environment knobs:
 
 * ``TOKPLAY_SCREENSHOT_DIR``: where :meth:`AppBrowser.screenshot` writes (default: a pytest
   tmp dir; set it to e.g. ``docs/screenshots`` to refresh the README images on purpose).
-* The server gets its own empty saved-tokenizer library (``TOKPLAY_LIBRARY_DIR``) and, when
-  ``../shared/tiktoken-cache`` exists, ``TIKTOKEN_CACHE_DIR`` pointing at it.
+* The server gets its own empty saved-tokenizer library (``TOKPLAY_LIBRARY_DIR``); the GPT
+  presets come from the files the package ships (``TIKTOKEN_CACHE_DIR`` is removed).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +32,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-TIKTOKEN_CACHE = REPO.parent / "shared" / "tiktoken-cache"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -110,18 +110,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(timeout=10)
 
 
-@pytest.fixture(scope="session")
-def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
-    """`streamlit run app.py` on a free loopback port, with its own library dir; stopped at the end."""
-    workdir = tmp_path_factory.mktemp("streamlit-server")
-    library_dir = workdir / "library"
-    library_dir.mkdir()
-    log = workdir / "server.log"
-    env = dict(os.environ)
-    env["TOKPLAY_LIBRARY_DIR"] = str(library_dir)
-    env["PYTHONUNBUFFERED"] = "1"
-    if TIKTOKEN_CACHE.is_dir():
-        env["TIKTOKEN_CACHE_DIR"] = str(TIKTOKEN_CACHE)
+def start_streamlit(cwd: Path, env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`streamlit run app.py` in ``cwd`` on a free loopback port, once healthy: (process, URL).
+
+    The process leads its own group, so :func:`_stop` ends it and its training workers.
+    """
     port = _free_port()
     cmd = [
         sys.executable, "-m", "streamlit", "run", "app.py",
@@ -132,19 +125,32 @@ def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Strea
         # other engineers edit files while tests run: do not watch or reload them
         "--server.fileWatcherType", "none",
     ]  # fmt: skip
-    with open(log, "wb") as log_fh:
+    env = {k: v for k, v in env.items() if k != "TIKTOKEN_CACHE_DIR"}
+    env["PYTHONUNBUFFERED"] = "1"
+    with open(log, "ab") as log_fh:
         proc = subprocess.Popen(
-            cmd, cwd=REPO, env=env, stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True
+            cmd, cwd=cwd, env=env, stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True
         )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    while not _healthy(f"{url}/_stcore/health"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            _stop(proc)
+            pytest.fail(f"streamlit did not start (code {proc.returncode}):\n{_log_tail(log)}")
+        time.sleep(0.25)  # polling a health URL: the wait ends on the answer, not the time
+    return proc, url
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
+    """`streamlit run app.py` on a free loopback port, with its own library dir; stopped at the end."""
+    workdir = tmp_path_factory.mktemp("streamlit-server")
+    library_dir = workdir / "library"
+    library_dir.mkdir()
+    log = workdir / "server.log"
+    env = dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library_dir))
+    proc, url = start_streamlit(REPO, env, log)
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while not _healthy(f"{url}/_stcore/health"):
-            if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with code {proc.returncode}:\n{_log_tail(log)}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"streamlit not healthy after {SERVER_START_TIMEOUT_S}s:\n{_log_tail(log)}")
-            time.sleep(0.25)
         yield StreamlitServer(url=url, library_dir=library_dir, log=log, process=proc)
     finally:
         _stop(proc)
@@ -189,40 +195,72 @@ def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # ---- helpers -------------------------------------------------------------------------
 
 
-def gpt2_or_skip() -> object:
-    """The GPT-2 preset, or a skip naming what is missing (the genuine files live in
-    ``../shared/tiktoken-cache``; a clone without them skips the tests that show GPT-2)."""
-    from core import load_preset
-    from core.errors import PlaygroundError
-
-    try:
-        return load_preset("gpt2")
-    except PlaygroundError as err:
-        pytest.skip(f"GPT-2 preset files not available: {err}")
-
-
 # Console noise chromium/Streamlit produce on any healthy page; not app errors.
 _BENIGN_CONSOLE = re.compile(r"favicon|Failed to load resource.*404|net::ERR_|WebSocket", re.I)
 
 
-def wait_for_app(page: object, *, timeout_ms: int = RUN_TIMEOUT_MS, started: bool = False) -> None:
-    """Wait until Streamlit is connected and its script run has finished.
+@dataclass
+class _ScriptRuns:
+    """What the browser and the server said to each other over Streamlit's websocket.
 
-    Call it after ``goto`` and after every interaction that reruns the script. Subtle: right
-    after a click the rerun may not have started yet, so unless ``started`` is set we first
-    give the app a moment to leave the idle state before waiting for it to be idle again.
+    Every script run the browser asks for is a ``rerun_script`` BackMsg; every run the server
+    ends is a ``script_finished`` ForwardMsg. A test that waits for "the answer to what I just
+    did" waits for this bookkeeping, never for a time window.
     """
+
+    requested: bool = False  # a rerun was sent and no run has finished after it yet
+    finished: int = 0  # script runs (or fragment runs) finished, in all
+
+    def on_sent(self, payload: bytes | str) -> None:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        if isinstance(payload, bytes):
+            msg = BackMsg.FromString(payload)
+            if msg.WhichOneof("type") == "rerun_script":
+                self.requested = True
+
+    def on_received(self, payload: bytes | str) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        if isinstance(payload, bytes):
+            msg = ForwardMsg.FromString(payload)
+            if msg.WhichOneof("type") == "script_finished" and (
+                msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+            ):
+                # subtle: runs are answered in order and coalesced, so the first run to end
+                # after a request answers every request sent before it
+                self.requested = False
+                self.finished += 1
+
+    def attach(self, page: object) -> None:
+        def on_websocket(ws: object) -> None:
+            ws.on("framesent", self.on_sent)  # type: ignore[attr-defined]
+            ws.on("framereceived", self.on_received)  # type: ignore[attr-defined]
+
+        page.on("websocket", on_websocket)  # type: ignore[attr-defined]
+
+
+def wait_for_app(page: object, runs: _ScriptRuns, *, timeout_ms: int = RUN_TIMEOUT_MS,
+                 after: int | None = None) -> None:
+    """Wait until every script run the browser asked for has finished and the page is idle.
+
+    ``after``: also wait until more than this many runs have finished (a page load always
+    runs the script, but the browser may not have asked yet when this is called).
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
     app = '[data-testid="stApp"]'
     page.wait_for_selector(f'{app}[data-test-connection-state="CONNECTED"]', timeout=timeout_ms)  # type: ignore[attr-defined]
-    if not started:
-        try:
-            page.wait_for_selector(  # type: ignore[attr-defined]
-                f'{app}:not([data-test-script-state="notRunning"])', timeout=400
-            )
-        except Exception:  # noqa: BLE001 - the run may already be over (or never needed)
-            pass
+    while runs.requested or (after is not None and runs.finished <= after):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no script run finished within {timeout_ms} ms")
+        page.wait_for_timeout(20)  # type: ignore[attr-defined]  # lets Playwright deliver frames
     page.wait_for_selector(f'{app}[data-test-script-state="notRunning"]', timeout=timeout_ms)  # type: ignore[attr-defined]
     page.wait_for_selector('[data-testid="stStatusWidgetRunningIcon"]', state="detached", timeout=timeout_ms)  # type: ignore[attr-defined]
+    # subtle: the run is over, but a widget whose code chunk the browser is still fetching
+    # shows a placeholder (stSkeleton) until it arrives; a new browser context fetches them all
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=timeout_ms
+    )
 
 
 @dataclass
@@ -235,18 +273,37 @@ class AppBrowser:
     console_errors: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
+    runs: _ScriptRuns = field(default_factory=_ScriptRuns)
+
+    @classmethod
+    def open(cls, context: object, base_url: str, screenshot_dir: Path) -> AppBrowser:
+        """A page in ``context`` with every listener attached (errors, dialogs, script runs)."""
+        page = context.new_page()  # type: ignore[attr-defined]
+        helper = cls(page=page, base_url=base_url, screenshot_dir=screenshot_dir)
+        helper.runs.attach(page)
+        page.on("console", lambda msg: msg.type == "error" and helper.console_errors.append(msg.text))
+        page.on("pageerror", lambda exc: helper.page_errors.append(f"pageerror: {exc}"))
+
+        def on_dialog(dialog: object) -> None:
+            helper.dialogs.append(f"{dialog.type}: {dialog.message}")  # type: ignore[attr-defined]
+            dialog.dismiss()  # type: ignore[attr-defined]
+
+        page.on("dialog", on_dialog)
+        return helper
 
     def url(self, path: str = "") -> str:
         return f"{self.base_url}/{path.lstrip('/')}"
 
     def goto(self, path: str = "", *, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
-        """Open ``path`` (e.g. ``"Tokenize"`` or ``"Decode?ids=1"``) and wait for the run."""
+        """Open ``path`` (e.g. ``"Tokenize"`` or ``"Decode?ids=1"``) and wait for its run."""
+        before = self.runs.finished
         self.page.goto(self.url(path), wait_until="domcontentloaded")  # type: ignore[attr-defined]
         self.page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)  # type: ignore[attr-defined]
-        wait_for_app(self.page, timeout_ms=timeout_ms)
+        wait_for_app(self.page, self.runs, timeout_ms=timeout_ms, after=before)
 
     def wait(self, *, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
-        wait_for_app(self.page, timeout_ms=timeout_ms)
+        """Wait for the runs the last interaction asked for (none: returns once idle)."""
+        wait_for_app(self.page, self.runs, timeout_ms=timeout_ms)
 
     def screenshot(self, name: str, *, full_page: bool = True) -> Path:
         path = self.screenshot_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
@@ -269,24 +326,21 @@ class AppBrowser:
             raise AssertionError(f"page errors ({shot}):\n" + "\n".join(problems))
 
 
-@pytest.fixture
-def app(browser: object, streamlit_server: StreamlitServer, screenshot_dir: Path) -> Iterator[AppBrowser]:
-    """A fresh browser context (= a new Streamlit session) on the test server."""
+@contextmanager
+def browser_session(browser: object, base_url: str, screenshot_dir: Path) -> Iterator[AppBrowser]:
+    """A fresh browser context (= a new Streamlit session) on ``base_url``; closed after."""
     context = browser.new_context(  # type: ignore[attr-defined]
         accept_downloads=True, viewport={"width": 1280, "height": 900}
     )
     context.set_default_timeout(RUN_TIMEOUT_MS)
-    page = context.new_page()
-    helper = AppBrowser(page=page, base_url=streamlit_server.url, screenshot_dir=screenshot_dir)
-    page.on("console", lambda msg: msg.type == "error" and helper.console_errors.append(msg.text))
-    page.on("pageerror", lambda exc: helper.page_errors.append(f"pageerror: {exc}"))
-
-    def on_dialog(dialog: object) -> None:
-        helper.dialogs.append(f"{dialog.type}: {dialog.message}")  # type: ignore[attr-defined]
-        dialog.dismiss()  # type: ignore[attr-defined]
-
-    page.on("dialog", on_dialog)
     try:
-        yield helper
+        yield AppBrowser.open(context, base_url, screenshot_dir)
     finally:
         context.close()
+
+
+@pytest.fixture
+def app(browser: object, streamlit_server: StreamlitServer, screenshot_dir: Path) -> Iterator[AppBrowser]:
+    """A fresh browser context (= a new Streamlit session) on the test server."""
+    with browser_session(browser, streamlit_server.url, screenshot_dir) as helper:
+        yield helper

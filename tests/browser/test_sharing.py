@@ -6,11 +6,9 @@ Each browser context is a new Streamlit session (what a teammate opening the lin
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,16 +19,11 @@ import pytest
 from tests.browser.conftest import (
     REPO,
     RUN_TIMEOUT_MS,
-    SERVER_START_TIMEOUT_S,
-    TIKTOKEN_CACHE,
     AppBrowser,
     StreamlitServer,
-    _free_port,
-    _healthy,
-    _log_tail,
     _stop,
-    gpt2_or_skip,
-    wait_for_app,
+    start_streamlit,
+    browser_session,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
@@ -43,20 +36,7 @@ SPECIAL = "<|endoftext|>"
 # ---- helpers -----------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def session(browser: object, base_url: str, screenshot_dir: Path) -> Iterator[AppBrowser]:
-    """Another fresh browser context (= Streamlit session), like the ``app`` fixture."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
-    context.set_default_timeout(RUN_TIMEOUT_MS)
-    page = context.new_page()
-    helper = AppBrowser(page=page, base_url=base_url, screenshot_dir=screenshot_dir)
-    page.on("console", lambda msg: msg.type == "error" and helper.console_errors.append(msg.text))
-    page.on("pageerror", lambda exc: helper.page_errors.append(f"pageerror: {exc}"))
-    page.on("dialog", lambda d: (helper.dialogs.append(d.message), d.dismiss()))
-    try:
-        yield helper
-    finally:
-        context.close()
+session = browser_session  # another fresh browser context (= Streamlit session)
 
 
 def copied_link(app: AppBrowser) -> str:
@@ -74,10 +54,6 @@ def open_link(app: AppBrowser, link: str) -> None:
     """Open a full link (as pasted into the address bar) and wait for the page's run."""
     assert link.startswith(app.base_url + "/"), link
     app.goto(link[len(app.base_url) + 1:])
-    # subtle: right after connecting, the app can look idle before its first run starts;
-    # the link control is drawn by the page script, so once it exists the run is under way
-    app.page.locator('[data-testid="stPopover"]').first.wait_for()
-    wait_for_app(app.page, started=True)
 
 
 def wait_until(check: Callable[[], bool], what: str, timeout_s: float = RUN_TIMEOUT_MS / 1000) -> None:
@@ -163,7 +139,6 @@ def click_save(app: AppBrowser, name: str) -> None:
 def test_copied_link_reopens_the_view_in_a_fresh_session(
     app: AppBrowser, browser: object, streamlit_server: StreamlitServer, screenshot_dir: Path
 ) -> None:
-    gpt2_or_skip()
     app.goto("Tokenize?tok=gpt2")
     text = "Sharing a view: 日本語 and <b>tags</b> 🧩"
     commit_text(app, "Text", text)
@@ -195,7 +170,6 @@ def test_copied_link_reopens_the_view_in_a_fresh_session(
 def test_copied_vocabulary_link_keeps_the_selected_token(
     app: AppBrowser, browser: object, streamlit_server: StreamlitServer, screenshot_dir: Path
 ) -> None:
-    gpt2_or_skip()
     app.goto("Vocabulary?tok=gpt2")
     token_box = app.page.get_by_label("Token ID", exact=True)
     token_box.fill("9288")
@@ -224,8 +198,6 @@ def test_copied_vocabulary_link_keeps_the_selected_token(
     "Compare?tok=lib:0123456789abcdef&tok=gpt2&tok=cl100k_base&text=%40..%2F..%2Fetc%2Fpasswd",
 ])
 def test_hostile_link_shows_a_clear_message(app: AppBrowser, query: str) -> None:
-    if query.startswith("Decode"):
-        gpt2_or_skip()  # its fallback view decodes with GPT-2
     app.goto(query)
     shown = link_warnings(app)
     assert "Link problem" in shown and "instead" in shown, shown
@@ -284,24 +256,7 @@ def test_two_sessions_save_at_once(
 
 def start_server(library_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     """`streamlit run app.py` with a given library folder (what conftest's fixture does)."""
-    env = dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library_dir), PYTHONUNBUFFERED="1")
-    if TIKTOKEN_CACHE.is_dir():
-        env["TIKTOKEN_CACHE_DIR"] = str(TIKTOKEN_CACHE)
-    port = _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
-           "--browser.gatherUsageStats=false", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
-    with open(log, "ab") as fh:
-        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-    while not _healthy(f"{url}/_stcore/health"):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            _stop(proc)
-            pytest.fail(f"streamlit did not start:\n{_log_tail(log)}")
-        time.sleep(0.25)
-    return proc, url
+    return start_streamlit(REPO, dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library_dir)), log)
 
 
 @pytest.fixture
