@@ -54,7 +54,6 @@ sys.path.insert(0, str(REPO))
 from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text  # noqa: E402
 from tests.browser.conftest import _BENIGN_CONSOLE, CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
-TIKTOKEN_CACHE = REPO.parent / "shared" / "tiktoken-cache"
 DOCS_EN = REPO.parent / "shared" / "corpora" / "docs-en.txt.gz"
 MAX_DURATION_S = 600
 SERVER_START_TIMEOUT_S = 120
@@ -139,8 +138,6 @@ def start_server(workdir: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
     library.mkdir()
     log = workdir / "server.log"
     env = dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library), PYTHONUNBUFFERED="1")
-    if TIKTOKEN_CACHE.is_dir():
-        env["TIKTOKEN_CACHE_DIR"] = str(TIKTOKEN_CACHE)
     port = free_port()
     cmd = [
         sys.executable, "-m", "streamlit", "run", "app.py",

@@ -62,9 +62,6 @@ def main() -> None:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     env = dict(os.environ, TOKPLAY_LIBRARY_DIR=tempfile.mkdtemp(prefix="tokplay-shots-"))
-    cache = REPO.parent / "shared" / "tiktoken-cache"
-    if cache.is_dir():
-        env.setdefault("TIKTOKEN_CACHE_DIR", str(cache))
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless=true",

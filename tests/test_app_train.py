@@ -128,11 +128,12 @@ def synthetic_corpus(n_words: int = 300_000) -> bytes:
 def test_pause_then_stop_keeps_a_partial_tokenizer():
     at = upload(page(), [("random.txt", synthetic_corpus())])
     at.number_input[0].set_value(20_000).run()
+    at.radio(key="_w.train.speed").set_value("5 merges/s").run()  # hours: certainly running
     start_button(at).click().run()
     # subtle: the manager is shared by every AppTest in this process (st.cache_resource), so
     # another test's training may hold a slot and this job waits in the queue for a moment
     run_until(at, lambda a: any(b.key == "train.pause" for b in a.button))
-    at.button(key="train.pause").click().run()  # long before 19,743 merges are done
+    at.button(key="train.pause").click().run()
     assert at.button(key="train.resume")  # the page offers Resume at once
     assert start_button(at).disabled  # one training per session at a time
     at.button(key="train.stop").click().run()

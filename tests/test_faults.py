@@ -162,7 +162,8 @@ def test_killed_idle_warm_worker_is_replaced(small_text):
 
 
 def test_worker_killed_during_counting_fails_cleanly(manager1, long_text, small_text):
-    victim = manager1.submit(long_text * 3, vocab_size=20_000, special_tokens=SPECIALS)
+    # ~27 MB: counting takes seconds, and no merge can come before the kill
+    victim = manager1.submit(long_text * 30, vocab_size=20_000, special_tokens=SPECIALS)
     kill_when(manager1, victim, ("starting", "counting"))
     snap = manager1.wait(victim, timeout=30)
     assert snap.status == "failed" and snap.rows == ()
