@@ -26,9 +26,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 
-import regex
 
 from core.errors import CorpusError
+from core.pretokenize import SAFE_CUT_BYTES
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -44,7 +44,6 @@ __all__ = [
 DEFAULT_CHUNK_SIZE = 1 << 20
 
 _WINDOW = 1 << 16  # bytes read per look-ahead while searching for a boundary
-_SPACE_BOUNDARY = regex.compile(rb"(?<=[\x21-\x7e]) ")
 _ERRORS = ("strict", "replace")
 
 
@@ -93,7 +92,7 @@ def find_safe_boundary(data: bytes, start: int, specials: Sequence[bytes]) -> in
     if best is not None:
         return best
     # 2. a space after a printable ASCII byte
-    for m in _SPACE_BOUNDARY.finditer(data, start):
+    for m in SAFE_CUT_BYTES.finditer(data, start):
         i = m.start()
         if i > limit:
             break

@@ -22,7 +22,7 @@ Speed (pure Python against tiktoken's Rust; see benchmarks/bench_encode.py):
   pretokens)``). The cache is cleared wholesale when full: cheaper than LRU bookkeeping on
   the hot path, and a server running for weeks stays bounded;
 - ASCII text is pre-tokenized by equivalent `re` patterns (several times faster than
-  `regex`); text is cut only where no pre-token can straddle (:func:`_last_cut`);
+  `regex`); text is cut only where no pre-token can straddle (:func:`core.pretokenize.last_cut`);
 - decode joins the tokens' bytes in C, fetching 4,096 IDs per ``itemgetter`` call
   (:func:`_join_tokens`), then decodes UTF-8 once.
 """
@@ -32,7 +32,6 @@ from __future__ import annotations
 import heapq
 import numbers
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import reduce
 from itertools import islice, repeat
@@ -41,11 +40,10 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import PlaygroundError
 from core.pretokenize import (
-    CL100K_PATTERN,
-    GPT2_PATTERN,
-    O200K_PATTERN,
+    ascii_pattern,
     compile_pattern,
-    resolve_pattern,
+    last_cut,
+    mixed_regions,
     special_splitter,
 )
 
@@ -72,49 +70,6 @@ _JOIN_CHUNK = 4096  # IDs decode fetches per itemgetter call (its tuple stays in
 _STREAM_BUFFER = 1 << 16  # chars encode_iterable gathers before looking for a safe cut
 
 
-def _ascii_patterns() -> dict[str, re.Pattern[str]]:
-    """`re` versions of the built-in patterns that are exact on ASCII-only text, where
-    \\p{L} is [A-Za-z], \\p{Lu} [A-Z], \\p{Ll} [a-z], \\p{N} [0-9], \\p{Lt}/\\p{Lm}/\\p{Lo}/\\p{M}
-    are empty and \\s is [\\t\\n\\x0b\\x0c\\r ] (spelled out: `re`'s \\s adds \\x1c-\\x1f).
-
-    Quantifiers are possessive (``++``, ``?+``) wherever what follows can never start with
-    what they consume (letters then non-letters, an optional prefix then a letter), so giving
-    characters back could not make a match: same pre-tokens, less backtracking (15% faster
-    on o200k). ``\\s+(?!\\S)`` must give back its last space, so it stays greedy.
-    """
-    ws, nws, lnw = r"[\t\n\x0b\x0c\r ]", r"[^\t\n\x0b\x0c\r ]", r"[^\t\n\x0b\x0c\r A-Za-z0-9]"
-    contractions = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
-    prefix = r"[^\r\nA-Za-z0-9]?+"
-    sources = {
-        GPT2_PATTERN: (
-            rf"""'(?:[sdmt]|ll|ve|re)| ?+[A-Za-z]++| ?+[0-9]++| ?+{lnw}++|{ws}+(?!{nws})|{ws}+"""
-        ),
-        CL100K_PATTERN: (
-            rf"""'(?i:[sdmt]|ll|ve|re)|{prefix}[A-Za-z]++|[0-9]{{1,3}}+"""
-            rf"""| ?+{lnw}++[\r\n]*+|{ws}++$|{ws}*[\r\n]|{ws}+(?!{nws})|{ws}"""
-        ),
-        O200K_PATTERN: "|".join(
-            [
-                rf"""{prefix}[A-Z]*+[a-z]++{contractions}""",
-                rf"""{prefix}[A-Z]++[a-z]*+{contractions}""",
-                r"""[0-9]{1,3}""",
-                rf""" ?+{lnw}++[\r\n/]*+""",
-                rf"""{ws}*[\r\n]+""",
-                rf"""{ws}+(?!{nws})""",
-                rf"""{ws}+""",
-            ]
-        ),
-    }
-    out = {}
-    for pattern, source in sources.items():
-        try:
-            out[pattern] = re.compile(source)
-        except re.error:  # possessive quantifiers need Python 3.11; `regex` is used instead
-            pass
-    return out
-
-
-_ASCII_PATTERNS = _ascii_patterns()
 
 
 class _Cache(dict):  # type: ignore[type-arg]
@@ -253,7 +208,7 @@ class Tokenizer:
         self._replace_table += [b"\xff"] * pad
         self.cache_size = max(0, int(cache_size))
         self._pretoken_cache = _Cache(self._bpe_str, self.cache_size, _MAX_PRETOKEN_KEY)
-        self._ascii_regex = _ASCII_PATTERNS.get(resolve_pattern(pattern))
+        self._ascii_regex = ascii_pattern(pattern)
 
     # ------------------------------------------------------------------------------------
     # Construction helpers
@@ -395,7 +350,7 @@ class Tokenizer:
             return fast.findall(text)
         out: list[str] = []
         pos = 0
-        for start, end in _mixed_regions(text):
+        for start, end in mixed_regions(text):
             if start > pos:
                 out += fast.findall(text[pos:start])
             out += self._regex.findall(text[start:end])
@@ -410,7 +365,7 @@ class Tokenizer:
         # Long text: encode it in ~64k-char segments cut where no pre-token can straddle,
         # so the temporary list of pre-tokens stays small.
         while len(text) - start > _MAX_SEGMENT:
-            cut = _last_cut(text, start + _MAX_SEGMENT, lo=start + 1)
+            cut = last_cut(text, start + _MAX_SEGMENT, lo=start + 1)
             if cut <= start:
                 break  # no safe cut: the rest goes in one piece
             self._encode_segment(text[start:cut], cache, out)
@@ -540,7 +495,7 @@ class Tokenizer:
             hi = len(buf) - self._max_special
             matches = [m.span() for m in self._special_re.finditer(buf, 0, len(buf))]
         while hi > 0:
-            cut = _last_cut(buf, hi)
+            cut = last_cut(buf, hi)
             if cut <= 0:
                 return 0
             straddle = next((s for s, e in matches if s < cut < e), None)
@@ -695,80 +650,3 @@ def _utf8(text: str) -> bytes:
         # Lone surrogates (possible in a Python str, never in UTF-8): pair up what can be
         # paired and replace the rest with U+FFFD, as tiktoken does.
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
-
-
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-
-
-def _first_cut(text: str, lo: int) -> int:
-    """The smallest cut position ``c >= lo`` of the kinds :func:`_last_cut` finds, or
-    ``len(text)``.
-
-    >>> _first_cut("ab cd ef", 3)
-    5
-    """
-    lo = max(lo, 1)
-    n = len(text)
-    best = n
-    p = text.find(" ", lo)
-    while 0 < p < n:
-        if not text[p - 1].isspace():
-            best = p
-            break
-        p = text.find(" ", p + 1)
-    q = text.find("\n", max(lo - 1, 1), best)
-    while 0 < q < best - 1:
-        if text[q + 1].isalnum() and not text[q - 1].isspace():
-            return q + 1
-        q = text.find("\n", q + 1, best)
-    return best
-
-
-def _mixed_regions(text: str) -> list[tuple[int, int]]:
-    """Spans around the non-ASCII characters of ``text``, widened to safe cuts and merged,
-    so that everything outside them is ASCII text that pre-tokenizes on its own.
-
-    >>> _mixed_regions("plain words, then é and more words")
-    [(17, 19)]
-    """
-    regions: list[tuple[int, int]] = []
-    for m in _NON_ASCII.finditer(text):
-        s, e = m.span()
-        if regions and s < regions[-1][1]:
-            if e > regions[-1][1]:
-                regions[-1] = (regions[-1][0], _first_cut(text, e))
-            continue
-        start = _last_cut(text, s) if s > 0 else 0
-        if regions and start < regions[-1][1]:
-            regions[-1] = (regions[-1][0], _first_cut(text, e))
-        else:
-            regions.append((start, _first_cut(text, e)))
-    return regions
-
-
-def _last_cut(text: str, hi: int, *, lo: int = 1) -> int:
-    """The largest cut position ``c`` with ``lo <= c <= hi`` where pre-tokenization with the
-    built-in patterns can restart, or 0. Two kinds of place qualify:
-
-    - before a space that follows a non-space (``"a| b"``): no pre-token continues past
-      such a space;
-    - after a newline that follows a non-space and precedes a letter or digit (``"a\\n|b"``).
-
-    >>> _last_cut("ab cd", 4)
-    2
-    >>> _last_cut("ab\\ncd", 4)
-    3
-    """
-    best = 0
-    p = text.rfind(" ", lo, hi + 1)
-    while p >= lo:
-        if not text[p - 1].isspace():
-            best = p
-            break
-        p = text.rfind(" ", lo, p)
-    q = text.rfind("\n", max(lo - 1, best), hi)
-    while q >= max(lo, best):
-        if q + 1 < len(text) and text[q + 1].isalnum() and not text[q - 1].isspace():
-            return q + 1
-        q = text.rfind("\n", max(lo - 1, best), q)
-    return best

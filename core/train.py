@@ -26,18 +26,23 @@ from __future__ import annotations
 
 import heapq
 import os
-import re
-import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from core.errors import CorpusError, TrainingConfigError
-from core.pretokenize import GPT2_PATTERN, compile_pattern, resolve_pattern, special_splitter
+from core.pretokenize import (
+    GPT2_PATTERN,
+    ascii_pattern,
+    compile_pattern,
+    mixed_regions,
+    resolve_pattern,
+    special_splitter,
+)
+from core.processes import plain_main
 
 __all__ = ["BPETrainer", "MergeEvent", "ProgressCallback", "count_pretokens", "train_bpe"]
 
@@ -103,78 +108,25 @@ def _check_config(vocab_size: int, special_tokens: Sequence[str], num_workers: i
 # ---------------------------------------------------------------------------------------
 
 
-# The GPT-2 pattern restricted to ASCII, for the stdlib `re` engine (about 3x faster than
-# `regex` here). In ASCII, \p{L} is [A-Za-z], \p{N} is [0-9] and \s is [\t\n\v\f\r ]
-# (tests check this character by character), so on ASCII text it finds the same pre-tokens.
-_WS = r"\t\n\x0b\x0c\r "
-_GPT2_ASCII = re.compile(
-    rf"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^{_WS}A-Za-z0-9]+|[{_WS}]+(?![^{_WS}])|[{_WS}]+"""
-)
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-
-
-def _safe_cut_before(text: str, pos: int) -> int:
-    """Largest safe cut ``<= pos``: a space right after a printable ASCII character.
-
-    Cutting there never splits a GPT-2/cl100k/o200k pre-token (see core.corpus).
-
-    >>> _safe_cut_before("ab cd\\n ef", 7)  # the space after "\\n" is not safe
-    2
-    """
-    i = pos
-    while True:
-        i = text.rfind(" ", 0, i)
-        if i <= 0:
-            return 0
-        if "!" <= text[i - 1] <= "~":
-            return i
-
-
-def _safe_cut_after(text: str, pos: int) -> int:
-    """Smallest safe cut ``> pos`` (or ``len(text)``).
-
-    >>> _safe_cut_after("ab\\n cd ef", 0)
-    6
-    """
-    i = pos
-    while True:
-        i = text.find(" ", i + 1)
-        if i == -1:
-            return len(text)
-        if "!" <= text[i - 1] <= "~":
-            return i
-
-
 def _findall_gpt2(text: str, counts: Counter[str]) -> None:
-    """Count GPT-2 pre-tokens of ``text`` into ``counts``: stdlib `re` on ASCII stretches,
-    `regex` only around non-ASCII characters (cut at safe boundaries, so results are exact).
+    """Count GPT-2 pre-tokens of ``text`` into ``counts``: stdlib `re` on ASCII stretches
+    (about 3x faster than `regex` here), `regex` only around non-ASCII characters, cut at safe
+    places (:func:`core.pretokenize.mixed_regions`), so the counts are exact.
 
     >>> c = Counter(); _findall_gpt2("naïve café ok", c); sorted(c)
     [' café', ' ok', 'naïve']
     """
+    fast = ascii_pattern("gpt2").findall  # type: ignore[union-attr]  # built in: never None
     if text.isascii():
-        counts.update(_GPT2_ASCII.findall(text))
+        counts.update(fast(text))
         return
     slow = compile_pattern("gpt2").findall
-    fast = _GPT2_ASCII.findall
     pos = 0  # start of the not-yet-counted rest
-    zone_start = zone_end = -1
-    for m in _NON_ASCII.finditer(text):
-        if m.start() < zone_end:
-            continue  # already inside the current non-ASCII zone
-        start = _safe_cut_before(text, m.start())
-        if start <= zone_end:  # overlaps the current zone: extend it
-            zone_end = _safe_cut_after(text, m.end() - 1)
-            continue
-        if zone_end > zone_start:
-            counts.update(slow(text[zone_start:zone_end]))
-            pos = zone_end
+    for start, end in mixed_regions(text):
         if start > pos:
             counts.update(fast(text[pos:start]))
-        zone_start, zone_end = start, _safe_cut_after(text, m.end() - 1)
-    if zone_end > zone_start:
-        counts.update(slow(text[zone_start:zone_end]))
-        pos = zone_end
+        counts.update(slow(text[start:end]))
+        pos = end
     if pos < len(text):
         counts.update(fast(text[pos:]))
 
@@ -268,26 +220,6 @@ def _checked_texts(texts: Iterable[str]) -> Iterator[str]:
         yield text
 
 
-@contextmanager
-def _plain_main() -> Iterator[None]:
-    """Give processes started in this block an empty ``__main__``.
-
-    subtle: forkserver/spawn children first re-run the parent's ``__main__`` file. Under
-    Streamlit (and in pytest after an AppTest) ``__main__`` is a page script, which must not
-    run again in a counting worker: it would start a second app inside the worker. The workers
-    need only this module.
-    """
-    import types
-
-    saved = sys.modules.get("__main__")
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        if saved is not None:
-            sys.modules["__main__"] = saved
-
-
 def _count_in_pool(
     items: list[_Item],
     sizes: list[int],
@@ -320,7 +252,7 @@ def _count_in_pool(
     with ProcessPoolExecutor(
         min(num_workers, len(groups)), mp_context=ctx, initializer=_init_worker, initargs=(progress,)
     ) as pool:
-        with _plain_main():  # the workers start on these submits
+        with plain_main():  # the workers start on these submits
             pending = {pool.submit(_count_items, g, specials, pattern, errors) for g in groups}
         try:
             while pending:

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from core.corpus import decode_chunk, find_chunk_boundaries, find_safe_boundary, iter_text_chunks, read_chunk
 from core.errors import CorpusError
 from core.pretokenize import GPT2_PATTERN, PATTERNS, split_on_specials
-from core.train import _GPT2_ASCII, _count_text, count_pretokens
+from core.pretokenize import ascii_pattern
+from core.train import _count_text, count_pretokens
 
 
 def reference_counts(text, specials, pattern):
@@ -72,7 +73,7 @@ def test_ascii_pattern_agrees_with_regex_on_every_ascii_character():
     full = regex.compile(GPT2_PATTERN)
     for c in map(chr, range(128)):
         for text in (c, f"a{c}b", f" {c}{c}", f"{c} 1"):
-            assert _GPT2_ASCII.findall(text) == full.findall(text), repr(text)
+            assert ascii_pattern("gpt2").findall(text) == full.findall(text), repr(text)
 
 
 @settings(max_examples=200, deadline=None)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import core.tokenizer as tokmod
 from core.errors import PlaygroundError
-from core.pretokenize import compile_pattern, split_on_specials
+from core.pretokenize import ascii_pattern, compile_pattern, last_cut, split_on_specials
 from core.tokenizer import Tokenizer
 
 BYTES = {i: bytes([i]) for i in range(256)}
@@ -168,7 +168,7 @@ def test_safe_cuts_split_pretokenization_exactly(text, pattern):
     whole = rx.findall(text)
     hi = len(text) - 1
     while hi > 0:
-        cut = tokmod._last_cut(text, hi)
+        cut = last_cut(text, hi)
         if cut <= 0:
             break
         assert rx.findall(text[:cut]) + rx.findall(text[cut:]) == whole, cut
@@ -179,11 +179,9 @@ def test_safe_cuts_split_pretokenization_exactly(text, pattern):
 @given(text=TEXTS, pattern=st.sampled_from(["gpt2", "cl100k", "o200k"]))
 def test_ascii_fast_pretokenizer_agrees_with_regex(text, pattern):
     tok = toy([], pattern=pattern)
-    assert tok._ascii_regex is not None
     assert tok._findall(text) == compile_pattern(pattern).findall(text)
-    assert tok._ascii_regex.findall(text.encode("ascii", "ignore").decode()) == compile_pattern(
-        pattern
-    ).findall(text.encode("ascii", "ignore").decode())
+    ascii_text = text.encode("ascii", "ignore").decode()
+    assert ascii_pattern(pattern).findall(ascii_text) == compile_pattern(pattern).findall(ascii_text)
 
 
 ASCII_TEXTS = st.lists(
@@ -201,9 +199,7 @@ ASCII_TEXTS = st.lists(
 def test_possessive_ascii_patterns_split_ascii_like_regex(text, pattern):
     """The `re` patterns (possessive quantifiers, spelled-out classes) on every ASCII
     character, including the separators \\x1c-\\x1f that `re` but not `regex` calls space."""
-    assert toy([], pattern=pattern)._ascii_regex.findall(text) == compile_pattern(pattern).findall(
-        text
-    )
+    assert ascii_pattern(pattern).findall(text) == compile_pattern(pattern).findall(text)
 
 
 @settings(max_examples=100, deadline=None)

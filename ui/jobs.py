@@ -36,17 +36,17 @@ import runpy
 import secrets
 import shutil
 import signal
-import sys
 import tempfile
 import threading
 import time
 import traceback
-import types
 import weakref
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from core.processes import plain_main
 
 __all__ = [
     "DEFAULT_MAX_TRAININGS",
@@ -489,7 +489,8 @@ class TrainingManager:
             daemon=True,
         )
         try:
-            _start_without_main(process)
+            with plain_main():  # the page script must not run again in the worker
+                process.start()
         finally:
             ctrl_r.close()  # the child has its own copies; EOF on events_r now means it died
             events_w.close()
@@ -639,29 +640,6 @@ class TrainingManager:
                 job = self._jobs.get(job_id)
                 if job is None or job.status in TERMINAL:
                     self._running.discard(job_id)
-
-
-_MAIN_SWAP_LOCK = threading.Lock()
-
-
-def _start_without_main(process: Any) -> None:
-    """Start a spawn-context process without re-running the parent's ``__main__`` in it.
-
-    subtle: ``spawn`` re-imports the parent's main module in the child. Under Streamlit the
-    script thread sets ``sys.modules["__main__"]`` to the *page being run*, so the child would
-    execute the page (and start another manager). A bare stand-in module for the moment of
-    ``start()`` (which only needs it to build the child's preparation data) avoids that.
-    """
-    with _MAIN_SWAP_LOCK:
-        real_main = sys.modules.get("__main__")
-        sys.modules["__main__"] = types.ModuleType("__main__")
-        try:
-            process.start()
-        finally:
-            if real_main is not None:
-                sys.modules["__main__"] = real_main
-            else:
-                del sys.modules["__main__"]
 
 
 def _death_message(code: int | None) -> str:
