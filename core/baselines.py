@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from core.basics import check_id
 from core.bytes_unicode import bytes_to_unicode
 from core.errors import PlaygroundError, TrainingConfigError
 from core.pretokenize import pretokenize, split_on_specials
@@ -35,15 +36,7 @@ UNK = "<|unk|>"
 
 def _check_ids(ids: Iterable[object]) -> list[int]:
     """IDs as a list; anything that is not an integer is a clear error naming the item."""
-    out: list[int] = []
-    for position, item in enumerate(ids):
-        if not isinstance(item, int) or isinstance(item, bool):
-            raise PlaygroundError(
-                f"item {position} of the IDs is {item!r}, not an integer token ID; pass a "
-                "list of ints such as [15496, 11]"
-            )
-        out.append(item)
-    return out
+    return [check_id(item, position) for position, item in enumerate(ids)]
 
 
 def _as_texts(corpus: str | Iterable[str]) -> Iterable[str]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 
-
 from core.errors import CorpusError
 from core.pretokenize import SAFE_CUT_BYTES
 

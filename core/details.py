@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from core.basics import check_id, utf8
 from core.errors import PlaygroundError
 from core.pretokenize import split_on_specials
 
@@ -220,8 +221,8 @@ def encode_details(tokenizer: Tokenizer, text: str) -> EncodingDetails:
         if special:
             add_pretoken(piece, start, [tokenizer.special_token_ids[piece]], True)
         else:
-            for m in tokenizer._regex.finditer(piece):
-                ids = tokenizer._pretoken_cache[m.group()]
+            for m in tokenizer.pretoken_regex.finditer(piece):
+                ids = tokenizer.pretoken_ids(m.group())
                 add_pretoken(m.group(), start + m.start(), ids, False)
         start += len(piece)
     return EncodingDetails(
@@ -255,12 +256,10 @@ def merge_trace(tokenizer: Tokenizer, pretoken: str) -> list[MergeStep]:
         raise PlaygroundError(f"merge_trace takes a str, not {type(pretoken).__name__}")
     if pretoken in tokenizer.special_token_ids:
         return []
-    from core.tokenizer import _utf8
-
-    data = _utf8(pretoken)
+    data = utf8(pretoken)
     vocab = tokenizer.vocab
-    ranks = tokenizer._pair_ranks
-    ids = [tokenizer._byte_ids[b] for b in data]
+    ranks = tokenizer.pair_ranks
+    ids = [tokenizer.byte_ids[b] for b in data]
     steps: list[MergeStep] = []
     while len(ids) > 1:
         # the leftmost lowest-ranked pair, as Tokenizer.bpe picks it
@@ -270,7 +269,7 @@ def merge_trace(tokenizer: Tokenizer, pretoken: str) -> list[MergeStep]:
         if rank == 1 << 62:
             break
         before = [vocab[t] for t in ids]
-        new_id = tokenizer._merged[rank]
+        new_id = tokenizer.merged_ids[rank]
         a, b = ids[i], ids[i + 1]
         # every occurrence, left to right (later ones would be merged next anyway)
         out: list[int] = []
@@ -311,7 +310,7 @@ def merge_tree(tokenizer: Tokenizer, token_id: int) -> MergeNode:
             f"ID {token_id} is not in this vocabulary (IDs run from 0 to {tokenizer.n_vocab - 1})"
         )
     made: dict[int, int] = {}  # merged ID -> first rank that makes it
-    for rank, merged_id in enumerate(tokenizer._merged):
+    for rank, merged_id in enumerate(tokenizer.merged_ids):
         made.setdefault(merged_id, rank)
     specials = set(tokenizer.special_token_ids.values())
 
@@ -319,7 +318,7 @@ def merge_tree(tokenizer: Tokenizer, token_id: int) -> MergeNode:
         rank = None if tid in specials else made.get(tid)
         if rank is None:
             return MergeNode(tid, tokenizer.vocab[tid], None, None, None)
-        left, right = tokenizer._merge_pairs[rank]
+        left, right = tokenizer.merge_pair_ids[rank]
         return MergeNode(tid, tokenizer.vocab[tid], rank, build(left), build(right))
 
     return build(token_id)
@@ -373,15 +372,13 @@ def decode_details(tokenizer: Tokenizer, ids: Iterable[int]) -> DecodeDetails:
     unfinished one is a U+FFFD blamed on every token it took bytes from. An ID outside the
     vocab is its own U+FFFD.
     """
-    from core.tokenizer import _check_id
-
     if isinstance(ids, (str, bytes)):
         raise PlaygroundError("decode_details takes a list of token IDs; use parse_ids() for text")
     pieces: list[DecodedPiece] = []
     stream: list[bytes] = []
     owner: list[int] = []  # piece index of each byte of the stream
     for index, item in enumerate(ids):
-        tid = _check_id(item, index)
+        tid = check_id(item, index)
         token = tokenizer.vocab.get(tid)
         if token is None:
             pieces.append(DecodedPiece(index, tid, None, "", "\ufffd", True))

@@ -19,9 +19,9 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-from importlib import resources
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 from core.errors import PlaygroundError

@@ -30,14 +30,17 @@ Speed (pure Python against tiktoken's Rust; see benchmarks/bench_encode.py):
 from __future__ import annotations
 
 import heapq
-import numbers
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import reduce
 from itertools import islice, repeat
 from operator import iconcat, itemgetter
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+import regex
+
+from core.basics import check_id, utf8
 from core.errors import PlaygroundError
 from core.pretokenize import (
     ascii_pattern,
@@ -173,7 +176,7 @@ class Tokenizer:
                 f"{', ...' if len(missing) > 8 else ''}); a byte-level BPE vocabulary holds "
                 "all 256 bytes so that any text can be encoded."
             )
-        self._byte_ids = [encoder[bytes([b])] for b in range(256)]
+        self._byte_ids = tuple(encoder[bytes([b])] for b in range(256))
 
         # (left ID, right ID) -> rank, and rank -> merged ID: BPE works on ints.
         pair_ranks: dict[tuple[int, int], int] = {}
@@ -191,8 +194,8 @@ class Tokenizer:
             merged.append(im)
             pairs.append((ia, ib))
         self._pair_ranks = pair_ranks
-        self._merged = merged
-        self._merge_pairs = pairs
+        self._merged = tuple(merged)
+        self._merge_pairs = tuple(pairs)
 
         # ID -> bytes as lists, the fastest look-up: None in the gaps for decode_bytes() (an
         # error), b"\xff" for decode() (0xFF never occurs in UTF-8, so it decodes to one
@@ -237,6 +240,43 @@ class Tokenizer:
 
         save_pickles(self.vocab, self.merges, vocab_path, merges_path)
 
+    # ------------------------------------------------------------------------------------
+    # Read-only views of the BPE tables (for core.details and the formats)
+    # ------------------------------------------------------------------------------------
+
+    @property
+    def byte_ids(self) -> tuple[int, ...]:
+        """The token ID of each single byte 0..255."""
+        return self._byte_ids
+
+    @property
+    def pair_ranks(self) -> Mapping[tuple[int, int], int]:
+        """``(left ID, right ID) -> merge rank`` (the lowest rank if a pair repeats)."""
+        return MappingProxyType(self._pair_ranks)
+
+    @property
+    def merged_ids(self) -> tuple[int, ...]:
+        """The ID each merge makes, by rank."""
+        return self._merged
+
+    @property
+    def merge_pair_ids(self) -> tuple[tuple[int, int], ...]:
+        """The ``(left ID, right ID)`` each merge joins, by rank."""
+        return self._merge_pairs
+
+    @property
+    def pretoken_regex(self) -> regex.Pattern[str]:
+        """The compiled pre-tokenizer pattern."""
+        return self._regex
+
+    def pretoken_ids(self, pretoken: str) -> tuple[int, ...]:
+        """The IDs of one pre-token (ordinary text, no special token), through the cache.
+
+        >>> Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")]).pretoken_ids("abc")
+        (256, 99)
+        """
+        return self._pretoken_cache[pretoken]
+
     @property
     def n_vocab(self) -> int:
         """One more than the largest ID (as tiktoken counts; ``len(vocab)`` when IDs have no
@@ -258,7 +298,7 @@ class Tokenizer:
     # ------------------------------------------------------------------------------------
 
     def _bpe_str(self, pretoken: str) -> tuple[int, ...]:
-        data = _utf8(pretoken)
+        data = utf8(pretoken)
         if self.ignore_merges:
             whole = self._encoder.get(data)
             if whole is not None:
@@ -545,7 +585,7 @@ class Tokenizer:
             pass  # a bad item somewhere: find it and say which (or replace it) below
         out = []
         for index, item in enumerate(ids):
-            token = self.vocab.get(_check_id(item, index))
+            token = self.vocab.get(check_id(item, index))
             if token is None:
                 if strict:
                     raise PlaygroundError(
@@ -632,21 +672,3 @@ def _check_text(text: object) -> None:
     if not isinstance(text, str):
         hint = " (decode bytes with .decode('utf-8') first)" if isinstance(text, bytes) else ""
         raise PlaygroundError(f"encode takes a str, not {type(text).__name__}{hint}")
-
-
-def _check_id(item: object, index: int) -> int:
-    if not isinstance(item, numbers.Integral):  # bool included: an int subclass, as in tiktoken
-        raise PlaygroundError(
-            f"item {index} of the IDs is {item!r} ({type(item).__name__}), not an integer "
-            "token ID; pass a list of ints such as [15496, 11, 995]."
-        )
-    return int(item)
-
-
-def _utf8(text: str) -> bytes:
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        # Lone surrogates (possible in a Python str, never in UTF-8): pair up what can be
-        # paired and replace the rest with U+FFFD, as tiktoken does.
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")

@@ -66,7 +66,7 @@ def test_word_decode_edge_cases() -> None:
     assert tok.decode([]) == ""
     assert tok.decode([999, -1]) == "\ufffd \ufffd"
     assert tok.id_to_token(999) == "\ufffd"
-    with pytest.raises(PlaygroundError, match="item 1 of the IDs is '3', not an integer"):
+    with pytest.raises(PlaygroundError, match=r"item 1 of the IDs is '3' \(str\), not an integer"):
         tok.decode([1, "3"])  # type: ignore[list-item]
 
 

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import core.tokenizer as tokmod
+from core.basics import utf8
 from core.errors import PlaygroundError
 from core.pretokenize import ascii_pattern, compile_pattern, last_cut, split_on_specials
 from core.tokenizer import Tokenizer
@@ -44,7 +45,7 @@ def reference_encode(tok: Tokenizer, text: str) -> list[int]:
             out.append(tok.special_token_ids[piece])
             continue
         for pretoken in compile_pattern(tok.pattern).findall(piece):
-            out.extend(tok.bpe(tokmod._utf8(pretoken)))
+            out.extend(tok.bpe(utf8(pretoken)))
     return out
 
 
@@ -83,16 +84,16 @@ def test_long_pretoken_heap_path_matches_simple_path():
     rng = random.Random(0)
     for _ in range(50):
         data = bytes(rng.choice(b"ab") for _ in range(rng.randint(2, 600)))
-        ids = [tok._byte_ids[b] for b in data]
+        ids = [tok.byte_ids[b] for b in data]
         simple = list(ids)
         # the simple loop, forced (bpe() switches to the heap above _LONG_PRETOKEN bytes)
-        ranks = tok._pair_ranks
+        ranks = tok.pair_ranks
         while len(simple) > 1:
             pairs = [(ranks.get((x, y), 1 << 62), k) for k, (x, y) in enumerate(zip(simple, simple[1:]))]
             r, k = min(pairs)
             if r == 1 << 62:
                 break
-            simple[k : k + 2] = [tok._merged[r]]
+            simple[k : k + 2] = [tok.merged_ids[r]]
         assert tok._bpe_heap(list(ids)) == simple
 
 
@@ -396,4 +397,4 @@ def test_constructor_errors_say_what_is_wrong():
 def test_custom_pattern_is_used():
     tok = toy([], pattern=r"\d|\D+")
     assert [tok.vocab[i] for i in tok.encode("ab12")] == [b"a", b"b", b"1", b"2"]
-    assert regex.compile(tok._regex.pattern).findall("ab12") == ["ab", "1", "2"]
+    assert regex.compile(tok.pretoken_regex.pattern).findall("ab12") == ["ab", "1", "2"]

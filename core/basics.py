@@ -1,0 +1,38 @@
+"""Two small rules every pipeline stage shares: how text becomes UTF-8 bytes, and what counts
+as a token ID. Imports nothing from core but its errors, so any module can use it.
+
+>>> utf8("h\\u00e9"), utf8("\\ud83d")        # a lone surrogate becomes U+FFFD, as in tiktoken
+(b'h\\xc3\\xa9', b'\\xef\\xbf\\xbd')
+>>> check_id(7, 0)
+7
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from core.errors import PlaygroundError
+
+__all__ = ["check_id", "utf8"]
+
+
+def check_id(item: object, index: int) -> int:
+    """``item`` (at ``index`` of an ID list) as an int token ID, or an error naming it.
+
+    bool is accepted, as an int subclass (tiktoken does the same).
+    """
+    if not isinstance(item, numbers.Integral):
+        raise PlaygroundError(
+            f"item {index} of the IDs is {item!r} ({type(item).__name__}), not an integer "
+            "token ID; pass a list of ints such as [15496, 11, 995]."
+        )
+    return int(item)
+
+
+def utf8(text: str) -> bytes:
+    """The UTF-8 bytes of ``text``; lone surrogates (possible in a Python str, never in
+    UTF-8) are paired up where they can be and replaced with U+FFFD otherwise."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
