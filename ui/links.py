@@ -29,6 +29,10 @@ order      Vocabulary               one of ``ui.cache.VOCAB_ORDERS``
 token      Vocabulary               the selected token ID
 =========  =======================  =====================================================
 
+Each parameter is one row of :data:`PARAMS` (name, pages and session keys, how a link's
+value is checked in, how the session's value is written out, its default): adding one is one
+row, plus its ``apply`` function if no existing one fits.
+
 Tokenizers trained or uploaded in a session live only in that session; a link cannot name
 them until they are saved to the library (the popover says so and offers saving).
 """
@@ -39,10 +43,15 @@ import hashlib
 import os
 import urllib.parse
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
-from ui import limits, state
+from ui import keys, limits, state
+
+#: ``apply(page, session key, values)``: check a link's values into the session; a note if not.
+Applier = Callable[[str, str, tuple[str, ...]], "str | None"]
 
 #: Page title (as given to ``ui.setup``) -> URL path (Streamlit's rule: no number, no icon).
 PAGE_PATHS: dict[str, str] = {
@@ -53,20 +62,10 @@ PAGE_PATHS: dict[str, str] = {
     "Vocabulary": "Vocabulary",
     "Compare": "Compare",
 }
-#: Parameters each page reads and writes.
-PAGE_PARAMS: dict[str, tuple[str, ...]] = {
-    "Tokenize": ("tok", "text", "word", "show_ids", "gpt2"),
-    "Decode": ("tok", "ids"),
-    "Vocabulary": ("tok", "q", "order", "token"),
-    "Compare": ("tok", "text"),
-}
 #: Environment variable: the address teammates use (e.g. ``http://gpu-box:8501``), for when
 #: the browser's own address (``localhost``) is not reachable by others.
 PUBLIC_URL_ENV = "TOKPLAY_PUBLIC_URL"
 
-_SEEN = "links.seen"  # page -> hash of the query string last applied or written
-_NOTES = "links.notes"  # page -> notes about the URL, shown once by share()
-_TEXT_IDS = "links.text_ids"  # sha256(text) -> stored text ID (this session's long texts)
 _MAX_LABEL_CHARS = 300
 _MAX_WORD_CHARS = 200
 _MAX_TEXT_IDS = 32
@@ -126,7 +125,7 @@ def _url_items(page: str) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def _note(page: str, message: str) -> None:
-    st.session_state.setdefault(_NOTES, {}).setdefault(page, []).append(message)
+    st.session_state.setdefault(keys.LINKS_NOTES, {}).setdefault(page, []).append(message)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,7 +217,7 @@ def text_for_link(text: str) -> tuple[str | None, str | None]:
     if len(urllib.parse.quote(text, safe="")) <= limits.url_text_chars():
         return text, None
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    known: dict[str, str] = st.session_state.setdefault(_TEXT_IDS, {})
+    known: dict[str, str] = st.session_state.setdefault(keys.LINKS_TEXT_IDS, {})
     if key not in known:
         from ui import cache
 
@@ -246,25 +245,25 @@ def apply_url(page: str) -> None:
         return
     items = _url_items(page)
     digest = _digest(items)
-    seen: dict[str, str] = st.session_state.setdefault(_SEEN, {})
+    seen: dict[str, str] = st.session_state.setdefault(keys.LINKS_SEEN, {})
     if seen.get(page) == digest:
         return
     seen[page] = digest
-    params = dict(items)
-    for key, apply in _APPLIERS[page]:
-        values = params.get(key)
+    given = dict(items)
+    for param in _params_of(page):
+        values = given.get(param.name)
         if not values:
             continue
         try:
-            problem = apply(page, values)
+            problem = param.apply(page, param.keys[page], values)
         except Exception as err:  # noqa: BLE001 - a link must never crash the page
-            problem = f"the `{key}` parameter could not be used ({type(err).__name__})"
+            problem = f"the `{param.name}` parameter could not be used ({type(err).__name__})"
         if problem:
             _note(page, problem)
 
 
-def _apply_tok(page: str, values: tuple[str, ...]) -> str | None:
-    if page == "Compare":
+def _apply_tok(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    if key == keys.CMP_TOKENIZERS:
         labels, problems = [], []
         for name in values[:8]:
             label, problem = resolve_tokenizer(name)
@@ -275,7 +274,7 @@ def _apply_tok(page: str, values: tuple[str, ...]) -> str | None:
         if len(values) > 8:
             problems.append(f"the link names {len(values)} tokenizers; Compare shows at most 4")
         if labels:
-            state.set_value("cmp.tokenizers", labels[:4])
+            state.set_value(key, labels[:4])
         if problems:
             return "; ".join(problems) + ". Comparing the others."
         return None
@@ -287,8 +286,7 @@ def _apply_tok(page: str, values: tuple[str, ...]) -> str | None:
     return None
 
 
-def _apply_text(page: str, values: tuple[str, ...]) -> str | None:
-    key = "tok.text" if page == "Tokenize" else "cmp.text"
+def _apply_text(page: str, key: str, values: tuple[str, ...]) -> str | None:
     raw = values[-1]
     if len(raw) > limits.MAX_PARAM_CHARS:
         raw = raw[: limits.MAX_PARAM_CHARS]
@@ -306,11 +304,11 @@ def _apply_text(page: str, values: tuple[str, ...]) -> str | None:
     return note
 
 
-def _apply_ids(page: str, values: tuple[str, ...]) -> str | None:
+def _apply_ids(page: str, key: str, values: tuple[str, ...]) -> str | None:
     raw = values[-1][: limits.MAX_PARAM_CHARS]
     text, problem = _text_from_link(raw, what="IDs")
     if text is None:
-        previous = ("your previous IDs" if state.value("dec.ids") is not None
+        previous = ("your previous IDs" if state.value(key) is not None
                     else "the IDs of the Tokenize page's text")
         return f"{problem[0].upper()}{problem[1:]}. Showing {previous} instead."  # type: ignore[index]
     cap = limits.max_ids() * 12  # generous: up to 11 digits and a separator per ID
@@ -319,21 +317,21 @@ def _apply_ids(page: str, values: tuple[str, ...]) -> str | None:
         note = (f"The link's ID list is {len(values[-1]):,} characters long; only its first "
                 f"{min(cap, len(text)):,} characters are used.")
         text = text[:cap]
-    state.set_value("dec.ids", text)
+    state.set_value(key, text)
     return note
 
 
-def _apply_word(page: str, values: tuple[str, ...]) -> str | None:
+def _apply_word(page: str, key: str, values: tuple[str, ...]) -> str | None:
     word = values[-1]
     if len(word) > _MAX_WORD_CHARS:
         return (f"The link's word {shown(word)} is longer than any pre-token shown here; "
                 "tracing the longest word of the text instead.")
-    state.set_value("tok.word", word)
+    state.set_value(key, word)
     return None
 
 
-def _flag_applier(key: str, what: str) -> Callable[[str, tuple[str, ...]], str | None]:
-    def apply(page: str, values: tuple[str, ...]) -> str | None:
+def _flag(what: str) -> Applier:
+    def apply(page: str, key: str, values: tuple[str, ...]) -> str | None:
         flag = parse_flag(values[-1])
         if flag is None:
             return (f"The link's {what} setting {shown(values[-1])} is not 1 or 0; "
@@ -344,43 +342,31 @@ def _flag_applier(key: str, what: str) -> Callable[[str, tuple[str, ...]], str |
     return apply
 
 
-def _apply_query(page: str, values: tuple[str, ...]) -> str | None:
+def _apply_query(page: str, key: str, values: tuple[str, ...]) -> str | None:
     q = values[-1]
     if len(q) > _MAX_WORD_CHARS:
         return f"The link's search {shown(q)} is too long (at most {_MAX_WORD_CHARS}); ignored."
-    state.set_value("voc.search", q)
+    state.set_value(key, q)
     return None
 
 
-def _apply_order(page: str, values: tuple[str, ...]) -> str | None:
+def _apply_order(page: str, key: str, values: tuple[str, ...]) -> str | None:
     from ui.cache import VOCAB_ORDERS
 
     if values[-1] not in VOCAB_ORDERS:
         return (f"The link's order {shown(values[-1])} is not one of "
                 f"{', '.join(VOCAB_ORDERS)}; keeping the current order.")
-    state.set_value("voc.order", values[-1])
+    state.set_value(key, values[-1])
     return None
 
 
-def _apply_token(page: str, values: tuple[str, ...]) -> str | None:
+def _apply_token(page: str, key: str, values: tuple[str, ...]) -> str | None:
     raw = values[-1].strip()
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 12):
         return (f"The link's token {shown(values[-1])} is not a token ID (a whole number "
                 "0 or more); showing the current token instead.")
-    state.set_value("voc.token", int(raw))
+    state.set_value(key, int(raw))
     return None
-
-
-_APPLIERS: dict[str, list[tuple[str, Callable[[str, tuple[str, ...]], str | None]]]] = {
-    # tok first: later checks (the word, the token ID) are made against its tokenizer
-    "Tokenize": [("tok", _apply_tok), ("text", _apply_text), ("word", _apply_word),
-                 ("show_ids", _flag_applier("tok.show_ids", "IDs inline")),
-                 ("gpt2", _flag_applier("tok.gpt2_view", "GPT-2 byte view"))],
-    "Decode": [("tok", _apply_tok), ("ids", _apply_ids)],
-    "Vocabulary": [("tok", _apply_tok), ("q", _apply_query), ("order", _apply_order),
-                   ("token", _apply_token)],
-    "Compare": [("tok", _apply_tok), ("text", _apply_text)],
-}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,6 +384,90 @@ DEFAULT_COMPARE = ["GPT-2 (gpt2)", "GPT-4 (cl100k_base)", "Word-level baseline",
                    "Char-level baseline"]
 
 
+def _tok_value(key: str) -> str | list[str]:
+    return list(state.value(key) or []) if key == keys.CMP_TOKENIZERS else current_label()
+
+
+def _tok_default(key: str) -> str | list[str]:
+    return DEFAULT_COMPARE if key == keys.CMP_TOKENIZERS else DEFAULT_TOKENIZER
+
+
+def _format_tok(value: str | list[str]) -> tuple[str | list[str] | None, list[str]]:
+    labels = value if isinstance(value, list) else [value]
+    names = [link_name(label) for label in labels]
+    notes = [_unsaved_note(label) for label, name in zip(labels, names) if name is None]
+    found = [n for n in names if n is not None]
+    return (found if isinstance(value, list) else (found[0] if found else None)), notes
+
+
+def _format_text(value: str) -> tuple[str | None, list[str]]:
+    url_value, problem = text_for_link(value)
+    return url_value, [problem[0].upper() + problem[1:] + "."] if problem else []
+
+
+def _plain(convert: Callable[[Any], str]) -> Callable[[Any], tuple[str, list[str]]]:
+    return lambda value: (convert(value), [])
+
+
+@dataclass(frozen=True)
+class UrlParam:
+    """One URL parameter, everything about it in one row of :data:`PARAMS`.
+
+    ``keys`` maps each page that uses the parameter to the session value it fills; ``apply``
+    checks a link's values into that session value (a note when it cannot); ``value`` and
+    ``default`` give the session's current value and what a fresh session shows; ``format``
+    turns the value into the URL's (plus notes on what a link cannot carry). A value equal
+    to its default is left out of the address bar, and also out of the copied link unless
+    ``in_full_link``.
+    """
+
+    name: str
+    keys: dict[str, str]
+    apply: Applier
+    value: Callable[[str], Any]
+    default: Callable[[str], Any]
+    format: Callable[[Any], tuple[str | list[str] | None, list[str]]] = _plain(str)
+    in_full_link: bool = True
+
+
+#: Every URL parameter, in the order they are read (``tok`` first: later checks, such as the
+#: word or the token ID, are made against its tokenizer) and written.
+PARAMS: tuple[UrlParam, ...] = (
+    UrlParam("tok", {"Tokenize": keys.ACTIVE, "Decode": keys.ACTIVE, "Vocabulary": keys.ACTIVE,
+                     "Compare": keys.CMP_TOKENIZERS},
+             _apply_tok, _tok_value, _tok_default, _format_tok),
+    UrlParam("text", {"Tokenize": keys.TOK_TEXT, "Compare": keys.CMP_TEXT}, _apply_text,
+             lambda key: state.SAMPLE_TEXT if state.value(key) is None else state.value(key),
+             lambda key: state.SAMPLE_TEXT, _format_text),
+    UrlParam("ids", {"Decode": keys.DEC_IDS}, _apply_ids, state.value,
+             lambda key: state.value(keys.DEC_IDS_DEFAULT), _format_text),
+    UrlParam("word", {"Tokenize": keys.TOK_WORD}, _apply_word, lambda key: state.value(key) or None,
+             lambda key: state.value(keys.TOK_WORD_DEFAULT)),
+    UrlParam("show_ids", {"Tokenize": keys.TOK_SHOW_IDS}, _flag("IDs inline"),
+             lambda key: state.value(key, True), lambda key: True,
+             _plain(lambda v: "1" if v else "0"), in_full_link=False),
+    UrlParam("gpt2", {"Tokenize": keys.TOK_GPT2_VIEW}, _flag("GPT-2 byte view"),
+             lambda key: state.value(key, False), lambda key: False,
+             _plain(lambda v: "1" if v else "0"), in_full_link=False),
+    UrlParam("q", {"Vocabulary": keys.VOC_SEARCH}, _apply_query,
+             lambda key: state.value(key) or "", lambda key: "", in_full_link=False),
+    UrlParam("order", {"Vocabulary": keys.VOC_ORDER}, _apply_order,
+             lambda key: state.value(key, "ID"), lambda key: "ID", in_full_link=False),
+    UrlParam("token", {"Vocabulary": keys.VOC_TOKEN}, _apply_token, state.value,
+             lambda key: state.value(keys.VOC_TOKEN_DEFAULT), _plain(lambda v: str(int(v)))),
+)
+
+#: Parameters each page reads and writes (from :data:`PARAMS`).
+PAGE_PARAMS: dict[str, tuple[str, ...]] = {
+    page: tuple(p.name for p in PARAMS if page in p.keys)
+    for page in ("Tokenize", "Decode", "Vocabulary", "Compare")
+}
+
+
+def _params_of(page: str) -> list[UrlParam]:
+    return [p for p in PARAMS if page in p.keys]
+
+
 def view_params(page: str, *, explicit: bool = True) -> tuple[dict[str, str | list[str]], list[str]]:
     """The query parameters naming this session's view of ``page``, and notes about what a
     link cannot carry (an unsaved tokenizer, a text that cannot be stored).
@@ -408,59 +478,17 @@ def view_params(page: str, *, explicit: bool = True) -> tuple[dict[str, str | li
     """
     params: dict[str, str | list[str]] = {}
     notes: list[str] = []
-    if page not in PAGE_PARAMS:
-        return params, notes
-    if page == "Compare":
-        chosen = state.value("cmp.tokenizers") or []
-        names = [link_name(label) for label in chosen]
-        params["tok"] = [n for n in names if n is not None]
-        if not explicit and params["tok"] == DEFAULT_COMPARE:
-            del params["tok"]
-        for label, name in zip(chosen, names):
-            if name is None:
-                notes.append(_unsaved_note(label))
-    else:
-        label = current_label()
-        name = link_name(label)
-        if name is None:
-            notes.append(_unsaved_note(label))
-        elif explicit or name != DEFAULT_TOKENIZER:
-            params["tok"] = name
-    if page in ("Tokenize", "Compare"):
-        key = "tok.text" if page == "Tokenize" else "cmp.text"
-        text = state.value(key)
-        if text is None:
-            text = state.SAMPLE_TEXT
-        value, problem = text_for_link(text)
-        if value is not None:
-            if explicit or text != state.SAMPLE_TEXT:
-                params["text"] = value
-        elif problem:
-            notes.append(problem[0].upper() + problem[1:] + ".")
-    if page == "Tokenize":
-        word = state.value("tok.word")
-        if word and (explicit or word != state.value("tok.word_default")):
-            params["word"] = word
-        if state.value("tok.show_ids", True) is False:
-            params["show_ids"] = "0"
-        if state.value("tok.gpt2_view", False) is True:
-            params["gpt2"] = "1"
-    elif page == "Decode":
-        ids = state.value("dec.ids")
-        if ids is not None and (explicit or ids != state.value("dec.ids_default")):
-            value, problem = text_for_link(ids)
-            if value is not None:
-                params["ids"] = value
-            elif problem:
-                notes.append(problem[0].upper() + problem[1:] + ".")
-    elif page == "Vocabulary":
-        if state.value("voc.search"):
-            params["q"] = state.value("voc.search")
-        if state.value("voc.order", "ID") != "ID":
-            params["order"] = state.value("voc.order")
-        token = state.value("voc.token")
-        if token is not None and (explicit or token != state.value("voc.token_default")):
-            params["token"] = str(int(token))
+    for param in _params_of(page):
+        key = param.keys[page]
+        value = param.value(key)
+        if value is None:
+            continue
+        if value == param.default(key) and not (explicit and param.in_full_link):
+            continue
+        url_value, more = param.format(value)
+        if url_value is not None:
+            params[param.name] = url_value
+        notes.extend(more)
     return params, notes
 
 
@@ -477,7 +505,7 @@ def write_url(page: str, params: dict[str, str | list[str]]) -> None:
     if _digest(current) != _digest(items) or any(
             k not in PAGE_PARAMS.get(page, ()) for k in st.query_params):
         st.query_params.from_dict({k: list(v) if len(v) > 1 else v[0] for k, v in items})
-    st.session_state.setdefault(_SEEN, {})[page] = _digest(items)
+    st.session_state.setdefault(keys.LINKS_SEEN, {})[page] = _digest(items)
 
 
 def refresh(page: str) -> None:
@@ -513,7 +541,7 @@ def page_url(page: str, params: dict[str, str | list[str]] | None = None) -> str
 def share(page: str) -> str:
     """Notes about the link this page was opened with, the URL write-back, and the
     "🔗 Copy link" control. Call it under the page title; returns the link."""
-    for message in st.session_state.get(_NOTES, {}).pop(page, []):
+    for message in st.session_state.get(keys.LINKS_NOTES, {}).pop(page, []):
         st.warning(f"Link problem: {message}", icon="🔗")
     params, notes = view_params(page)
     write_url(page, view_params(page, explicit=False)[0])
@@ -539,7 +567,7 @@ def share(page: str) -> str:
 
 def _linked_labels(page: str) -> list[str]:
     if page == "Compare":
-        return list(state.value("cmp.tokenizers") or [])
+        return list(state.value(keys.CMP_TOKENIZERS) or [])
     return [current_label()] if page in PAGE_PARAMS else []
 
 

@@ -25,6 +25,8 @@ from typing import Any
 
 import streamlit as st
 
+from ui import keys
+
 # ---------------------------------------------------------------------------------------------
 # Built-in tokenizer labels (not per-user: constants)
 
@@ -38,9 +40,9 @@ BASELINE_LABELS: dict[str, str] = {
     "Char-level baseline": "char",
 }
 
-_SESSION = "ui.tokenizers"  # label -> {"tok", "source", "fingerprint", "meta"}
-_ACTIVE = "ui.active"
-_SAVED = "ui.saved"  # fingerprint -> library ID, for session tokenizers this session saved
+_SESSION = keys.TOKENIZERS
+_ACTIVE = keys.ACTIVE
+_SAVED = keys.SAVED
 
 #: Saved-library labels: "📚 <name> · <ID>" (the ID is what links carry, as "lib:<ID>").
 LIBRARY_ICON = "📚"
