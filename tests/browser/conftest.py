@@ -163,10 +163,11 @@ def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Strea
 def browser() -> Iterator[object]:
     """Headless Debian chromium through Playwright's sync API (skips only if it is absent)."""
     if not CHROMIUM.exists():
-        pytest.skip(
-            f"chromium not found at {CHROMIUM}: install it with 'make browser' "
-            "(apt-get install chromium) to run the real-browser tests"
-        )
+        message = (f"chromium not found at {CHROMIUM}: install it with 'make browser' "
+                   "(apt-get install chromium) to run the real-browser tests")
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + "; CI installs it, so this is an error", pytrace=False)
+        pytest.skip(message)
     from playwright.sync_api import sync_playwright
 
     playwright = sync_playwright().start()
