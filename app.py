@@ -6,10 +6,10 @@ navigation, so every page has its own URL).
 
 import streamlit as st
 
-import ui
+from ui.page import setup
 from ui import cache, chips, links, state, widgets
 
-ui.setup("Home")
+setup("Home")
 
 TRAIN = "pages/1_🏋️_Train.py"
 TOKENIZE = "pages/2_🔤_Tokenize.py"

@@ -12,11 +12,11 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-import ui
+from ui.page import setup
 from ui import jobs, limits, links, state
 from ui.widgets import save_to_library, show_error
 
-ui.setup("Train")
+setup("Train")
 
 _JOB = "train.job"  # this session's current job ID (the only per-user link to the manager)
 _DONE = "train.done"  # job ID -> registered tokenizer label (so each job registers once)

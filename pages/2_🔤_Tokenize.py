@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-import ui
+from ui.page import setup
 from ui import cache, chips, limits, links, state, widgets
 
-ui.setup("Tokenize")
+setup("Tokenize")
 
 st.title("🔤 Tokenize")
 st.caption("Type text and see how a tokenizer cuts it. Hover a chip for its ID and bytes.")

@@ -5,10 +5,10 @@ import streamlit as st
 from core.compare import first_difference
 from core.details import parse_ids
 
-import ui
+from ui.page import setup
 from ui import cache, chips, links, state, widgets
 
-ui.setup("Decode")
+setup("Decode")
 
 st.title("🔢 Decode")
 st.caption("Paste token IDs (spaces, commas, or a JSON list) and see the text they decode to. "

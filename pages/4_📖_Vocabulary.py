@@ -3,10 +3,10 @@
 import plotly.graph_objects as go
 import streamlit as st
 
-import ui
+from ui.page import setup
 from ui import cache, chips, links, state, widgets
 
-ui.setup("Vocabulary")
+setup("Vocabulary")
 
 st.title("📖 Vocabulary")
 st.caption("Every token the tokenizer knows: special tokens first, then the 256 bytes, then "

@@ -4,10 +4,10 @@ import streamlit as st
 
 from core.compare import boundaries, differing_regions, tokenization_stats
 
-import ui
+from ui.page import setup
 from ui import cache, chips, limits, links, state, widgets
 
-ui.setup("Compare")
+setup("Compare")
 
 st.title("⚖️ Compare")
 st.caption("The same text through two to four tokenizers: how many tokens each needs, how many "

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from core import GPT2_PATTERN, PlaygroundError, TokenizerLibrary
+from core import PlaygroundError, TokenizerLibrary
+from core.pretokenize import GPT2_PATTERN
 from core.library import (
     InvalidIdError,
     LibraryError,

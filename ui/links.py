@@ -2,7 +2,7 @@
 
 How it works
 ------------
-- :func:`apply_url` (called by ``ui.setup`` before any widget) reads the page's query
+- :func:`apply_url` (called by ``ui.page.setup`` before any widget) reads the page's query
   parameters and, once per distinct URL, copies them into the persistent session values of
   ``ui.state`` (``ui.active``, ``tok.text``, ``dec.ids``, ...), validating each one. A bad
   parameter becomes a note ("what was wrong, what the page shows instead"), never an error.
@@ -53,7 +53,7 @@ from ui import keys, limits, state
 #: ``apply(page, session key, values)``: check a link's values into the session; a note if not.
 Applier = Callable[[str, str, tuple[str, ...]], "str | None"]
 
-#: Page title (as given to ``ui.setup``) -> URL path (Streamlit's rule: no number, no icon).
+#: Page title (as given to ``ui.page.setup``) -> URL path (Streamlit's rule: no number, no icon).
 PAGE_PATHS: dict[str, str] = {
     "Home": "",
     "Train": "Train",

@@ -50,7 +50,7 @@ _LIBRARY_LABEL = re.compile(r"📚 .* · ([0-9a-f]{16})", re.S)
 
 
 def init_session() -> None:
-    """Create the shared session keys once per session (called by ``ui.setup``)."""
+    """Create the shared session keys once per session (called by ``ui.page.setup``)."""
     st.session_state.setdefault(_SESSION, {})
     st.session_state.setdefault(_ACTIVE, None)
 
