@@ -286,39 +286,36 @@ def _apply_tok(page: str, key: str, values: tuple[str, ...]) -> str | None:
     return None
 
 
-def _apply_text(page: str, key: str, values: tuple[str, ...]) -> str | None:
+def _apply_long(key: str, values: tuple[str, ...], *, what: str, previous: str, cap: int,
+                cut_note: Callable[[int, int], str]) -> str | None:
+    """A ``text`` / ``ids`` value (the text itself, or ``@<ID>`` of a stored one) into
+    ``key``, at most ``cap`` characters; ``cut_note(link length, kept)`` says what was cut."""
     raw = values[-1]
-    if len(raw) > limits.MAX_PARAM_CHARS:
-        raw = raw[: limits.MAX_PARAM_CHARS]
-    text, problem = _text_from_link(raw, what="text")
+    text, problem = _text_from_link(raw[: limits.MAX_PARAM_CHARS], what=what)
     if text is None:
-        previous = "your previous text" if state.value(key) is not None else "the sample text"
         return f"{problem[0].upper()}{problem[1:]}. Showing {previous} instead."  # type: ignore[index]
-    limit = limits.max_text_chars()
-    note = None
-    if len(text) > limit:
-        note = (f"The link's text has {len(values[-1]):,} characters; this server keeps the first "
-                f"{limit:,} (TOKPLAY_MAX_TEXT_CHARS).")
-        text = text[:limit]
-    state.set_value(key, text)
-    return note
+    state.set_value(key, text[:cap])
+    if len(raw) > limits.MAX_PARAM_CHARS or len(text) > cap:
+        return cut_note(len(raw), min(cap, len(text)))
+    return None
+
+
+def _apply_text(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    return _apply_long(
+        key, values, what="text", cap=limits.max_text_chars(),
+        previous="your previous text" if state.value(key) is not None else "the sample text",
+        cut_note=lambda n, kept: (f"The link's text has {n:,} characters; this server keeps "
+                                  f"the first {kept:,} (TOKPLAY_MAX_TEXT_CHARS)."))
 
 
 def _apply_ids(page: str, key: str, values: tuple[str, ...]) -> str | None:
-    raw = values[-1][: limits.MAX_PARAM_CHARS]
-    text, problem = _text_from_link(raw, what="IDs")
-    if text is None:
-        previous = ("your previous IDs" if state.value(key) is not None
-                    else "the IDs of the Tokenize page's text")
-        return f"{problem[0].upper()}{problem[1:]}. Showing {previous} instead."  # type: ignore[index]
-    cap = limits.max_ids() * 12  # generous: up to 11 digits and a separator per ID
-    note = None
-    if len(values[-1]) > limits.MAX_PARAM_CHARS or len(text) > cap:
-        note = (f"The link's ID list is {len(values[-1]):,} characters long; only its first "
-                f"{min(cap, len(text)):,} characters are used.")
-        text = text[:cap]
-    state.set_value(key, text)
-    return note
+    return _apply_long(
+        key, values, what="IDs",
+        cap=limits.max_ids() * 12,  # generous: up to 11 digits and a separator per ID
+        previous=("your previous IDs" if state.value(key) is not None
+                  else "the IDs of the Tokenize page's text"),
+        cut_note=lambda n, kept: (f"The link's ID list is {n:,} characters long; only its "
+                                  f"first {kept:,} characters are used."))
 
 
 def _apply_word(page: str, key: str, values: tuple[str, ...]) -> str | None:
