@@ -62,8 +62,14 @@ def test_injection_is_escaped_in_chips() -> None:
 @pytest.mark.parametrize("show_ids", [True, False])
 @pytest.mark.parametrize("gpt2_view", [True, False])
 def test_no_raw_angle_bracket_from_user_text(show_ids: bool, gpt2_view: bool) -> None:
-    text = INJECTION + ' "quoted" & \'single\' </div><script>x</script>'
-    out = chips.chips_html(spans_for(text), text=text, show_ids=show_ids, gpt2_view=gpt2_view)
+    # Real spans from a tokenizer in which INJECTION and ATTACK2 are ONE token each: split
+    # over one chip per character, "<img" never appears in one piece, escaped or not.
+    from tests.test_escaping import ATTACK2, attack_tokenizer
+
+    text = INJECTION + ' "quoted" & \'single\' ' + ATTACK2  # ATTACK2: "'& </div><script>…
+    tokens = attack_tokenizer().encode_details(text).tokens
+    assert {INJECTION.encode(), ATTACK2.encode()} <= {t.token for t in tokens}
+    out = chips.chips_html(tokens, text=text, show_ids=show_ids, gpt2_view=gpt2_view)
     # Every tag left in the output is one of ours.
     tags = set(re.findall(r"<\s*/?\s*([a-zA-Z]+)", body(out)))
     assert tags <= {"div", "span", "sub", "br"}

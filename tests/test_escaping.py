@@ -1,0 +1,431 @@
+"""Escaping in every HTML view, tested with attacks that stay in ONE token (chip, row, step).
+
+An attack split over many chips proves nothing: ``<img`` never appears in one piece, so the
+tests pass with the escaping removed. Here a byte-level BPE tokenizer is trained so that each
+attack string is a single token; each view is then rendered (pure function and page) and must
+show the attack escaped inside one chip, with no markup of its own reaching the HTML.
+
+Attacks: ``ATTACK`` (an ``<img onerror>``), ``ATTACK2`` (quotes, ampersand, closing tags and
+a ``<script>``), ``SPECIAL_ATTACK`` (a special token, shown from its text, not its bytes) and
+``GROUP_ATTACK`` (followed by ``你`` it is cut inside the character, so its chips are grouped
+under a frame whose ``title=`` and label carry the user's text: the attribute context).
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import regex
+
+from streamlit.testing.v1 import AppTest
+
+from core.bytes_unicode import to_gpt2_str
+from core.tokenizer import Tokenizer
+from core.train import train_bpe
+from ui import chips
+from ui.state import fingerprint
+
+pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
+
+ATTACK = "<img src=x onerror=alert(1)>"
+ATTACK2 = "\"'& </div><script>alert(2)</script>"
+SPECIAL_ATTACK = "<svg onload=alert(3)>"
+GROUP_ATTACK = ATTACK + '" onmouseover="alert(4)'
+GROUP_TEXT = GROUP_ATTACK + "你"  # tokens: GROUP_ATTACK + b"\xe4\xbd", then b"\xa0"
+# One pre-token per attack (the longer GROUP_ATTACK first), then whitespace runs and words.
+PATTERN = "|".join(regex.escape(a) for a in (GROUP_ATTACK + "你", GROUP_ATTACK, ATTACK, ATTACK2))
+PATTERN += r"|\s+|[^\s]+"
+TEXT = f"hi {ATTACK} there {ATTACK2} {SPECIAL_ATTACK} {GROUP_TEXT} end"
+ATTACK_LABEL = "attack <b>tok</b> & co"  # a tokenizer label is user text too (file names)
+
+REPO = Path(__file__).resolve().parent.parent
+HOME = str(REPO / "app.py")
+TOKENIZE = "pages/2_🔤_Tokenize.py"
+DECODE = "pages/3_🔢_Decode.py"
+VOCAB = "pages/4_📖_Vocabulary.py"
+COMPARE = "pages/5_⚖️_Compare.py"
+
+#: Tags and attributes our views write; anything else in the output came from user text.
+OUR_TAGS = {"style", "div", "span", "sub", "sup", "br", "table", "thead", "tbody", "tr", "th",
+            "td", "code"}
+OUR_ATTRS = {"class", "style", "title"}
+#: Raw pieces of the attacks that must never reach the HTML unescaped.
+RAW = ("<img", "<script", "</script", "</div><script", "<svg", ATTACK, ATTACK2, SPECIAL_ATTACK,
+       'onmouseover="alert')
+
+
+@functools.cache
+def attack_tokenizer() -> Tokenizer:
+    """A byte-level BPE tokenizer, trained here, in which each attack string is one token.
+
+    ``GROUP_ATTACK`` gets two more merges (with the first two bytes of ``你``) after training,
+    so ``GROUP_TEXT`` encodes as a token ending inside a character plus the character's last
+    byte: two partial-UTF-8 tokens grouped under one frame.
+    """
+    corpus = f"{ATTACK} {ATTACK2} {GROUP_ATTACK} hello world\n" * 50
+    vocab, merges = train_bpe([corpus], 256 + 1 + 300, [SPECIAL_ATTACK], pattern=PATTERN)
+    nxt = max(vocab) + 1
+    for a, b in ((GROUP_ATTACK.encode(), b"\xe4"), (GROUP_ATTACK.encode() + b"\xe4", b"\xbd")):
+        merges.append((a, b))
+        vocab[nxt] = a + b
+        nxt += 1
+    tok = Tokenizer(vocab, merges, [SPECIAL_ATTACK], pattern=PATTERN, name="attack")
+    for attack in (ATTACK, ATTACK2, GROUP_ATTACK, SPECIAL_ATTACK):
+        ids = tok.encode(attack)
+        assert len(ids) == 1, (attack, ids)
+        assert tok.vocab[ids[0]] == attack.encode()
+    assert [tok.vocab[i] for i in tok.encode(GROUP_TEXT)] == [
+        GROUP_ATTACK.encode() + b"\xe4\xbd", b"\xa0"]
+    return tok
+
+
+def attack_id(tok: Tokenizer, attack: str = ATTACK) -> int:
+    """The ID of the single token ``attack`` is."""
+    (token_id,) = tok.encode(attack)
+    return token_id
+
+
+@functools.cache
+def plain_tokenizer() -> Tokenizer:
+    """A small GPT-2-pattern tokenizer that cuts the attacks into many tokens (for Compare)."""
+    corpus = "the cat sat on the mat. the dog sat on the log. hello world.\n" * 20
+    vocab, merges = train_bpe([corpus], 300)
+    return Tokenizer(vocab, merges, name="plain")
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    """The attack tokenizer; each attack is exactly one token with exactly its bytes."""
+    t = attack_tokenizer()
+    for attack in (ATTACK, ATTACK2):
+        ids = t.encode(attack)
+        assert len(ids) == 1 and t.vocab[ids[0]] == attack.encode(), ids
+    return t
+
+
+# ---- checking markup -------------------------------------------------------------------------
+
+
+class _Elements(HTMLParser):
+    """Every element of a piece of HTML as [tag, attrs, own text] (text unescaped)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[list] = []
+        self._open: list[list] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        element = [tag, dict(attrs), ""]
+        self.elements.append(element)
+        if tag not in ("br",):
+            self._open.append(element)
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._open:
+            if self._open.pop()[0] == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        if self._open:
+            self._open[-1][2] += data
+
+
+def elements(markup: str) -> list[list]:
+    parser = _Elements()
+    parser.feed(markup)
+    parser.close()
+    return parser.elements
+
+
+def assert_only_our_markup(markup: str) -> None:
+    """No tag, attribute or raw attack piece in ``markup`` that came from user text."""
+    for raw in RAW:
+        assert raw not in markup, f"raw {raw!r} in the HTML"
+    for tag, attrs, _ in elements(markup):
+        assert tag in OUR_TAGS, f"<{tag}> is not one of our tags"
+        assert set(attrs) <= OUR_ATTRS, f"<{tag}> has attributes {sorted(attrs)}"
+
+
+def assert_in_one_chip(markup: str, label: str, *, cls: str = "tp-chip") -> list:
+    """``label`` (what the chip displays) is in ``markup`` escaped, never raw, and is the whole
+    text of one element of class ``cls``; returns that element."""
+    assert html.escape(label, quote=True) in markup, f"escaped {label!r} not in the HTML"
+    assert label not in markup, f"raw {label!r} in the HTML"
+    hits = [e for e in elements(markup) if cls in e[1].get("class", "").split() and e[2] == label]
+    assert hits, f"no single {cls} element shows {label!r}"
+    return hits[0]
+
+
+def shown(token: str, *, gpt2_view: bool = False) -> str:
+    """What a chip shows for the token whose text is ``token``."""
+    return chips.token_label(token.encode(), gpt2_view=gpt2_view)
+
+
+# ---- pure functions --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("show_ids", [True, False])
+@pytest.mark.parametrize("gpt2_view", [False, True])
+def test_chips_escape_a_whole_token(tok: Tokenizer, show_ids: bool, gpt2_view: bool) -> None:
+    """Token chips (Tokenize, Compare, Home): each attack token is one escaped chip, its
+    title= carries its ID and bytes; a special token shows its text, escaped."""
+    details = tok.encode_details(TEXT)
+    out = chips.chips_html(details.tokens, text=TEXT, show_ids=show_ids, gpt2_view=gpt2_view)
+    assert_only_our_markup(out)
+    for attack in (ATTACK, ATTACK2):
+        chip = assert_in_one_chip(out, shown(attack, gpt2_view=gpt2_view))
+        token_id = attack_id(tok, attack)
+        index = next(t.index for t in details.tokens if t.id == token_id)
+        assert chip[1]["title"] == (f"ID {token_id} · #{index} · "
+                                    f"bytes {attack.encode().hex(' ')}")
+        assert (f"<sub>{token_id}</sub>" in out) is show_ids
+    # a special token shows its text as it is (spaces too), escaped
+    special = assert_in_one_chip(out, SPECIAL_ATTACK)
+    assert "tp-special" in special[1]["class"]
+    if not gpt2_view:
+        assert "&lt;img·src=x·onerror=alert(1)&gt;" in out
+        assert "&quot;&#x27;&amp;·&lt;/div&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in out
+
+
+def test_chips_partial_group_frame_escapes_title_and_label(tok: Tokenizer) -> None:
+    """The frame around partial-UTF-8 tokens puts the user's text in an attribute (title=)
+    and in its label: quotes must not end the attribute."""
+    details = tok.encode_details(GROUP_TEXT)
+    assert [t.partial for t in details.tokens] == [True, True]
+    out = chips.chips_html(details.tokens, text=GROUP_TEXT)
+    assert_only_our_markup(out)
+    frame = next(e for e in elements(out) if e[1].get("class") == "tp-grp")
+    assert frame[1]["title"] == f"2 tokens make {GROUP_TEXT!r}"  # one attribute, whole text
+    assert_in_one_chip(out, chips.visible(GROUP_TEXT), cls="tp-grp-char")
+    assert_in_one_chip(out, shown(GROUP_ATTACK) + "\\xe4\\xbd")
+
+
+def test_pretokens_escape_a_whole_pretoken(tok: Tokenizer) -> None:
+    """The Tokenize page's pre-token chips."""
+    details = tok.encode_details(TEXT)
+    out = chips.pretokens_html(TEXT, details.pretokens)
+    assert_only_our_markup(out)
+    for attack in (ATTACK, ATTACK2, SPECIAL_ATTACK, GROUP_TEXT):
+        assert_in_one_chip(out, chips.visible(attack))
+
+
+@pytest.mark.parametrize("gpt2_view", [False, True])
+@pytest.mark.parametrize("attack", [ATTACK, ATTACK2], ids=["img", "script"])
+def test_merge_trace_escapes_steps_and_pairs(tok: Tokenizer, attack: str, gpt2_view: bool) -> None:
+    """The "why this split" trace: the parts after each merge (the last row is the attack as
+    one chip) and the "#rank · left + right" label of each merge."""
+    steps = tok.merge_trace(attack)
+    assert steps and steps[-1].after == [attack.encode()]  # the last row: one chip, the attack
+    out = chips.trace_html(attack, steps, gpt2_view=gpt2_view)
+    assert_only_our_markup(out)
+    assert_in_one_chip(out, shown(attack, gpt2_view=gpt2_view))
+    ranks = [e for e in elements(out) if e[1].get("class") == "tp-rank"]
+    assert len(ranks) == len(steps) + 1
+    for step, rank in zip(steps, ranks[1:], strict=True):
+        a, b = (chips.token_label(p, gpt2_view=gpt2_view) for p in step.pair)
+        label = f"#{step.rank} · {a} + {b}"
+        assert rank[2] == label
+        assert html.escape(label, quote=True) in out
+    # the last pair holds every character of the attack (split in two): escaped, never raw
+    a, b = (chips.token_label(p, gpt2_view=gpt2_view) for p in steps[-1].pair)
+    assert f"{a} + {b}" not in out
+
+
+def test_decode_views_escape_a_whole_token(tok: Tokenizer) -> None:
+    """The Decode page's decoded text (escaped character by character, U+FFFD marked) and
+    its ID chips."""
+    group_id = tok.encode(GROUP_TEXT)[0]  # GROUP_ATTACK and half of 你: decodes with a U+FFFD
+    ids = [attack_id(tok, ATTACK), attack_id(tok, ATTACK2), group_id]
+    details = tok.decode_details(ids)
+    text_out = chips.decoded_text_html(details.text, details.replacements, ids)
+    assert_only_our_markup(text_out)
+    assert html.escape(ATTACK + ATTACK2 + GROUP_ATTACK) in text_out
+    box = next(e for e in elements(text_out) if e[1].get("class") == "tp-text")
+    assert box[2] == ATTACK + ATTACK2 + GROUP_ATTACK  # U+FFFD is in its own span
+    ids_out = chips.id_chips_html(details.pieces, details.replacements)
+    assert_only_our_markup(ids_out)
+    for attack in (ATTACK, ATTACK2):
+        assert_in_one_chip(ids_out, shown(attack))
+    assert_in_one_chip(ids_out, shown(GROUP_ATTACK) + "\\xe4\\xbd")
+
+
+def test_word_chips_escape_a_whole_piece() -> None:
+    """The baselines' chips (Tokenize, Compare): pieces are strings, one chip each."""
+    out = chips.word_chips_html([ATTACK, ATTACK2, "<|unk|>"], [5, 6, 0], unk_id=0)
+    assert_only_our_markup(out)
+    assert_in_one_chip(out, chips.visible(ATTACK))
+    assert_in_one_chip(out, chips.visible(ATTACK2))
+
+
+def test_regions_escape_text_pieces_and_names(tok: Tokenizer) -> None:
+    """Compare's "where the boundaries differ" table: the text, each tokenizer's pieces and
+    the tokenizers' names (labels are user text: file names)."""
+    from core.compare import boundaries, differing_regions
+
+    cuts = {name: boundaries((t.start, t.end) for t in t_.encode_details(TEXT).tokens)
+            for name, t_ in ((ATTACK_LABEL, tok), ("plain", plain_tokenizer()))}
+    regions = differing_regions(TEXT, cuts)
+    out = chips.regions_html(regions, list(cuts))
+    assert_only_our_markup(out)
+    assert "<b>tok</b>" not in out and html.escape(ATTACK_LABEL) in out
+    for attack in (ATTACK, ATTACK2):
+        assert_in_one_chip(out, chips.visible(attack))  # the attack tokenizer's piece
+        region = next(r for r in regions if attack in r.text)  # the text column
+        assert f"<code>{html.escape(chips.visible(region.text))}</code>" in out
+
+
+def dot_labels(dot: str) -> list[str]:
+    """Each node's label in a merge-tree DOT, DOT escapes undone; every node line must be a
+    well-formed ``nK [label="...", fillcolor="..."];`` (an unescaped quote breaks it)."""
+    labels = []
+    for line in dot.splitlines():
+        if "[label=" not in line:
+            continue
+        m = re.fullmatch(r'\s*n\d+ \[label="((?:[^"\\]|\\.)*)", fillcolor="#[0-9a-f]+"\];', line)
+        assert m, f"malformed DOT node line: {line!r}"
+        labels.append(re.sub(r"\\(.)", lambda g: "\n" if g[1] == "n" else g[1], m[1]))
+    return labels
+
+
+@pytest.mark.parametrize("attack", [ATTACK, ATTACK2], ids=["img", "script"])
+def test_merge_tree_dot_quotes_a_whole_token(tok: Tokenizer, attack: str) -> None:
+    """The Vocabulary page's merge tree is Graphviz DOT, not HTML: quotes and backslashes in a
+    token must stay inside its label string."""
+    token_id = attack_id(tok, attack)
+    tree = tok.merge_tree(token_id)
+    labels = dot_labels(chips.merge_tree_dot(tree))
+    assert labels[0] == f"{shown(attack)}\nID {token_id} · merge #{tree.rank}"
+
+
+# ---- pages (AppTest) -------------------------------------------------------------------------
+
+
+def open_page(page: str, *tokenizers: tuple[str, Tokenizer]) -> AppTest:
+    """An AppTest on ``page`` with ``tokenizers`` in the session (the first one active)."""
+    at = AppTest.from_file(HOME, default_timeout=120)
+    at.session_state["ui.tokenizers"] = {
+        label: {"tok": t, "source": "test", "fingerprint": fingerprint(t)}
+        for label, t in tokenizers
+    }
+    at.session_state["ui.active"] = tokenizers[0][0]
+    at.run()
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def page_html(at: AppTest) -> list[str]:
+    """The body of every ``st.html`` on the page, after checking that no markdown allowed to
+    hold HTML carries user text."""
+    assert not at.exception, [e.value for e in at.exception]
+    for m in (*at.markdown, *at.caption):
+        if m.proto.allow_html:
+            for raw in RAW:
+                assert raw not in m.proto.body, f"HTML-enabled markdown holds {raw!r}"
+    bodies = [h.proto.body for h in at.get("html")]
+    for body in bodies:
+        assert_only_our_markup(body)
+    return bodies
+
+
+def uses_class(markup: str, cls: str) -> bool:
+    """``markup`` has an element of class ``cls`` (the CSS block names every class)."""
+    return any(cls in e[1].get("class", "").split() for e in elements(markup))
+
+
+def one_view(bodies: list[str], marker: str) -> str:
+    """The single ``st.html`` body containing ``marker`` (a class name of that view)."""
+    hits = [b for b in bodies if uses_class(b, marker)]
+    assert len(hits) == 1, f"{len(hits)} views contain {marker!r}"
+    return hits[0]
+
+
+def test_tokenize_page_escapes_chips_pretokens_and_trace(tok: Tokenizer) -> None:
+    """Tokenize: chips (IDs inline or not, GPT-2 view or not), pre-tokens and the trace of
+    each attack, all in one run of the page."""
+    at = open_page(TOKENIZE, ("attack", tok))
+    at.text_area[0].set_value(TEXT).run()
+    for show_ids, gpt2_view in ((True, False), (False, True)):
+        at.toggle(key="_w.tok.show_ids").set_value(show_ids).run()
+        at.toggle(key="_w.tok.gpt2_view").set_value(gpt2_view).run()
+        for attack in (ATTACK, ATTACK2):
+            at.selectbox(key="_w.tok.word").set_value(attack).run()
+            bodies = page_html(at)
+            pre = [b for b in bodies if 'title="pre-token #' in b]
+            assert len(pre) == 1
+            chip_views = [b for b in bodies if 'title="ID ' in b]
+            assert len(chip_views) == 1
+            trace = one_view(bodies, "tp-rank")
+            for a in (ATTACK, ATTACK2):
+                assert_in_one_chip(chip_views[0], shown(a, gpt2_view=gpt2_view))
+                assert_in_one_chip(pre[0], chips.visible(a))
+                assert (f"<sub>{attack_id(tok, a)}</sub>" in chip_views[0]) is show_ids
+            assert_in_one_chip(chip_views[0], SPECIAL_ATTACK)
+            assert_in_one_chip(trace, shown(attack, gpt2_view=gpt2_view))
+            last = tok.merge_trace(attack)[-1]
+            pair = " + ".join(chips.token_label(p, gpt2_view=gpt2_view) for p in last.pair)
+            assert html.escape(f"#{last.rank} · {pair}") in trace and pair not in trace
+
+
+def test_decode_page_escapes_text_and_id_chips(tok: Tokenizer) -> None:
+    """Decode: the attacks' IDs give the attacks back as text, escaped, and one chip each."""
+    at = open_page(DECODE, ("attack", tok))
+    ids = [attack_id(tok, ATTACK), attack_id(tok, ATTACK2)]
+    at.text_area[0].set_value(", ".join(map(str, ids))).run()
+    bodies = page_html(at)
+    text_view = one_view(bodies, "tp-text")
+    box = next(e for e in elements(text_view) if e[1].get("class") == "tp-text")
+    assert box[2] == ATTACK + ATTACK2
+    assert html.escape(ATTACK + ATTACK2) in text_view
+    id_view = one_view(bodies, "tp-chip")
+    for attack in (ATTACK, ATTACK2):
+        assert_in_one_chip(id_view, shown(attack))
+    table = at.dataframe[0].value  # a data grid, not HTML: the piece as text
+    assert list(table["piece"]) == [shown(ATTACK), shown(ATTACK2)]
+
+
+def test_compare_page_escapes_chips_regions_and_labels(tok: Tokenizer) -> None:
+    """Compare: the attack tokenizer (its label holds markup too) against a plain one."""
+    at = open_page(COMPARE, (ATTACK_LABEL, tok), ("plain", plain_tokenizer()))
+    at.multiselect[0].set_value([ATTACK_LABEL, "plain"]).run()
+    at.text_area[0].set_value(TEXT).run()
+    bodies = page_html(at)
+    regions = one_view(bodies, "tp-regions")
+    assert html.escape(ATTACK_LABEL) in regions and "<b>tok</b>" not in regions
+    chip_views = [b for b in bodies if 'title="ID ' in b]
+    assert len(chip_views) == 2
+    attack_view = next(b for b in chip_views if html.escape(shown(ATTACK)) in b)
+    for attack in (ATTACK, ATTACK2):
+        assert_in_one_chip(attack_view, shown(attack))
+        assert_in_one_chip(regions, chips.visible(attack))
+    assert_in_one_chip(attack_view, SPECIAL_ATTACK)
+    names = [m.proto for m in at.markdown if "tokens" in m.proto.body]
+    assert any(ATTACK_LABEL in p.body and not p.allow_html for p in names)
+
+
+def test_vocabulary_page_escapes_row_and_merge_tree(tok: Tokenizer) -> None:
+    """Vocabulary: the attack's row (a data grid), its GPT-2 form (markdown without HTML) and
+    its merge tree (DOT)."""
+    at = open_page(VOCAB, ("attack", tok))
+    at.text_input(key="_w.voc.search").set_value("alert(").run()
+    page_html(at)
+    table = at.dataframe[0].value  # a data grid, not HTML: the token as text
+    rows = table.set_index("ID")
+    for attack in (ATTACK, ATTACK2, GROUP_ATTACK):
+        assert rows.loc[attack_id(tok, attack), "token"] == chips.visible(attack)
+    for attack in (ATTACK, ATTACK2):
+        token_id = attack_id(tok, attack)
+        at.number_input(key="_w.voc.token").set_value(token_id).run()
+        page_html(at)
+        assert any(to_gpt2_str(attack.encode()) in m.proto.body and not m.proto.allow_html
+                   for m in at.markdown)
+        (chart,) = at.get("graphviz_chart")
+        labels = dot_labels(chart.proto.spec)
+        rank = tok.merge_tree(token_id).rank
+        assert labels[0] == f"{shown(attack)}\nID {token_id} · merge #{rank}"
