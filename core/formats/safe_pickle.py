@@ -83,7 +83,11 @@ _REFUSED_REASONS = {
     "READONLY_BUFFER": "asks for an out-of-band buffer",
 }
 
-_STRING_OPCODES = frozenset({"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"})
+# Opcodes that push a str (the STRING family too: RestrictedUnpickler decodes them as ASCII).
+_STRING_OPCODES = frozenset(
+    {"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE",
+     "STRING", "BINSTRING", "SHORT_BINSTRING"}
+)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,7 +164,8 @@ def scan_pickle(data: bytes, *, max_bytes: int = MAX_PICKLE_BYTES) -> None:
         )
     if not data:
         raise FormatError("the file is empty; expected a pickle of a vocab dict or merges list")
-    # Track recent strings and the memo so STACK_GLOBAL's module/name can be named in the error.
+    # Follow the top of the stack so STACK_GLOBAL's module and name can be checked and named:
+    # ``strings`` holds the last one or two values pushed, while they are known strings.
     strings: list[str] = []
     memo: dict[int, object] = {}
     last: object = None
@@ -169,15 +174,30 @@ def scan_pickle(data: bytes, *, max_bytes: int = MAX_PICKLE_BYTES) -> None:
         for opcode, arg, _pos in pickletools.genops(io.BytesIO(data)):
             n_ops += 1
             op = opcode.name
+            if op == "STACK_GLOBAL":
+                if len(strings) < 2:
+                    raise UnsafePickleError(
+                        "refused: the pickle uses opcode STACK_GLOBAL on a module and name "
+                        f"that are not two plain strings; {_PLAIN_DATA}"
+                    )
+                module, name = strings
+                if (module, name) not in _SAFE_GLOBALS:
+                    raise _refuse_global(module, name)
+            elif op in _IMPORT_OPCODES:
+                module, _, name = str(arg).partition(" ")
+                if (module, name) not in _SAFE_GLOBALS:
+                    raise _refuse_global(module, name)
+            elif op not in _ALLOWED_OPCODES:
+                reason = _REFUSED_REASONS.get(op, "is not plain data")
+                raise UnsafePickleError(
+                    f"refused: the pickle uses opcode {op}, which {reason}; {_PLAIN_DATA}"
+                )
             if op in _STRING_OPCODES:
-                last = arg
-                strings.append(str(arg))
-                del strings[:-2]
+                last = str(arg)
+                strings = [*strings[-1:], last]
             elif op in ("GET", "BINGET", "LONG_BINGET"):
                 last = memo.get(int(arg))
-                if isinstance(last, str):
-                    strings.append(last)
-                    del strings[:-2]
+                strings = [*strings[-1:], last] if isinstance(last, str) else []
             elif op == "MEMOIZE":
                 memo[len(memo)] = last
             elif op in ("PUT", "BINPUT", "LONG_BINPUT"):
@@ -190,20 +210,13 @@ def scan_pickle(data: bytes, *, max_bytes: int = MAX_PICKLE_BYTES) -> None:
                         f"(a memory bomb); {_PLAIN_DATA}"
                     )
                 memo[int(arg)] = last
-            else:
+            elif op != "FRAME":
+                # subtle: every other opcode changes the top of the stack (POP, TUPLE2, DUP,
+                # ...), so earlier strings can no longer be a STACK_GLOBAL's operands. Without
+                # this, "builtins" "eval" "_codecs" "encode" POP POP STACK_GLOBAL passed as
+                # _codecs.encode. (FRAME may come between a module and its name.)
                 last = None
-            if op in _IMPORT_OPCODES:
-                if op == "STACK_GLOBAL":
-                    module, name = (strings + ["?", "?"])[:2] if len(strings) < 2 else strings
-                else:
-                    module, _, name = str(arg).partition(" ")
-                if (module, name) not in _SAFE_GLOBALS:
-                    raise _refuse_global(module, name)
-            elif op not in _ALLOWED_OPCODES:
-                reason = _REFUSED_REASONS.get(op, "is not plain data")
-                raise UnsafePickleError(
-                    f"refused: the pickle uses opcode {op}, which {reason}; {_PLAIN_DATA}"
-                )
+                strings = []
     except UnsafePickleError:
         raise
     except Exception as err:  # pickletools raises ValueError and friends on garbage
