@@ -83,6 +83,7 @@ __all__ = [
     "Entry",
     "InvalidIdError",
     "LibraryError",
+    "LibraryStorageError",
     "TokenizerLibrary",
     "UnknownIdError",
     "default_library_dir",
@@ -133,6 +134,13 @@ _COLUMNS = "id, name, corpus_name, corpus_size, vocab_size, n_merges, special_to
 
 class LibraryError(PlaygroundError):
     """The library cannot do what was asked (bad input, damaged entry, size limit)."""
+
+
+class LibraryStorageError(LibraryError, OSError):
+    """The library's folder cannot be written (permissions, a full disk, something in the way).
+
+    Also an ``OSError``, so code that catches those keeps working (like ``io.UnsupportedOperation``).
+    """
 
 
 class InvalidIdError(LibraryError):
@@ -338,7 +346,7 @@ class TokenizerLibrary:
             self._blob_dir.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise LibraryError(
-                f"cannot create the tokenizer library folder {self.root} ({err.strerror}); "
+                f"cannot create the tokenizer library folder {self.root} ({_reason(err)}); "
                 f"set {LIBRARY_ENV_VAR} to a writable folder."
             ) from None
         self._init_db()
@@ -378,23 +386,32 @@ class TokenizerLibrary:
         with self._write() as conn:
             row = conn.execute(f"SELECT {_COLUMNS} FROM tokenizers WHERE id = ?", (entry_id,)).fetchone()
             if row is None or not path.is_file():  # also repairs a row whose file was lost
-                self._atomic_write(path, blob)
+                self._write_blob(path, blob)
             if row is None:
-                self._insert_row(
-                    conn,
-                    (
-                        entry_id,
-                        name,
-                        corpus_name,
-                        corpus_size,
-                        len(vocab),
-                        len(merges),
-                        json.dumps(list(special_tokens)),
-                        pattern,
-                        _utc_now(),
-                    ),
-                )
-                row = conn.execute(f"SELECT {_COLUMNS} FROM tokenizers WHERE id = ?", (entry_id,)).fetchone()
+                try:
+                    self._insert_row(
+                        conn,
+                        (
+                            entry_id,
+                            name,
+                            corpus_name,
+                            corpus_size,
+                            len(vocab),
+                            len(merges),
+                            json.dumps(list(special_tokens)),
+                            pattern,
+                            _utc_now(),
+                        ),
+                    )
+                    row = conn.execute(f"SELECT {_COLUMNS} FROM tokenizers WHERE id = ?", (entry_id,)).fetchone()
+                    conn.execute("COMMIT")  # here, so that a failed commit is undone below too
+                except BaseException:
+                    # subtle: still under the writer lock, no other save of this content is
+                    # between its file and its row, so the new file can go: no file without a
+                    # row is left behind (a crash here still leaves one, removed on next open).
+                    with contextlib.suppress(OSError):
+                        path.unlink(missing_ok=True)
+                    raise
         return _entry(row)
 
     def list(self) -> list[Entry]:
@@ -430,7 +447,8 @@ class TokenizerLibrary:
             data = path.read_bytes()
         except OSError as err:
             raise LibraryError(
-                f"cannot read saved tokenizer {entry.id} ({err.strerror}); check {self._blob_dir}."
+                f"cannot read saved tokenizer {entry.id} from {path} ({_reason(err)}); make the "
+                "file readable by the server, or delete the entry and save it again."
             ) from None
         # subtle: the ID is the content hash, so a file edited or corrupted on disk is caught
         # here instead of silently giving a teammate a different tokenizer.
@@ -453,9 +471,12 @@ class TokenizerLibrary:
         # leave a row without its file if we crashed in between; this way a crash leaves only
         # an orphan file, which the next start removes. Holding the write lock guarantees that
         # no concurrent save of the same content is between writing the file and its row.
-        with self._write() as conn:
+        # The entry is deleted now: a file that cannot be removed (or a database that fails
+        # here) leaves only that orphan file, which the next open removes. No error for that.
+        with contextlib.suppress(LibraryError), self._write() as conn:
             if conn.execute("SELECT 1 FROM tokenizers WHERE id = ?", (entry_id,)).fetchone() is None:
-                self._blob_path(entry_id).unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    self._blob_path(entry_id).unlink(missing_ok=True)
 
     # ---- texts -----------------------------------------------------------------------
 
@@ -516,7 +537,10 @@ class TokenizerLibrary:
         try:
             yield conn
         except sqlite3.DatabaseError as err:
-            raise LibraryError(f"the library database {self._db_path} failed: {err}.") from None
+            raise LibraryError(
+                f"the library database {self._db_path} failed: {err}. Restore it from a backup "
+                f"or set {LIBRARY_ENV_VAR} to another folder."
+            ) from None
         finally:
             conn.close()
 
@@ -528,12 +552,19 @@ class TokenizerLibrary:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                if conn.in_transaction:  # the body may have committed itself (save does)
+                    conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may have rolled back on its own already
+                    with contextlib.suppress(sqlite3.Error):  # never hide the first error
+                        conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
         except sqlite3.DatabaseError as err:
-            raise LibraryError(f"the library database {self._db_path} failed: {err}.") from None
+            raise LibraryError(
+                f"the library database {self._db_path} failed: {err}. Check that the server "
+                f"can write to {self.root} and the disk has space, or set {LIBRARY_ENV_VAR} "
+                "to another folder."
+            ) from None
         finally:
             conn.close()
 
@@ -569,10 +600,16 @@ class TokenizerLibrary:
         with self._write() as conn:  # the writer lock: no save is between file and row now
             ids = {row[0]: row[1] for row in conn.execute("SELECT id, name FROM tokenizers")}
             for path in self._blob_dir.iterdir():
-                if path.name.startswith(_TMP_PREFIX):
-                    path.unlink(missing_ok=True)
-                elif path.suffix == ".json" and path.stem not in ids:
-                    path.unlink(missing_ok=True)
+                if path.name.startswith(_TMP_PREFIX) or (
+                    path.suffix == ".json" and path.stem not in ids
+                ):
+                    try:
+                        path.unlink(missing_ok=True)
+                    except OSError as err:  # e.g. a folder, or a read-only library
+                        problems.append(
+                            f"cannot remove the leftover {path} ({_reason(err)}); it is "
+                            "ignored, remove it by hand."
+                        )
             for entry_id, name in ids.items():
                 if not self._blob_path(entry_id).is_file():
                     problems.append(
@@ -580,6 +617,18 @@ class TokenizerLibrary:
                         "it is hidden from the library. Save it again to repair it, or delete it."
                     )
         return problems
+
+    def _write_blob(self, path: Path, data: bytes) -> None:
+        """:meth:`_atomic_write`, with a failure (permissions, full disk, something in the way)
+        as a :class:`LibraryStorageError` saying what to do."""
+        try:
+            self._atomic_write(path, data)
+        except OSError as err:
+            raise LibraryStorageError(
+                f"cannot write the tokenizer file in {self._blob_dir} ({_reason(err)}); make "
+                "that folder writable by the server and check the disk has space, or set "
+                f"{LIBRARY_ENV_VAR} to a writable folder."
+            ) from None
 
     def _atomic_write(self, path: Path, data: bytes) -> None:
         """Write ``data`` to ``path`` so that readers see the old file or the whole new one."""
@@ -613,6 +662,11 @@ def _entry(row: tuple[object, ...]) -> Entry:
         pattern=str(pattern),
         created=str(created),
     )
+
+
+def _reason(err: OSError) -> str:
+    """The OS's words for ``err`` ("Permission denied"), or its text when it has none."""
+    return err.strerror or str(err)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -7,6 +7,7 @@ the manager from a fragment. So training keeps going while the user visits other
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import plotly.graph_objects as go
@@ -14,7 +15,7 @@ import streamlit as st
 
 from ui.page import setup
 from ui import jobs, limits, links, state
-from ui.widgets import save_to_library, show_error
+from ui.widgets import save_to_library, show_error, show_export_failures
 
 setup("Train")
 
@@ -299,17 +300,26 @@ def adopt_tokenizer(snap: jobs.JobSnapshot) -> Any | None:
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def export_files(job_id: str, _vocab: dict[int, bytes], _merges: list[tuple[bytes, bytes]],
-                 _tok: Any) -> dict[str, bytes]:
-    """Every download for one finished job (keyed by its unguessable ID)."""
+                 _tok: Any) -> tuple[dict[str, bytes], list[str]]:
+    """Every download for one finished job (keyed by its unguessable ID), and one message per
+    format that could not be written (which file is missing and why)."""
     from core.formats import dumps_merges, dumps_vocab, export_all
 
     files = {"vocab.pkl": dumps_vocab(_vocab), "merges.pkl": dumps_merges(_merges)}
+    failures: list[str] = []
     if _tok is not None:
-        for name, data in export_all(_tok).items():
-            if name.endswith(".tiktoken"):  # named after the label; a plain name downloads better
-                name = f"bpe-{len(_vocab)}.tiktoken"
+        exported = export_all(_tok)
+        tiktoken_name = f"bpe-{len(_vocab)}.tiktoken"  # a plain name downloads better
+        for name, data in exported.items():
+            if name.endswith(".tiktoken"):  # export_all names it after the label
+                name = tiktoken_name
             files.setdefault(name, data if isinstance(data, bytes) else data.encode("utf-8"))
-    return files
+        for failure in exported.failures:
+            if failure.files == ("vocab.pkl", "merges.pkl"):
+                continue  # written above from the vocab and merges themselves
+            names = tuple(tiktoken_name if n.endswith(".tiktoken") else n for n in failure.files)
+            failures.append(replace(failure, files=names).message)
+    return files, failures
 
 
 def draw_results(snap: jobs.JobSnapshot) -> None:
@@ -337,11 +347,12 @@ def draw_results(snap: jobs.JobSnapshot) -> None:
                             "(it stays on this server after a restart)")
                 save_to_library(label, key="train.save")
     try:
-        files = export_files(snap.job_id, snap.vocab, snap.merges, tok)
+        files, failures = export_files(snap.job_id, snap.vocab, snap.merges, tok)
     except Exception as err:  # noqa: BLE001 - a missing writer must not hide the rest
         show_error(err, what="Preparing the downloads")
         return
     st.markdown("**Downloads** (`vocab.pkl` + `merges.pkl` are the CS336 pickles)")
+    show_export_failures(failures)
     cols = st.columns(min(4, len(files)))
     for i, (name, data) in enumerate(files.items()):
         # subtle: deferred (a callable): the bytes are sent only on click. An eager button's

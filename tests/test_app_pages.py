@@ -150,12 +150,19 @@ def test_tokenize_counts_match_core(tok: Tokenizer) -> None:
     assert "tp-grp" in html  # 日本 is not in the tiny vocab: partial UTF-8 tokens grouped
 
 
-def test_tokenize_escapes_injection(tok: Tokenizer) -> None:
-    at = open_page(TOKENIZE, ("mine", tok))
+def test_tokenize_escapes_injection() -> None:
+    # A tokenizer in which INJECTION is ONE token: split over many chips, "<img" would never
+    # appear in one piece and this test would pass without any escaping.
+    from tests.test_escaping import attack_tokenizer
+
+    attack = attack_tokenizer()
+    assert len(attack.encode(INJECTION)) == 1
+    at = open_page(TOKENIZE, ("attack", attack))
     at.text_area[0].set_value(INJECTION).run()
     html = all_html(at)
     assert "<img" not in html and "onerror=alert(1)>" not in html
     assert "&lt;" in html and "&gt;" in html
+    assert "&lt;img·src=x·onerror=alert(1)&gt;" in html  # the one chip, escaped
     assert metric(at, "Characters") == f"{len(INJECTION):,}"
 
 
@@ -319,3 +326,46 @@ def test_decode_bad_item_message_has_its_position(tok: Tokenizer) -> None:
     at.text_area[0].set_value("[1, 2, \"abc\", -4]").run()
     warning = next(w.value for w in at.warning if "not token IDs" in w.value)
     assert "item 3 'abc'" in warning and "item 4 '-4'" in warning
+
+
+# ---- Export: a format that cannot be written is named, with the reason -------------------------
+
+
+def test_tokenize_export_warns_about_a_format_it_cannot_write(monkeypatch) -> None:
+    """A failing exporter (here .tiktoken) gives a warning naming the file and the reason; the
+    other downloads are still offered. Self-contained: its own tokenizer and AppTest."""
+    from pathlib import Path as _Path
+
+    from streamlit.testing.v1 import AppTest as _AppTest
+
+    from core.errors import FormatError
+    from core.formats import tiktoken_file
+    from core.tokenizer import Tokenizer as _Tokenizer
+    from core.train import train_bpe as _train_bpe
+    from ui import widgets
+    from ui.state import fingerprint as _fingerprint
+
+    def broken(tokenizer: _Tokenizer) -> bytes:
+        raise FormatError("merge 3 (b'a', b'b'): its token's ID is not larger than its parts' IDs.")
+
+    monkeypatch.setattr(tiktoken_file, "tokenizer_to_tiktoken", broken)
+    widgets._export.clear()  # a cached export of an equal tokenizer would hide the failure
+    corpus = "export me: the cat sat on the mat, the dog sat on the log.\n" * 20
+    vocab, merges = _train_bpe([corpus], 290, ["<|endoftext|>"])
+    tok = _Tokenizer(vocab, merges, ["<|endoftext|>"], name="export-test")
+    at = _AppTest.from_file(str(_Path(__file__).resolve().parent.parent / "app.py"),
+                            default_timeout=120)
+    at.session_state["ui.tokenizers"] = {
+        "export-test": {"tok": tok, "source": "test", "fingerprint": _fingerprint(tok), "meta": {}}}
+    at.session_state["ui.active"] = "export-test"
+    at.switch_page("pages/2_🔤_Tokenize.py")
+    at.run()
+    widgets._export.clear()  # do not leave the failing export cached for later tests
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w.value for w in at.warning if ".tiktoken" in w.value]
+    assert warnings == [
+        ("export-test.tiktoken (tiktoken rank file) is not offered: merge 3 (b'a', b'b'): its "
+         "token's ID is not larger than its parts' IDs. The other downloads are complete.")]
+    labels = sorted(b.label for b in at.get("download_button"))
+    assert labels == sorted(f"⬇️ {name}" for name in
+                            ("vocab.pkl", "merges.pkl", "encoder.json", "vocab.bpe", "tokenizer.json"))

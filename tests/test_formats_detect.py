@@ -183,3 +183,78 @@ def test_bad_files_through_detection_name_file_and_place(
     with pytest.raises(FormatError) as info:
         load_tokenizer_files(files)
     assert str(info.value).startswith(message)
+
+
+# ---------------------------------------------------------------------------------------------
+# An exporter that fails is reported (which format, which file, why), never swallowed
+# ---------------------------------------------------------------------------------------------
+
+
+def test_export_all_reports_a_failing_exporter_and_keeps_the_others(
+    tokenizer_cls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.formats import tiktoken_file
+    from core.formats.detect import ExportFailure, export_all
+
+    def broken(tokenizer: Tokenizer) -> bytes:
+        raise FormatError("merge 0 (b'a', b'b'): its token's ID is not larger than its parts' IDs")
+
+    monkeypatch.setattr(tiktoken_file, "tokenizer_to_tiktoken", broken)
+    tok = tokenizer_cls(VOCAB, MERGES, SPECIALS, name="tiny test")
+    files = export_all(tok)
+    assert set(files) == {"vocab.pkl", "merges.pkl", "encoder.json", "vocab.bpe", "tokenizer.json"}
+    assert files.failures == (
+        ExportFailure("tiktoken rank file", ("tiny_test.tiktoken",),
+                      "merge 0 (b'a', b'b'): its token's ID is not larger than its parts' IDs"),
+    )
+    assert files.failures[0].message == (
+        "tiny_test.tiktoken (tiktoken rank file) is not offered: merge 0 (b'a', b'b'): its "
+        "token's ID is not larger than its parts' IDs")
+    # the formats that were written are complete and load back
+    loaded = load_tokenizer_files({"tokenizer.json": files["tokenizer.json"]})
+    assert loaded.vocab == tok.vocab and loaded.merges == tok.merges
+
+
+def test_export_all_reports_every_failing_format(
+    tokenizer_cls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.formats import gpt2_files, hf_json
+    from core.formats.detect import export_all
+
+    def broken(what: str):
+        def export(tokenizer: Tokenizer) -> dict[str, bytes]:
+            raise FormatError(f"{what} cannot hold this tokenizer")
+        return export
+
+    monkeypatch.setattr(hf_json, "tokenizer_to_hf_json", broken("tokenizer.json"))
+    monkeypatch.setattr(gpt2_files, "tokenizer_to_gpt2_files", broken("GPT-2 files"))
+    files = export_all(tokenizer_cls(VOCAB, MERGES, SPECIALS, name="t"))
+    assert set(files) == {"vocab.pkl", "merges.pkl", "t.tiktoken"}
+    assert [(f.format, f.files, f.reason) for f in files.failures] == [
+        ("GPT-2 files", ("encoder.json", "vocab.bpe"), "GPT-2 files cannot hold this tokenizer"),
+        ("Hugging Face", ("tokenizer.json",), "tokenizer.json cannot hold this tokenizer"),
+    ]
+
+
+def test_export_all_result_is_still_a_plain_mapping(tokenizer_cls) -> None:
+    import core
+    from core.formats.detect import export_all
+
+    files = export_all(tokenizer_cls(VOCAB, MERGES, SPECIALS))
+    assert core.export_all is export_all
+    assert isinstance(files, dict) and files.failures == ()
+    assert dict(files) == files and pickle.loads(pickle.dumps(files)).failures == ()
+
+
+def test_export_all_reports_a_real_tiktoken_failure(tokenizer_cls) -> None:
+    from core.formats.detect import export_all
+
+    # "ab" has ID 0, below its parts: tiktoken (which merges by ID) cannot express it
+    vocab = {0: b"ab", **{1 + b: bytes([b]) for b in range(256)}}
+    files = export_all(tokenizer_cls(vocab, [(b"a", b"b")], [], name="low ids"))
+    assert {"vocab.pkl", "merges.pkl", "encoder.json", "vocab.bpe", "tokenizer.json"} == set(files)
+    (failure,) = files.failures
+    assert failure.files == ("low_ids.tiktoken",)
+    assert failure.message.startswith(
+        "low_ids.tiktoken (tiktoken rank file) is not offered: merge 0 (b'a', b'b'): its "
+        "token's ID is not larger than its parts' IDs")

@@ -251,17 +251,21 @@ def save_to_library(label: str, *, key: str) -> str | None:
 
 
 def export_buttons(tok: Any, *, key: str) -> None:
-    """Download buttons for every format core can write (``core.formats.export_all``)."""
+    """Download buttons for every format core can write (``core.formats.export_all``), and one
+    warning per format it could not write (which file is missing and why)."""
     if not state.is_byte_level(tok):
         st.info("Export is available for byte-level BPE tokenizers.")
         return
     try:
-        files = _export(state.fingerprint_of(tok), tok)
+        files, failures = _export(state.fingerprint_of(tok), tok)
     except Exception as err:  # noqa: BLE001
         show_error(err, what="Cannot export")
         return
     st.caption("The CS336 pickles, GPT-2's encoder.json + vocab.bpe, a .tiktoken rank file "
                "and a Hugging Face tokenizer.json: each loads back in the sidebar.")
+    show_export_failures(failures, others=bool(files))
+    if not files:
+        return
     cols = st.columns(min(4, max(1, len(files))))
     for k, (name, data) in enumerate(files.items()):
         cols[k % len(cols)].download_button(
@@ -269,8 +273,18 @@ def export_buttons(tok: Any, *, key: str) -> None:
             mime="application/octet-stream", width="stretch")
 
 
+def show_export_failures(failures: list[str], *, others: bool = True) -> None:
+    """One warning per format that could not be written (``ExportFailure.message``: the file
+    and the reason); ``others`` says whether other downloads are still offered."""
+    after = " The other downloads are complete." if others else ""
+    for message in failures:
+        st.warning(f"{message.rstrip('.')}.{after}", icon="⚠️")
+
+
 @st.cache_data(max_entries=8, ttl=3600, show_spinner="Writing files…")
-def _export(fp: str, _tok: Any) -> dict[str, bytes]:
+def _export(fp: str, _tok: Any) -> tuple[dict[str, bytes], list[str]]:
+    """The files, and one message per format left out (plain types: cached by pickling)."""
     from core.formats.detect import export_all
 
-    return dict(export_all(_tok))
+    exported = export_all(_tok)
+    return dict(exported), [f.message for f in exported.failures]

@@ -229,33 +229,70 @@ def _load_tiktoken(
     )
 
 
-def export_all(tokenizer: Tokenizer) -> dict[str, bytes]:
+@dataclass(frozen=True)
+class ExportFailure:
+    """A format :func:`export_all` could not write for this tokenizer, and why.
+
+    >>> ExportFailure("tiktoken rank file", ("toy.tiktoken",), "IDs do not grow").message
+    'toy.tiktoken (tiktoken rank file) is not offered: IDs do not grow'
+    """
+
+    format: str  # what the user knows it as, e.g. "Hugging Face"
+    files: tuple[str, ...]  # the file names it would have written
+    reason: str  # the exporter's FormatError message
+
+    @property
+    def message(self) -> str:
+        """One line for the user: which file is missing from the downloads and why."""
+        return f"{' + '.join(self.files)} ({self.format}) is not offered: {self.reason}"
+
+
+class ExportedFiles(dict[str, bytes]):
+    """What :func:`export_all` returns: file name -> bytes (a plain ``dict`` for callers that
+    only want the files), plus :attr:`failures`, the formats that could not be written."""
+
+    def __init__(self, files: Mapping[str, bytes] | None = None,
+                 failures: Sequence[ExportFailure] = ()) -> None:
+        super().__init__(files or {})
+        #: One :class:`ExportFailure` per format left out, in export order.
+        self.failures: tuple[ExportFailure, ...] = tuple(failures)
+
+
+def export_all(tokenizer: Tokenizer) -> ExportedFiles:
     """Every format core writes, file name -> bytes, for download buttons.
 
     Keys: ``vocab.pkl``, ``merges.pkl``, ``encoder.json``, ``vocab.bpe``, ``tokenizer.json``
-    and ``<name>.tiktoken``. A format that cannot represent this tokenizer is left out
-    (for example ``tokenizer.json`` when a special token collides with the byte map).
+    and ``<name>.tiktoken``. A format that cannot represent this tokenizer (its exporter
+    raises :class:`FormatError`, for example ``tokenizer.json`` when a special token collides
+    with the byte map) is left out and listed in the result's ``failures`` with the reason,
+    so the page can say which file is missing and why; the other formats are still written.
     """
     from core.formats.gpt2_files import tokenizer_to_gpt2_files
     from core.formats.hf_json import tokenizer_to_hf_json
     from core.formats.pickles import tokenizer_to_pickles
 
+    exporters = (
+        ("CS336 pickles", ("vocab.pkl", "merges.pkl"), tokenizer_to_pickles),
+        ("GPT-2 files", ("encoder.json", "vocab.bpe"), tokenizer_to_gpt2_files),
+        ("Hugging Face", ("tokenizer.json",), tokenizer_to_hf_json),
+        ("tiktoken rank file", (_tiktoken_name(tokenizer),), _export_tiktoken),
+    )
     out: dict[str, bytes] = {}
-    out.update(tokenizer_to_pickles(tokenizer))
-    out.update(tokenizer_to_gpt2_files(tokenizer))
-    try:
-        out.update(tokenizer_to_hf_json(tokenizer))
-    except FormatError:
-        pass
-    try:
-        out.update(_export_tiktoken(tokenizer))
-    except FormatError:
-        pass
-    return out
+    failures: list[ExportFailure] = []
+    for what, names, export in exporters:
+        try:
+            out.update(export(tokenizer))
+        except FormatError as err:
+            failures.append(ExportFailure(what, names, str(err)))
+    return ExportedFiles(out, failures)
+
+
+def _tiktoken_name(tokenizer: Tokenizer) -> str:
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in (tokenizer.name or "tokenizer"))
+    return f"{stem}.tiktoken"
 
 
 def _export_tiktoken(tokenizer: Tokenizer) -> dict[str, bytes]:
     from core.formats import tiktoken_file
 
-    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in (tokenizer.name or "tokenizer"))
-    return {f"{stem}.tiktoken": tiktoken_file.tokenizer_to_tiktoken(tokenizer)}
+    return {_tiktoken_name(tokenizer): tiktoken_file.tokenizer_to_tiktoken(tokenizer)}
