@@ -211,8 +211,6 @@ def test_link_text_limit_follows_the_environment(tok: Tokenizer, monkeypatch: py
     assert at.text_area[0].value == "c" * 100
 
 
-@pytest.mark.xfail(strict=True, reason="ui/links.py _apply_text counts the characters of the "
-                   "link's value (`@<id>`, 17) instead of the stored text's")
 def test_link_to_a_stored_text_over_the_limit_counts_the_text(tok: Tokenizer, library_dir: Path) -> None:
     text_id = TokenizerLibrary(library_dir).save_text("d" * (TEXT_N + 1))
     at = open_page("Tokenize", ("mine", tok), params={"text": "@" + text_id})
@@ -270,13 +268,11 @@ def test_link_id_list_cap_at_n_and_n_plus_1(tok: Tokenizer, monkeypatch: pytest.
     at = open_page("Decode", ("mine", tok), params={"ids": exact + "7"})
     assert messages(at, "Link problem") == [
         ("Link problem: The link's ID list is 121 characters long; only its first 120 characters "
-         "are used.")]
+         "(whole IDs) are used. This server decodes at most 10 IDs (TOKPLAY_MAX_IDS).")]
     assert at.text_area[0].value == exact
     assert metric(at, "IDs") == "40"
 
 
-@pytest.mark.xfail(strict=True, reason="ui/links.py _apply_ids: the note does not name "
-                   "TOKPLAY_MAX_IDS, and the cut can fall inside an ID (123 -> 12)")
 def test_link_id_list_cap_names_the_setting_and_keeps_whole_ids(
     tok: Tokenizer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

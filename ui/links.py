@@ -287,17 +287,37 @@ def _apply_tok(page: str, key: str, values: tuple[str, ...]) -> str | None:
 
 
 def _apply_long(key: str, values: tuple[str, ...], *, what: str, previous: str, cap: int,
-                cut_note: Callable[[int, int], str]) -> str | None:
+                cut_note: Callable[[int, int], str],
+                cut: Callable[[str, int], str] = lambda text, cap: text[:cap]) -> str | None:
     """A ``text`` / ``ids`` value (the text itself, or ``@<ID>`` of a stored one) into
-    ``key``, at most ``cap`` characters; ``cut_note(link length, kept)`` says what was cut."""
+    ``key``, at most ``cap`` characters (``cut`` shortens it); ``cut_note(length, kept)``
+    says what was cut."""
     raw = values[-1]
     text, problem = _text_from_link(raw[: limits.MAX_PARAM_CHARS], what=what)
     if text is None:
         return f"{problem[0].upper()}{problem[1:]}. Showing {previous} instead."  # type: ignore[index]
-    state.set_value(key, text[:cap])
+    kept = cut(text, cap) if len(text) > cap else text
+    state.set_value(key, kept)
     if len(raw) > limits.MAX_PARAM_CHARS or len(text) > cap:
-        return cut_note(len(raw), min(cap, len(text)))
+        stored = raw.startswith("@")  # then the length that matters is the stored text's
+        return cut_note(len(text) if stored else len(raw), len(kept))
     return None
+
+
+def cut_at_id_boundary(text: str, cap: int) -> str:
+    """At most ``cap`` characters of an ID list, never ending inside an ID.
+
+    >>> cut_at_id_boundary("1, 22, 333", 8), cut_at_id_boundary("1, 22, 333", 7)
+    ('1, 22', '1, 22, ')
+    """
+    head = text[:cap]
+    if 0 < cap < len(text) and text[cap - 1] not in _ID_SEPARATORS \
+            and text[cap] not in _ID_SEPARATORS:  # the cut falls inside an ID: drop it
+        head = head[: max(head.rfind(c) for c in _ID_SEPARATORS) + 1].rstrip(_ID_SEPARATORS)
+    return head
+
+
+_ID_SEPARATORS = " ,\n\t[]"
 
 
 def _apply_text(page: str, key: str, values: tuple[str, ...]) -> str | None:
@@ -309,13 +329,16 @@ def _apply_text(page: str, key: str, values: tuple[str, ...]) -> str | None:
 
 
 def _apply_ids(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    max_ids = limits.max_ids()
     return _apply_long(
-        key, values, what="IDs",
-        cap=limits.max_ids() * 12,  # generous: up to 11 digits and a separator per ID
+        key, values, what="IDs", cut=cut_at_id_boundary,
+        cap=max_ids * 12,  # generous: up to 11 digits and a separator per ID
         previous=("your previous IDs" if state.value(key) is not None
                   else "the IDs of the Tokenize page's text"),
-        cut_note=lambda n, kept: (f"The link's ID list is {n:,} characters long; only its "
-                                  f"first {kept:,} characters are used."))
+        cut_note=lambda n, kept: (
+            f"The link's ID list is {n:,} characters long; only its first {kept:,} characters "
+            f"(whole IDs) are used. This server decodes at most {max_ids:,} IDs "
+            "(TOKPLAY_MAX_IDS)."))
 
 
 def _apply_word(page: str, key: str, values: tuple[str, ...]) -> str | None:
