@@ -12,6 +12,8 @@ a region where the tokenizers' inner boundaries differ is a place where they dis
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -103,9 +105,12 @@ def differing_regions(
         return []
     shared = set.intersection(*sets.values())
     edges = [0, *sorted(shared), len(text)]
+    # each tokenizer's own cuts, sorted once; a region's inner cuts are then one bisect away
+    # (scanning every cut per region made a 50,000-character text take minutes)
+    own = {name: sorted(s - shared) for name, s in sets.items()}
     regions: list[Region] = []
     for start, end in zip(edges, edges[1:]):
-        inner = {name: sorted(c for c in s if start < c < end) for name, s in sets.items()}
+        inner = {name: c[bisect_right(c, start): bisect_left(c, end)] for name, c in own.items()}
         if len({tuple(v) for v in inner.values()}) == 1:
             continue
         pieces = {}

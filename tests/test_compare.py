@@ -4,6 +4,8 @@ Vocabulary pages."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.compare import (
     boundaries,
@@ -113,3 +115,31 @@ def test_length_counts() -> None:
     assert counts[1] == 256 and counts[2] == 1 and counts[3] == 1 and counts[4] == 1
     assert counts[13] == 1
     assert list(counts) == sorted(counts)
+
+
+def _naive_regions(text, cuts):
+    """The definition, spelled out: every region between shared cuts where the tokenizers'
+    inner cuts differ (quadratic; the reference for the bisect version)."""
+    sets = {n: {c for c in cs if 0 < c < len(text)} for n, cs in cuts.items()}
+    shared = set.intersection(*sets.values())
+    edges = [0, *sorted(shared), len(text)]
+    out = []
+    for start, end in zip(edges, edges[1:]):
+        inner = {n: sorted(c for c in s if start < c < end) for n, s in sets.items()}
+        if len({tuple(v) for v in inner.values()}) > 1:
+            out.append((start, end, inner))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_differing_regions_equal_the_definition(data):
+    n = data.draw(st.integers(1, 60))
+    text = "x" * n
+    names = data.draw(st.sampled_from([["a", "b"], ["a", "b", "c"]]))
+    cuts = {name: data.draw(st.lists(st.integers(0, n + 2), max_size=30)) + [n] for name in names}
+    got = [(r.start, r.end, {k: [len("".join(p[: i + 1])) + r.start for i in range(len(p) - 1)]
+                             for k, p in r.pieces.items()})
+           for r in differing_regions(text, cuts)]
+    assert got == _naive_regions(text, cuts)
+
