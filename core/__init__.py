@@ -46,4 +46,4 @@ from core.errors import FormatError as FormatError
 from core.errors import PlaygroundError as PlaygroundError
 from core.errors import TrainingConfigError as TrainingConfigError
 from core.errors import UnsafePickleError as UnsafePickleError
-from core.library import LibraryError as LibraryError
+from core.errors import LibraryError as LibraryError

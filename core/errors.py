@@ -1,7 +1,17 @@
 """Errors raised by core. Every message says what went wrong *and* what to do about it.
 
 All of them subclass :class:`PlaygroundError` (a ``ValueError``), so a UI can catch one
-type and show ``str(err)`` to the user.
+type and show ``str(err)`` to the user::
+
+    PlaygroundError(ValueError)
+    ├── CorpusError              the training corpus cannot be used
+    ├── TrainingConfigError      inconsistent training settings
+    ├── FormatError              a malformed tokenizer file
+    │   └── UnsafePickleError    a pickle that tries to run code
+    └── LibraryError             the saved-tokenizer library (core.library)
+        ├── LibraryStorageError  its folder cannot be written (also an OSError)
+        ├── InvalidIdError       not a well-formed library ID
+        └── UnknownIdError       a well-formed ID that names nothing
 """
 
 from __future__ import annotations
@@ -25,3 +35,22 @@ class FormatError(PlaygroundError):
 
 class UnsafePickleError(FormatError):
     """A pickle tried to do more than describe plain data (e.g. call a function)."""
+
+
+class LibraryError(PlaygroundError):
+    """The library cannot do what was asked (bad input, damaged entry, size limit)."""
+
+
+class LibraryStorageError(LibraryError, OSError):
+    """The library's folder cannot be written (permissions, a full disk, something in the way).
+
+    Also an ``OSError``, so code that catches those keeps working (like ``io.UnsupportedOperation``).
+    """
+
+
+class InvalidIdError(LibraryError):
+    """A text that is not a well-formed library ID (e.g. from a hand-edited link)."""
+
+
+class UnknownIdError(LibraryError):
+    """A well-formed ID that names nothing in the library (never saved, or deleted)."""

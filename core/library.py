@@ -73,7 +73,12 @@ from pathlib import Path
 
 import regex
 
-from core.errors import PlaygroundError
+from core.errors import (
+    InvalidIdError,
+    LibraryError,
+    LibraryStorageError,
+    UnknownIdError,
+)
 from core.pretokenize import PATTERNS
 
 __all__ = [
@@ -132,25 +137,6 @@ _COLUMNS = "id, name, corpus_name, corpus_size, vocab_size, n_merges, special_to
 # --------------------------------------------------------------------------------------
 
 
-class LibraryError(PlaygroundError):
-    """The library cannot do what was asked (bad input, damaged entry, size limit)."""
-
-
-class LibraryStorageError(LibraryError, OSError):
-    """The library's folder cannot be written (permissions, a full disk, something in the way).
-
-    Also an ``OSError``, so code that catches those keeps working (like ``io.UnsupportedOperation``).
-    """
-
-
-class InvalidIdError(LibraryError):
-    """A text that is not a well-formed library ID (e.g. from a hand-edited link)."""
-
-
-class UnknownIdError(LibraryError):
-    """A well-formed ID that names nothing in the library (never saved, or deleted)."""
-
-
 @dataclass(frozen=True)
 class Entry:
     """Metadata of one saved tokenizer (the vocab and merges come from :meth:`load`)."""
@@ -177,7 +163,7 @@ def validate_id(text: object) -> str:
     >>> validate_id("../../etc/passwd")
     Traceback (most recent call last):
     ...
-    core.library.InvalidIdError: '../../etc/passwd' is not a valid library ID: an ID is 16 characters 0-9 and a-f, as in the link you were given. Check that the link was copied completely.
+    core.errors.InvalidIdError: '../../etc/passwd' is not a valid library ID: an ID is 16 characters 0-9 and a-f, as in the link you were given. Check that the link was copied completely.
     """
     if isinstance(text, str) and _ID_RE.fullmatch(text):
         return text

@@ -150,7 +150,8 @@ def resolve_tokenizer(name: str) -> tuple[str | None, str | None]:
     if len(name) > _MAX_LABEL_CHARS:
         return None, f"the tokenizer name in the link is {len(name):,} characters long"
     if name.startswith("lib:"):
-        from core.library import InvalidIdError, UnknownIdError, validate_id
+        from core.errors import InvalidIdError, UnknownIdError
+        from core.library import validate_id
 
         from ui import cache
 
@@ -191,7 +192,8 @@ def resolve_tokenizer(name: str) -> tuple[str | None, str | None]:
 def _text_from_link(value: str, *, what: str) -> tuple[str | None, str | None]:
     """A ``text``/``ids`` value: the text itself or ``@<ID>`` of a stored text."""
     if value.startswith("@"):
-        from core.library import InvalidIdError, UnknownIdError, validate_id
+        from core.errors import InvalidIdError, UnknownIdError
+        from core.library import validate_id
 
         from ui import cache
 
