@@ -1,7 +1,7 @@
 """Train: a byte-level BPE tokenizer on uploaded text or the built-in corpus, watched live.
 
 The training itself runs in a worker process owned by the server-wide ``TrainingManager``
-(``ui.jobs``); this page only submits a job, keeps its ID in ``st.session_state`` and polls
+(``ui.jobs``, ``ui.training_worker``); this page only submits a job, keeps its ID in ``st.session_state`` and polls
 the manager from a fragment. So training keeps going while the user visits other pages.
 """
 
@@ -60,7 +60,7 @@ def corpus_section() -> tuple[list[str], str] | None:
 
         text = builtin_corpus()
         st.caption(
-            f"**{BUILTIN_CORPUS_NAME}**: {jobs.format_bytes(len(text.encode()))}, the docstrings "
+            f"**{BUILTIN_CORPUS_NAME}**: {limits.format_bytes(len(text.encode()))}, the docstrings "
             f"of {text.count(BUILTIN_SEPARATOR) + 1} standard-library modules joined with "
             "`<|endoftext|>`. "
             "Needs no download."
@@ -69,7 +69,7 @@ def corpus_section() -> tuple[list[str], str] | None:
     limit = limits.max_upload_bytes()
     uploads = st.file_uploader(
         "Text files (UTF-8)", type=["txt"], accept_multiple_files=True, key="train.uploads",
-        help=f"One or more plain-text files, at most {jobs.format_bytes(limit)} in total "
+        help=f"One or more plain-text files, at most {limits.format_bytes(limit)} in total "
              "(TOKPLAY_MAX_UPLOAD_MB).",
     )
     if not uploads:
@@ -82,19 +82,19 @@ def corpus_section() -> tuple[list[str], str] | None:
         data = upload.getvalue()
         if total + len(data) > limit:
             st.error(
-                f"“{upload.name}” ({jobs.format_bytes(len(data))}) would take the corpus past "
-                f"this server's limit of {jobs.format_bytes(limit)}: it is left out. Upload "
+                f"“{upload.name}” ({limits.format_bytes(len(data))}) would take the corpus past "
+                f"this server's limit of {limits.format_bytes(limit)}: it is left out. Upload "
                 "less text (or raise TOKPLAY_MAX_UPLOAD_MB).", icon="⚠️",
             )
             continue
         try:
-            texts.append(jobs.decode_upload(upload.name, data))
+            texts.append(limits.decode_upload(upload.name, data))
         except Exception as err:  # noqa: BLE001 - CorpusError: shown, the other files still count
             show_error(err)
             continue
         names.append(upload.name)
         total += len(data)
-        st.markdown(f"✅ `{upload.name}` · {jobs.format_bytes(len(data))}")
+        st.markdown(f"✅ `{upload.name}` · {limits.format_bytes(len(data))}")
     if not texts:
         st.warning("None of the uploaded files can be used: fix them or use the built-in corpus.")
         return None
@@ -131,7 +131,7 @@ def settings_section() -> tuple[int, list[str], str, float] | None:
         help="Slow motion, to watch each merge appear: the built-in corpus trains in about a "
              "second at full speed. Counting pre-tokens always runs at full speed.",
     )
-    specials = jobs.parse_special_tokens(specials_text)
+    specials = limits.parse_special_tokens(specials_text)
     problem = limits.vocab_size_problem(vocab_size, len(specials))
     if problem:
         st.error(problem, icon="⚠️")
@@ -158,7 +158,7 @@ def draw_charts(snap: jobs.JobSnapshot) -> None:
     counts = go.Figure(go.Scattergl(
         x=[r[0] for r in rows], y=[r[1] for r in rows], mode="markers",
         marker={"size": 4, "color": "#4c78a8"},
-        text=[jobs.readable_token(r[2]) for r in rows],
+        text=[limits.readable_token(r[2]) for r in rows],
         hovertemplate="rank %{x}<br>count %{y:,}<br>%{text}<extra></extra>",
     ))
     counts.update_layout(
@@ -186,9 +186,9 @@ def draw_table(snap: jobs.JobSnapshot) -> None:
         [
             {
                 "rank": r[0],
-                "token": jobs.readable_token(r[2]),
-                "left": jobs.readable_token(r[3][0]),
-                "right": jobs.readable_token(r[3][1]),
+                "token": limits.readable_token(r[2]),
+                "left": limits.readable_token(r[3][0]),
+                "right": limits.readable_token(r[3][1]),
                 "count": r[1],
                 "bytes (hex)": r[2].hex(" "),
             }
@@ -210,7 +210,7 @@ def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
     elif snap.status in ("starting", "counting"):
         value = snap.count_progress or 0.0
         st.progress(_COUNT_SHARE * value,
-                    text=f"Counting pre-tokens in {jobs.format_bytes(snap.corpus_bytes)}… "
+                    text=f"Counting pre-tokens in {limits.format_bytes(snap.corpus_bytes)}… "
                          f"{value:.0%} (merges come next)")
     else:
         n = len(snap.rows)
@@ -290,7 +290,7 @@ def adopt_tokenizer(snap: jobs.JobSnapshot) -> Any | None:
     if snap.job_id not in done:
         done[snap.job_id] = state.register_tokenizer(
             label, tok, source=f"trained here on {snap.corpus_name} "
-                               f"({jobs.format_bytes(snap.corpus_bytes)}, {snap.pattern})",
+                               f"({limits.format_bytes(snap.corpus_bytes)}, {snap.pattern})",
             meta={"corpus_name": snap.corpus_name, "corpus_size": snap.corpus_bytes})
         state.set_active(done[snap.job_id])
         st.session_state[_TOAST] = done[snap.job_id]

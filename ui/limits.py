@@ -24,17 +24,9 @@ True
 
 from __future__ import annotations
 
-from ui.jobs import (
-    DEFAULT_MAX_TRAININGS,
-    DEFAULT_MAX_UPLOAD_MB,
-    DEFAULT_MAX_VOCAB,
-    DEFAULT_MEMORY_MB,
-    env_int,
-    format_bytes,
-    max_upload_bytes,
-    max_vocab_size,
-    vocab_size_problem,
-)
+import os
+
+from core.errors import CorpusError
 
 __all__ = [
     "DEFAULT_MAX_IDS",
@@ -45,12 +37,16 @@ __all__ = [
     "DEFAULT_MEMORY_MB",
     "DEFAULT_URL_TEXT_CHARS",
     "MAX_PARAM_CHARS",
+    "decode_upload",
+    "env_int",
     "format_bytes",
     "max_concurrent_trainings",
     "max_ids",
     "max_text_chars",
     "max_upload_bytes",
     "max_vocab_size",
+    "parse_special_tokens",
+    "readable_token",
     "text_too_long",
     "train_memory_mb",
     "upload_too_large",
@@ -58,6 +54,10 @@ __all__ = [
     "vocab_size_problem",
 ]
 
+DEFAULT_MAX_TRAININGS = 2
+DEFAULT_MEMORY_MB = 2048
+DEFAULT_MAX_VOCAB = 50_000
+DEFAULT_MAX_UPLOAD_MB = 50
 DEFAULT_MAX_TEXT_CHARS = 50_000
 DEFAULT_MAX_IDS = 20_000
 DEFAULT_URL_TEXT_CHARS = 1_500
@@ -118,3 +118,130 @@ def upload_too_large(n_bytes: int, *, limit: int | None = None) -> str | None:
         return None
     return (f"These files are {format_bytes(n_bytes)} together; this server accepts at most "
             f"{format_bytes(limit)} (TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.")
+
+
+def env_int(name: str, default: int, *, minimum: int = 1) -> int:
+    """An integer setting from the environment; ``default`` when unset or not a number.
+
+    >>> env_int("TOKPLAY_SURELY_UNSET_FOR_DOCTEST", 7)
+    7
+    """
+    raw = os.environ.get(name, "").strip()
+    try:
+        return max(minimum, int(raw)) if raw else default
+    except ValueError:
+        return default
+
+
+# ---------------------------------------------------------------------------------------------
+# Training limits and the Train page's form checks
+
+
+def max_vocab_size() -> int:
+    """The largest vocab size this server trains (``TOKPLAY_MAX_VOCAB``, default 50,000)."""
+    return env_int("TOKPLAY_MAX_VOCAB", DEFAULT_MAX_VOCAB, minimum=257)
+
+
+def max_upload_bytes() -> int:
+    """The most corpus bytes a training may upload (``TOKPLAY_MAX_UPLOAD_MB``, default 50)."""
+    return env_int("TOKPLAY_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB) * 1024 * 1024
+
+
+def parse_special_tokens(text: str) -> list[str]:
+    r"""Special tokens from a text box: separated by commas or newlines, blanks dropped.
+
+    >>> parse_special_tokens("<|endoftext|>, <|pad|>\n\n<|endoftext|>")
+    ['<|endoftext|>', '<|pad|>']
+    >>> parse_special_tokens("  ")
+    []
+    """
+    parts = (p.strip() for line in text.splitlines() for p in line.split(","))
+    return list(dict.fromkeys(p for p in parts if p))
+
+
+def vocab_size_problem(vocab_size: int, n_special: int, *, maximum: int | None = None) -> str | None:
+    """Why a vocab size cannot be trained, or ``None`` when it is fine.
+
+    >>> vocab_size_problem(1000, 1) is None
+    True
+    >>> vocab_size_problem(100, 1)
+    'Vocab size 100 is too small: the 256 single bytes and 1 special token(s) already take 257 IDs. Choose at least 257.'
+    >>> vocab_size_problem(10**9, 1, maximum=50_000)
+    'Vocab size 1,000,000,000 is too large for this server: at most 50,000 (set TOKPLAY_MAX_VOCAB to change the limit). Byte-level BPE vocabularies are usually 1,000 to 200,000.'
+    """
+    maximum = max_vocab_size() if maximum is None else maximum
+    minimum = 256 + n_special
+    if vocab_size < minimum:
+        return (
+            f"Vocab size {vocab_size:,} is too small: the 256 single bytes and {n_special} special "
+            f"token(s) already take {minimum} IDs. Choose at least {minimum}."
+        )
+    if vocab_size > maximum:
+        return (
+            f"Vocab size {vocab_size:,} is too large for this server: at most {maximum:,} (set "
+            "TOKPLAY_MAX_VOCAB to change the limit). Byte-level BPE vocabularies are usually "
+            "1,000 to 200,000."
+        )
+    return None
+
+
+def decode_upload(name: str, data: bytes) -> str:
+    """Decode an uploaded corpus file, or raise ``CorpusError`` naming the file and byte offset.
+
+    A NUL byte marks a binary file (valid UTF-8, but never text anyone means to train on).
+
+    >>> decode_upload("a.txt", "café".encode())
+    'café'
+    >>> decode_upload("img.png", b"\\x89PNG")
+    Traceback (most recent call last):
+    ...
+    core.errors.CorpusError: “img.png” is not valid UTF-8: bad byte(s) 89 50 4e 47 at byte offset 0 (invalid start byte). Upload a UTF-8 text file (re-save it as UTF-8 in your editor).
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        bad = data[err.start : err.start + 4].hex(" ")
+        raise CorpusError(
+            f"“{name}” is not valid UTF-8: bad byte(s) {bad} at byte offset {err.start} "
+            f"({err.reason}). Upload a UTF-8 text file (re-save it as UTF-8 in your editor)."
+        ) from None
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise CorpusError(
+            f"“{name}” looks like a binary file, not text: a NUL byte at byte offset {nul}. "
+            "Upload a plain UTF-8 .txt file."
+        )
+    return text
+
+
+def readable_token(token: bytes) -> str:
+    r"""A token for tables: whitespace visible (``·``, ``↵``, ``→``), bytes that are not whole
+    UTF-8 characters and non-printable characters as ``\\xNN``.
+
+    >>> readable_token(b" the\n")
+    '·the↵'
+    >>> readable_token(b"\xe2\x82")
+    '\\xe2\\x82'
+    >>> readable_token(b"a\x00\tb")
+    'a\\x00→b'
+    """
+    text = token.decode("utf-8", errors="backslashreplace")
+    text = text.replace(" ", "·").replace("\n", "↵").replace("\t", "→").replace("\r", "\\r")
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else "".join(f"\\x{b:02x}" for b in c.encode("utf-8")) for c in text
+    )
+
+
+def format_bytes(n: int) -> str:
+    """Human-readable size.
+
+    >>> format_bytes(532), format_bytes(2048), format_bytes(5 * 1024 * 1024)
+    ('532 B', '2.0 KB', '5.0 MB')
+    """
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / 1024 / 1024:.1f} MB"

@@ -1,0 +1,277 @@
+"""The process side of training: start a worker process, and what runs inside it.
+
+A worker is started idle (:func:`spawn_worker`): it imports core and warms up, then waits for
+one job spec on its control pipe, trains with ``core.train.BPETrainer`` and streams batched
+events back (``("status", s)``, ``("count", fraction)``, ``("merges", rows)``, then ``("done",
+vocab, merges, stop_reason, messages, stats)`` or ``("error", message)``), and exits. The
+manager (:mod:`ui.jobs`) pauses and stops it through two events.
+
+The worker runs this file by path, so it imports nothing but core and the standard library.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import signal
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from core.processes import plain_main
+
+__all__ = ["MergeRow", "Worker", "death_message", "spawn_worker"]
+
+#: (rank, count, token, pair, vocab_size, elapsed): one learned merge, as the page draws it.
+MergeRow = tuple[int, int, bytes, tuple[bytes, bytes], int, float]
+
+_WORKER_RUN_NAME = "__tokplay_training_worker__"
+_FLUSH_SECONDS = 0.1  # worker -> manager batching interval
+_FLUSH_ROWS = 2000  # ... or this many merges, whichever comes first
+
+
+# =============================================================================================
+# Manager side: starting a worker
+
+
+@dataclass
+class Worker:
+    """A worker process and the manager's ends of its pipes and events."""
+
+    process: Any
+    ctrl: Any  # manager -> worker: the job spec
+    events: Any  # worker -> manager: batched events
+    run_event: Any
+    stop_event: Any
+
+    def close(self) -> None:
+        for conn in (self.ctrl, self.events):
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+
+
+def spawn_worker(ctx: Any, memory_mb: int) -> Worker:
+    """Start an idle worker that has already imported core.train, waiting for a job.
+
+    subtle: spawning a Python process and importing core takes ~0.3-1 s on a busy
+    machine; keeping one warm worker hides that from the next training. A worker runs
+    one job and exits, so its memory limit and a kill only ever affect that job.
+    """
+    ctrl_r, ctrl_w = ctx.Pipe(duplex=False)
+    events_r, events_w = ctx.Pipe(duplex=False)
+    run_event = ctx.Event()
+    run_event.set()
+    stop_event = ctx.Event()
+    # subtle: run this file by path (runpy), not as a module of the ``ui`` package: a worker
+    # needs only core, and must not pay for importing anything else (Streamlit ~1 s, ~100 MB).
+    process = ctx.Process(
+        target=runpy.run_path,
+        name="tokplay-train-worker",
+        args=(os.path.abspath(__file__),),
+        kwargs={
+            "init_globals": {
+                "_WORKER_ARGS": (ctrl_r, events_w, memory_mb, run_event, stop_event)
+            },
+            "run_name": _WORKER_RUN_NAME,
+        },
+        daemon=True,
+    )
+    try:
+        with plain_main():  # the page script must not run again in the worker
+            process.start()
+    finally:
+        ctrl_r.close()  # the child has its own copies; EOF on events_r now means it died
+        events_w.close()
+    return Worker(process, ctrl_w, events_r, run_event, stop_event)
+
+
+def death_message(code: int | None) -> str:
+    """The message for a worker that ended without reporting a result.
+
+    >>> death_message(-9)
+    'The training worker stopped unexpectedly (killed by signal 9, SIGKILL). The server may be low on memory or the process was ended by someone. Start the training again, perhaps with a smaller corpus or vocab size.'
+    """
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "unknown signal"
+        how = f"killed by signal {-code}, {name}"
+    else:
+        how = f"exit code {code}"
+    return (
+        f"The training worker stopped unexpectedly ({how}). The server may be low on memory or "
+        "the process was ended by someone. Start the training again, perhaps with a smaller "
+        "corpus or vocab size."
+    )
+
+
+# =============================================================================================
+# Worker side (runs in the spawned process)
+
+
+def _limit_memory(memory_mb: int) -> None:
+    """Cap this process's address space, so a runaway training fails with MemoryError."""
+    if memory_mb <= 0:
+        return
+    try:
+        import resource
+    except ImportError:  # not on this platform: run unbounded
+        return
+    limit = memory_mb * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _worker_entry(
+    ctrl: Any, conn: Any, memory_mb: int, run_event: Any, stop_event: Any
+) -> None:
+    """An idle worker: import core now, wait for one job spec, run it, exit."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C on the server: the parent decides
+    from core.pretokenize import PATTERNS, compile_pattern
+    from core.train import train_bpe
+
+    # warm up while idle: imports, the three regexes, one tiny training (first-call costs)
+    for name in PATTERNS:
+        compile_pattern(name)
+    train_bpe(["warm up the worker<|endoftext|>warm"], 262, ["<|endoftext|>"])
+
+    try:
+        spec = ctrl.recv()
+    except (EOFError, OSError):
+        return  # the manager went away or shut down
+    finally:
+        ctrl.close()
+    corpus_path, vocab_size, special_tokens, pattern, pace = spec
+    _worker_main(conn, corpus_path, vocab_size, special_tokens, pattern, memory_mb, run_event,
+                 stop_event, pace)
+
+
+def _worker_main(
+    conn: Any,
+    corpus_path: str,
+    vocab_size: int,
+    special_tokens: tuple[str, ...],
+    pattern: str,
+    memory_mb: int,
+    run_event: Any,
+    stop_event: Any,
+    pace: float = 0.0,
+) -> None:
+    """Train and stream batched events to ``conn``; always ends with "done" or "error"."""
+    try:
+        _limit_memory(memory_mb)
+        _train_in_worker(conn, corpus_path, vocab_size, special_tokens, pattern, run_event,
+                         stop_event, pace)
+    except MemoryError:
+        _send_error(
+            conn,
+            f"Training ran out of memory: each training may use at most {memory_mb} MB "
+            "(TOKPLAY_TRAIN_MEMORY_MB). Use a smaller corpus or vocab size, or ask the server's "
+            "owner to raise the limit.",
+        )
+    except Exception as err:  # noqa: BLE001 - every failure becomes a job error, never a crash
+        from core.errors import PlaygroundError
+
+        if isinstance(err, PlaygroundError):
+            _send_error(conn, str(err))
+        else:
+            _send_error(
+                conn,
+                f"Training failed: {type(err).__name__}: {err}\n\n"
+                + "".join(traceback.format_exception(err)[-3:]),
+            )
+    finally:
+        try:
+            conn.close()
+        except OSError:
+            pass
+
+
+def _send_error(conn: Any, message: str) -> None:
+    try:
+        conn.send(("error", message))
+    except (OSError, MemoryError):
+        pass
+
+
+def _train_in_worker(
+    conn: Any,
+    corpus_path: str,
+    vocab_size: int,
+    special_tokens: tuple[str, ...],
+    pattern: str,
+    run_event: Any,
+    stop_event: Any,
+    pace: float = 0.0,
+) -> None:
+    from core.train import BPETrainer
+
+    conn.send(("status", "counting"))
+    last_count = [0.0]
+
+    def on_progress(phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if phase == "counting" and (now - last_count[0] >= _FLUSH_SECONDS or done >= total):
+            last_count[0] = now
+            conn.send(("count", done / total if total else 1.0))
+
+    trainer = BPETrainer(
+        corpus_path, vocab_size, list(special_tokens), pattern=pattern, on_progress=on_progress
+    )
+    batch: list[MergeRow] = []
+    last_flush = time.monotonic()
+    first = True
+    merging_since = 0.0  # when merge 0 would be due at this pace (moved on by pauses)
+    for event in trainer:
+        if first:
+            first = False
+            conn.send(("status", "training"))
+            merging_since = time.monotonic()
+        if pace:  # slow motion: merge k is due k / pace seconds after merging began
+            delay = merging_since + event.rank / pace - time.monotonic()
+            if delay > 0:
+                stop_event.wait(delay)  # a stop ends the wait at once (handled below)
+        batch.append(
+            (event.rank, event.count, event.token, event.pair, event.vocab_size, event.elapsed)
+        )
+        now = time.monotonic()
+        if len(batch) >= _FLUSH_ROWS or now - last_flush >= _FLUSH_SECONDS:
+            conn.send(("merges", batch))
+            batch, last_flush = [], now
+        if not run_event.is_set() and not stop_event.is_set():
+            if batch:
+                conn.send(("merges", batch))
+                batch = []
+            conn.send(("status", "paused"))
+            paused_at = time.monotonic()
+            while not run_event.wait(0.2):
+                if stop_event.is_set():
+                    break
+            if not stop_event.is_set():
+                conn.send(("status", "training"))
+            last_flush = time.monotonic()
+            merging_since += last_flush - paused_at  # a pause does not count towards the pace
+        if stop_event.is_set():
+            # subtle: stop() then keep iterating: the trainer's next step ends the loop and
+            # records stop_reason "stopped" with its own message, keeping every merge so far
+            trainer.stop()
+    if stop_event.is_set() and not trainer.done:
+        trainer.stop()
+        trainer.step()  # counting was stopped before any merge: let the trainer finish cleanly
+    if batch:
+        conn.send(("merges", batch))
+    stats = getattr(trainer, "corpus_stats", {}) or {}
+    conn.send(
+        ("done", trainer.vocab, trainer.merges, trainer.stop_reason, list(trainer.messages), stats)
+    )
+
+
+if __name__ == _WORKER_RUN_NAME:  # a worker process started by spawn_worker (runpy)
+    _worker_entry(*_WORKER_ARGS)  # type: ignore[name-defined]  # noqa: F821
