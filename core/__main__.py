@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from core.errors import PlaygroundError
 from core.pretokenize import PATTERNS
+from core.train import BPETrainer
 
 
 class _ProgressBar:
@@ -68,8 +69,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from core.train import BPETrainer
-
     bar = None if args.quiet else _ProgressBar(sys.stderr)
     trainer = BPETrainer(
         args.corpus,

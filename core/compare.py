@@ -13,7 +13,6 @@ a region where the tokenizers' inner boundaries differ is a place where they dis
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 

@@ -25,6 +25,8 @@ from importlib import resources
 from pathlib import Path
 
 from core.errors import PlaygroundError
+from core.formats.gpt2_files import loads_encoder_json, loads_vocab_bpe
+from core.formats.tiktoken_file import load_tiktoken_ranks, ranks_to_merges
 from core.tokenizer import Tokenizer
 
 __all__ = ["PRESETS", "PresetFile", "load_preset", "preset_files"]
@@ -176,14 +178,10 @@ def _read(file: PresetFile, directory: str) -> bytes:
 def _load_cached(name: str, directory: str) -> Tokenizer:
     preset = _PRESETS[name]
     if name == "gpt2":
-        from core.formats.gpt2_files import loads_encoder_json, loads_vocab_bpe
-
         encoder, bpe = (_read(f, directory) for f in preset.files)
         vocab = loads_encoder_json(encoder, name="encoder.json")
         merges = loads_vocab_bpe(bpe, name="vocab.bpe")
     else:
-        from core.formats.tiktoken_file import load_tiktoken_ranks, ranks_to_merges
-
         file = preset.files[0]
         ranks = load_tiktoken_ranks(_read(file, directory), name=f"{name}.tiktoken")
         merges = ranks_to_merges(ranks, name=f"{name}.tiktoken")

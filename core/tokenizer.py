@@ -36,12 +36,15 @@ from functools import reduce
 from itertools import islice, repeat
 from operator import iconcat, itemgetter
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import regex
 
+from core import details
 from core.basics import check_id, utf8
+from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
 from core.errors import PlaygroundError
+from core.formats.pickles import load_pickles, save_pickles
 from core.pretokenize import (
     ascii_pattern,
     compile_pattern,
@@ -49,9 +52,6 @@ from core.pretokenize import (
     mixed_regions,
     special_splitter,
 )
-
-if TYPE_CHECKING:
-    from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
 
 __all__ = ["Tokenizer", "DEFAULT_CACHE_SIZE", "STREAM_CACHE_SIZE"]
 
@@ -229,15 +229,11 @@ class Tokenizer:
     ) -> Tokenizer:
         """Load CS336 ``vocab.pkl`` + ``merges.pkl`` through the restricted unpickler (a
         pickle that tries to run code is refused, nothing runs)."""
-        from core.formats.pickles import load_pickles
-
         vocab, merges = load_pickles(vocab_path, merges_path)
         return cls(vocab, merges, special_tokens, pattern=pattern, name=name)
 
     def save(self, vocab_path: str | os.PathLike[str], merges_path: str | os.PathLike[str]) -> None:
         """Write ``vocab.pkl`` + ``merges.pkl`` (plain pickles, as the CS336 code does)."""
-        from core.formats.pickles import save_pickles
-
         save_pickles(self.vocab, self.merges, vocab_path, merges_path)
 
     # ------------------------------------------------------------------------------------
@@ -604,27 +600,19 @@ class Tokenizer:
 
     def encode_details(self, text: str) -> EncodingDetails:
         """Per-token spans, partial-UTF-8 flags and pre-token boundaries of ``text``."""
-        from core.details import encode_details
-
-        return encode_details(self, text)
+        return details.encode_details(self, text)
 
     def merge_trace(self, pretoken: str) -> list[MergeStep]:
         """The merges BPE applies to one pre-token, in order, with their ranks."""
-        from core.details import merge_trace
-
-        return merge_trace(self, pretoken)
+        return details.merge_trace(self, pretoken)
 
     def decode_details(self, ids: Iterable[int]) -> DecodeDetails:
         """Per-ID bytes and text, and which U+FFFD in the output came from which IDs."""
-        from core.details import decode_details
-
-        return decode_details(self, ids)
+        return details.decode_details(self, ids)
 
     def merge_tree(self, token_id: int) -> MergeNode:
         """How a token is built from single bytes, merge by merge."""
-        from core.details import merge_tree
-
-        return merge_tree(self, token_id)
+        return details.merge_tree(self, token_id)
 
 
 # ----------------------------------------------------------------------------------------

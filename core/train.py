@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.corpus import DEFAULT_CHUNK_SIZE, find_chunk_boundaries, read_chunk
 from core.errors import CorpusError, TrainingConfigError
 from core.pretokenize import (
     GPT2_PATTERN,
@@ -173,7 +174,6 @@ def _count_items(
 ) -> tuple[int, Counter[str]]:
     """Count the pre-tokens of several chunks into one Counter (one result per pool task,
     so the parent merges a few big Counters instead of one per chunk)."""
-    from core.corpus import read_chunk
 
     counts: Counter[str] = Counter()
     done = 0
@@ -292,7 +292,6 @@ def count_pretokens(
     >>> sorted(counts.items()), stats["pretokens"]
     ([(' cat', 1), ('the', 2)], 3)
     """
-    from core.corpus import DEFAULT_CHUNK_SIZE, find_chunk_boundaries, read_chunk
 
     specials = tuple(special_tokens)
     compile_pattern(pattern)  # fail fast on a broken regex, before any worker starts

@@ -34,3 +34,45 @@ def test_the_blocker_really_blocks():
     code = _BLOCK + "import ui.page"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode != 0 and "blocked in this test" in out.stderr
+
+
+def _core_import_graph():
+    """module -> the core modules it imports at module level (TYPE_CHECKING blocks aside)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    graph = {}
+    for path in sorted((root / "core").rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        deps = set()
+        for node in ast.parse(path.read_text()).body:  # module level only
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("core"):
+                deps.add(node.module)
+                deps.update(f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names if a.name.startswith("core"))
+        graph[name] = deps
+    return {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+
+
+def test_core_modules_import_each_other_without_a_cycle():
+    """Each module's imports sit at its top, and they form no circle (the package __init__
+    files, which only re-export, are left out: every module imports them first anyway)."""
+    graph = {m: deps - {"core", "core.formats"} for m, deps in _core_import_graph().items()
+             if m not in ("core", "core.formats")}
+    seen, done = set(), set()
+
+    def visit(m, path):
+        assert m not in seen or m in done, "import cycle: " + " -> ".join(path + [m])
+        if m in done:
+            return
+        seen.add(m)
+        for d in sorted(graph[m]):
+            visit(d, path + [m])
+        done.add(m)
+
+    for m in sorted(graph):
+        visit(m, [])
+    assert "core.formats.pickles" in graph["core.tokenizer"]  # the edge that used to loop back

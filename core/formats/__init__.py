@@ -7,58 +7,79 @@
 - Hugging Face ``tokenizer.json`` (:mod:`core.formats.hf_json`)
 
 :func:`load_tokenizer_files` guesses the format from uploaded files; :func:`export_all` writes
-every format (file name -> bytes) for download buttons.
+every format (file name -> bytes) for download buttons (both in :mod:`core.formats.detect`).
+
+The names below are importable from ``core.formats`` itself. They load on first use
+(PEP 562), so importing one format module (``core.tokenizer`` reads CS336 pickles through
+:mod:`core.formats.pickles`) does not import every other one, and no import cycle can form.
 """
 
-from core.formats.detect import (
-    ACCEPTED as ACCEPTED,
-    FileSet as FileSet,
-    export_all as export_all,
-    identify_files as identify_files,
-    load_tokenizer_files as load_tokenizer_files,
-)
-from core.formats.gpt2_files import (
-    dumps_encoder_json as dumps_encoder_json,
-    dumps_gpt2 as dumps_gpt2,
-    dumps_vocab_bpe as dumps_vocab_bpe,
-    infer_special_tokens as infer_special_tokens,
-    loads_encoder_json as loads_encoder_json,
-    loads_gpt2 as loads_gpt2,
-    loads_vocab_bpe as loads_vocab_bpe,
-    tokenizer_from_gpt2_files as tokenizer_from_gpt2_files,
-    tokenizer_to_gpt2_files as tokenizer_to_gpt2_files,
-)
-from core.formats.hf_json import (
-    dumps_hf_json as dumps_hf_json,
-    hf_regex as hf_regex,
-    loads_hf_json as loads_hf_json,
-    tokenizer_from_hf_json as tokenizer_from_hf_json,
-    tokenizer_to_hf_json as tokenizer_to_hf_json,
-)
-from core.formats.pickles import (
-    dumps_merges as dumps_merges,
-    dumps_vocab as dumps_vocab,
-    load_pickles as load_pickles,
-    loads_merges as loads_merges,
-    loads_pickles as loads_pickles,
-    loads_vocab as loads_vocab,
-    save_pickles as save_pickles,
-    tokenizer_from_pickles as tokenizer_from_pickles,
-    tokenizer_to_pickles as tokenizer_to_pickles,
-)
-from core.formats.safe_pickle import (
-    MAX_PICKLE_BYTES as MAX_PICKLE_BYTES,
-    RestrictedUnpickler as RestrictedUnpickler,
-    safe_loads as safe_loads,
-    scan_pickle as scan_pickle,
-    validate_merges as validate_merges,
-    validate_merges_in_vocab as validate_merges_in_vocab,
-    validate_vocab as validate_vocab,
-)
-from core.formats.tiktoken_file import (
-    dump_tiktoken_ranks as dump_tiktoken_ranks,
-    load_tiktoken_ranks as load_tiktoken_ranks,
-    ranks_to_merges as ranks_to_merges,
-    tokenizer_from_tiktoken as tokenizer_from_tiktoken,
-    tokenizer_to_tiktoken as tokenizer_to_tiktoken,
-)
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Public name -> the module of this package that defines it.
+_EXPORTS: dict[str, str] = {
+    # detect
+    "ACCEPTED": "detect",
+    "ExportFailure": "detect",
+    "ExportedFiles": "detect",
+    "FileSet": "detect",
+    "export_all": "detect",
+    "identify_files": "detect",
+    "load_tokenizer_files": "detect",
+    "tokenizer_from_pickles": "detect",
+    "tokenizer_to_pickles": "detect",
+    # gpt2_files
+    "dumps_encoder_json": "gpt2_files",
+    "dumps_gpt2": "gpt2_files",
+    "dumps_vocab_bpe": "gpt2_files",
+    "infer_special_tokens": "gpt2_files",
+    "loads_encoder_json": "gpt2_files",
+    "loads_gpt2": "gpt2_files",
+    "loads_vocab_bpe": "gpt2_files",
+    "tokenizer_from_gpt2_files": "gpt2_files",
+    "tokenizer_to_gpt2_files": "gpt2_files",
+    # hf_json
+    "dumps_hf_json": "hf_json",
+    "hf_regex": "hf_json",
+    "loads_hf_json": "hf_json",
+    "tokenizer_from_hf_json": "hf_json",
+    "tokenizer_to_hf_json": "hf_json",
+    # pickles
+    "dumps_merges": "pickles",
+    "dumps_vocab": "pickles",
+    "load_pickles": "pickles",
+    "loads_merges": "pickles",
+    "loads_pickles": "pickles",
+    "loads_vocab": "pickles",
+    "save_pickles": "pickles",
+    # safe_pickle
+    "MAX_PICKLE_BYTES": "safe_pickle",
+    "RestrictedUnpickler": "safe_pickle",
+    "safe_loads": "safe_pickle",
+    "scan_pickle": "safe_pickle",
+    "validate_merges": "safe_pickle",
+    "validate_merges_in_vocab": "safe_pickle",
+    "validate_vocab": "safe_pickle",
+    # tiktoken_file
+    "dump_tiktoken_ranks": "tiktoken_file",
+    "load_tiktoken_ranks": "tiktoken_file",
+    "ranks_to_merges": "tiktoken_file",
+    "tokenizer_from_tiktoken": "tiktoken_file",
+    "tokenizer_to_tiktoken": "tiktoken_file",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core.formats' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"core.formats.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return __all__

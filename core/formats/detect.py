@@ -14,12 +14,11 @@ import json
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from core.errors import FormatError
-
-if TYPE_CHECKING:
-    from core.tokenizer import Tokenizer
+from core.formats import gpt2_files, hf_json, pickles, tiktoken_file
+from core.formats.safe_pickle import safe_loads
+from core.tokenizer import Tokenizer
 
 ACCEPTED = (
     "vocab.pkl + merges.pkl (CS336 pickles); "
@@ -90,8 +89,6 @@ def _pickle_role(name: str, data: bytes) -> str | None:
     if "vocab" in base:
         return "vocab"
     # neither word in the name: look at the (safely loaded) top-level type
-    from core.formats.safe_pickle import safe_loads
-
     try:
         obj = safe_loads(data, name=name)
     except FormatError:
@@ -181,52 +178,58 @@ def load_tokenizer_files(
     found = identify_files(files)
     roles = found.roles
     if found.kind == "pickles":
-        from core.formats.gpt2_files import infer_special_tokens
-        from core.formats.pickles import loads_pickles
-
-        vocab, merges = loads_pickles(
+        vocab, merges = pickles.loads_pickles(
             files[roles["vocab"]], files[roles["merges"]],
             vocab_name=roles["vocab"], merges_name=roles["merges"],
         )  # fmt: skip
-        from core.tokenizer import Tokenizer
-
         # pickles do not mark special tokens: a token that is neither a byte nor a merge
         # result can only be one (CS336 puts them first)
         if special_tokens is None:
-            special_tokens = infer_special_tokens(vocab, merges)
+            special_tokens = gpt2_files.infer_special_tokens(vocab, merges)
         return Tokenizer(vocab, merges, special_tokens, pattern=pattern or "gpt2", name=name)
     if found.kind == "gpt2":
-        from core.formats.gpt2_files import tokenizer_from_gpt2_files
-
-        return tokenizer_from_gpt2_files(
+        return gpt2_files.tokenizer_from_gpt2_files(
             files[roles["encoder"]], files[roles["bpe"]], special_tokens,
             pattern=pattern or "gpt2", name=name,
             encoder_name=roles["encoder"], bpe_name=roles["bpe"],
         )  # fmt: skip
     if found.kind == "hf":
-        from core.formats.hf_json import tokenizer_from_hf_json
-
-        tok = tokenizer_from_hf_json(
+        tok = hf_json.tokenizer_from_hf_json(
             files[roles["tokenizer"]], special_tokens, name=name, file_name=roles["tokenizer"]
         )
         if pattern is None:
             return tok
-        from core.tokenizer import Tokenizer
-
         return Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=pattern, name=name)
-    return _load_tiktoken(
-        files[roles["ranks"]], roles["ranks"], special_tokens, pattern or "gpt2", name
-    )
-
-
-def _load_tiktoken(
-    data: bytes, file_name: str, special_tokens: Sequence[str] | None, pattern: str, name: str
-) -> Tokenizer:
-    from core.formats import tiktoken_file
-
     return tiktoken_file.tokenizer_from_tiktoken(
-        data, special_tokens, pattern=pattern, name=name, file_name=file_name
+        files[roles["ranks"]], special_tokens, pattern=pattern or "gpt2", name=name,
+        file_name=roles["ranks"],
     )
+
+
+def tokenizer_from_pickles(
+    vocab_data: bytes,
+    merges_data: bytes,
+    special_tokens: Sequence[str] | None = None,
+    *,
+    pattern: str = "gpt2",
+    name: str = "",
+    vocab_name: str = "vocab.pkl",
+    merges_name: str = "merges.pkl",
+) -> Tokenizer:
+    """A :class:`~core.tokenizer.Tokenizer` from the bytes of ``vocab.pkl`` and ``merges.pkl``."""
+    vocab, merges = pickles.loads_pickles(
+        vocab_data, merges_data, vocab_name=vocab_name, merges_name=merges_name
+    )
+    return Tokenizer(vocab, merges, special_tokens, pattern=pattern, name=name)
+
+
+def tokenizer_to_pickles(tokenizer: Tokenizer) -> dict[str, bytes]:
+    """``{"vocab.pkl": ..., "merges.pkl": ...}`` for a tokenizer (special tokens live in the
+    vocab; the pre-tokenizer pattern is not stored by this format)."""
+    return {
+        "vocab.pkl": pickles.dumps_vocab(tokenizer.vocab),
+        "merges.pkl": pickles.dumps_merges(tokenizer.merges),
+    }
 
 
 @dataclass(frozen=True)
@@ -267,14 +270,11 @@ def export_all(tokenizer: Tokenizer) -> ExportedFiles:
     with the byte map) is left out and listed in the result's ``failures`` with the reason,
     so the page can say which file is missing and why; the other formats are still written.
     """
-    from core.formats.gpt2_files import tokenizer_to_gpt2_files
-    from core.formats.hf_json import tokenizer_to_hf_json
-    from core.formats.pickles import tokenizer_to_pickles
-
+    # looked up on their modules at call time, so a test can make one fail
     exporters = (
         ("CS336 pickles", ("vocab.pkl", "merges.pkl"), tokenizer_to_pickles),
-        ("GPT-2 files", ("encoder.json", "vocab.bpe"), tokenizer_to_gpt2_files),
-        ("Hugging Face", ("tokenizer.json",), tokenizer_to_hf_json),
+        ("GPT-2 files", ("encoder.json", "vocab.bpe"), gpt2_files.tokenizer_to_gpt2_files),
+        ("Hugging Face", ("tokenizer.json",), hf_json.tokenizer_to_hf_json),
         ("tiktoken rank file", (_tiktoken_name(tokenizer),), _export_tiktoken),
     )
     out: dict[str, bytes] = {}
@@ -293,6 +293,4 @@ def _tiktoken_name(tokenizer: Tokenizer) -> str:
 
 
 def _export_tiktoken(tokenizer: Tokenizer) -> dict[str, bytes]:
-    from core.formats import tiktoken_file
-
     return {_tiktoken_name(tokenizer): tiktoken_file.tokenizer_to_tiktoken(tokenizer)}

@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from core.bytes_unicode import to_gpt2_str, unicode_to_bytes
 from core.errors import FormatError
 from core.formats._text import as_text, parse_json
 from core.formats.safe_pickle import validate_merges_in_vocab, validate_vocab
-
-if TYPE_CHECKING:
-    from core.tokenizer import Tokenizer
+from core.tokenizer import Tokenizer
 
 BPE_HEADER = "#version: 0.2"
 
@@ -196,8 +193,6 @@ def tokenizer_from_gpt2_files(
     vocab, merges, found = loads_gpt2(
         encoder_json, vocab_bpe, encoder_name=encoder_name, bpe_name=bpe_name
     )
-    from core.tokenizer import Tokenizer  # late: validate the files first
-
     specials = found if special_tokens is None else list(special_tokens)
     return Tokenizer(vocab, merges, specials, pattern=pattern, name=name)
 

@@ -24,18 +24,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from core.bytes_unicode import to_gpt2_str
 from core.errors import FormatError
 from core.formats._text import parse_json
 from core.formats.gpt2_files import decode_mapped_token
-from core.formats.safe_pickle import validate_merges, validate_merges_in_vocab, validate_vocab
+from core.formats.safe_pickle import (
+    validate_merges,
+    validate_merges_in_vocab,
+    validate_vocab,
+)
 from core.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
-
-if TYPE_CHECKING:
-    from core.tokenizer import Tokenizer
-
+from core.tokenizer import Tokenizer
 
 # ---------------------------------------------------------------------------------------------
 # Writing
@@ -282,8 +283,6 @@ def tokenizer_from_hf_json(
     """A :class:`~core.tokenizer.Tokenizer` from ``tokenizer.json``; the pattern and special
     tokens come from the file unless ``special_tokens`` is given."""
     vocab, merges, found, pattern = loads_hf_json(data, name=file_name)
-    from core.tokenizer import Tokenizer  # late: validate the files first
-
     specials = found if special_tokens is None else list(special_tokens)
     return Tokenizer(vocab, merges, specials, pattern=pattern, name=name)
 

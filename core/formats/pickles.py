@@ -15,7 +15,6 @@ import os
 import pickle
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from core.errors import FormatError
 from core.formats.safe_pickle import (
@@ -24,9 +23,6 @@ from core.formats.safe_pickle import (
     validate_merges_in_vocab,
     validate_vocab,
 )
-
-if TYPE_CHECKING:
-    from core.tokenizer import Tokenizer
 
 # Protocol 4 is what Python 3.8+ writes by default for pickle.dump; readable by any Python 3.4+.
 _PROTOCOL = 4
@@ -95,36 +91,3 @@ def save_pickles(
     """Write ``vocab.pkl`` and ``merges.pkl`` the way the CS336 reference code does."""
     Path(vocab_path).write_bytes(dumps_vocab(vocab))
     Path(merges_path).write_bytes(dumps_merges(merges))
-
-
-# ---------------------------------------------------------------------------------------------
-# Tokenizer-level wrappers
-# ---------------------------------------------------------------------------------------------
-
-
-def tokenizer_from_pickles(
-    vocab_data: bytes,
-    merges_data: bytes,
-    special_tokens: Sequence[str] | None = None,
-    *,
-    pattern: str = "gpt2",
-    name: str = "",
-    vocab_name: str = "vocab.pkl",
-    merges_name: str = "merges.pkl",
-) -> Tokenizer:
-    """A :class:`~core.tokenizer.Tokenizer` from the bytes of ``vocab.pkl`` and ``merges.pkl``."""
-    vocab, merges = loads_pickles(
-        vocab_data, merges_data, vocab_name=vocab_name, merges_name=merges_name
-    )
-    from core.tokenizer import Tokenizer  # late: validate the files first
-
-    return Tokenizer(vocab, merges, special_tokens, pattern=pattern, name=name)
-
-
-def tokenizer_to_pickles(tokenizer: Tokenizer) -> dict[str, bytes]:
-    """``{"vocab.pkl": ..., "merges.pkl": ...}`` for a tokenizer (special tokens live in the
-    vocab; the pre-tokenizer pattern is not stored by this format)."""
-    return {
-        "vocab.pkl": dumps_vocab(tokenizer.vocab),
-        "merges.pkl": dumps_merges(tokenizer.merges),
-    }

@@ -24,12 +24,9 @@ import base64
 import binascii
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from core.errors import FormatError
-
-if TYPE_CHECKING:
-    from core.tokenizer import Tokenizer
+from core.tokenizer import Tokenizer
 
 __all__ = [
     "dump_tiktoken_ranks",
@@ -204,8 +201,6 @@ def tokenizer_from_tiktoken(
     export, whose specials sit at 0..k-1, reloads with the same IDs), then those after the
     largest rank.
     """
-    from core.tokenizer import Tokenizer  # late: core.tokenizer imports core.formats
-
     ranks = load_tiktoken_ranks(data, name=file_name)
     missing = [b for b in range(256) if bytes([b]) not in ranks]
     if missing:
