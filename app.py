@@ -7,12 +7,12 @@ navigation, so every page has its own URL).
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, chips, links, state, widgets
+from ui import cache, chips, links, site, state, widgets
 
 setup("Home")
 
-TRAIN = "pages/1_🏋️_Train.py"
-TOKENIZE = "pages/2_🔤_Tokenize.py"
+TRAIN = site.page("Train").script
+TOKENIZE = site.page("Tokenize").script
 DEMO = "Tokenizers don't see words: they see merged bytes. 🧩"
 
 

@@ -25,8 +25,9 @@ from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text  # noqa: 
 from core.tokenizer import Tokenizer  # noqa: E402
 from core.train import train_bpe  # noqa: E402
 from ui.state import fingerprint  # noqa: E402
+from ui.site import page  # noqa: E402
 
-TOKENIZE = "pages/2_🔤_Tokenize.py"
+TOKENIZE = page("Tokenize").script
 
 
 def main() -> None:

@@ -13,15 +13,16 @@ from core.presets import load_preset
 from core.tokenizer import Tokenizer
 from core.train import train_bpe
 from ui.state import fingerprint
+from ui.site import page
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
 REPO = Path(__file__).resolve().parent.parent
 HOME = str(REPO / "app.py")
-TOKENIZE = "pages/2_🔤_Tokenize.py"
-DECODE = "pages/3_🔢_Decode.py"
-VOCAB = "pages/4_📖_Vocabulary.py"
-COMPARE = "pages/5_⚖️_Compare.py"
+TOKENIZE = page("Tokenize").script
+DECODE = page("Decode").script
+VOCAB = page("Vocabulary").script
+COMPARE = page("Compare").script
 
 CORPUS = (
     "the cat sat on the mat. the dog sat on the log. "
@@ -285,7 +286,7 @@ def test_compare_needs_two(tok: Tokenizer) -> None:
 
 
 def test_upload_pickles_becomes_active(tok: Tokenizer) -> None:
-    from core.formats.pickles import tokenizer_to_pickles
+    from core.formats import tokenizer_to_pickles
 
     files = tokenizer_to_pickles(tok)
     at = open_page(TOKENIZE)
@@ -358,7 +359,7 @@ def test_tokenize_export_warns_about_a_format_it_cannot_write(monkeypatch) -> No
     at.session_state["ui.tokenizers"] = {
         "export-test": {"tok": tok, "source": "test", "fingerprint": _fingerprint(tok), "meta": {}}}
     at.session_state["ui.active"] = "export-test"
-    at.switch_page("pages/2_🔤_Tokenize.py")
+    at.switch_page(page("Tokenize").script)
     at.run()
     widgets._export.clear()  # do not leave the failing export cached for later tests
     assert not at.exception, [e.value for e in at.exception]

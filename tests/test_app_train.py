@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from ui import site
 
 pytestmark = pytest.mark.xdist_group("jobs")  # starts training workers: share one xdist worker
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "1_🏋️_Train.py")
+PAGE = str(Path(__file__).resolve().parent.parent / site.page("Train").script)
 
 
 def page() -> AppTest:
@@ -146,14 +147,14 @@ def test_pause_then_stop_keeps_a_partial_tokenizer():
 def test_training_survives_a_visit_to_another_page():
     at = AppTest.from_file(str(Path(PAGE).parent.parent / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page("pages/1_🏋️_Train.py").run()
+    at.switch_page(site.page("Train").script).run()
     assert not at.exception, at.exception
     at.number_input[0].set_value(3000).run()
     start_button(at).click().run()
     job = at.session_state["train.job"]
-    at.switch_page("pages/3_🔢_Decode.py").run()  # another page while it trains
+    at.switch_page(site.page("Decode").script).run()  # another page while it trains
     assert not at.exception, at.exception
-    at.switch_page("pages/1_🏋️_Train.py").run()
+    at.switch_page(site.page("Train").script).run()
     assert at.session_state["train.job"] == job
     assert at.number_input[0].value == 3000  # settings survive navigation too
     run_until(at, lambda a: "merges.pkl" in downloads(a))

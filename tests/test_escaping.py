@@ -29,6 +29,7 @@ from core.tokenizer import Tokenizer
 from core.train import train_bpe
 from ui import chips
 from ui.state import fingerprint
+from ui.site import page
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -45,10 +46,10 @@ ATTACK_LABEL = "attack <b>tok</b> & co"  # a tokenizer label is user text too (f
 
 REPO = Path(__file__).resolve().parent.parent
 HOME = str(REPO / "app.py")
-TOKENIZE = "pages/2_🔤_Tokenize.py"
-DECODE = "pages/3_🔢_Decode.py"
-VOCAB = "pages/4_📖_Vocabulary.py"
-COMPARE = "pages/5_⚖️_Compare.py"
+TOKENIZE = page("Tokenize").script
+DECODE = page("Decode").script
+VOCAB = page("Vocabulary").script
+COMPARE = page("Compare").script
 
 #: Tags and attributes our views write; anything else in the output came from user text.
 OUR_TAGS = {"style", "div", "span", "sub", "sup", "br", "table", "thead", "tbody", "tr", "th",

@@ -30,11 +30,12 @@ from core.builtin_corpus import builtin_corpus_text
 from core.library import LibraryError, TokenizerLibrary, UnknownIdError
 from core.train import train_bpe
 from ui.jobs import TrainingManager
+from ui.site import page
 
 pytestmark = pytest.mark.xdist_group("jobs")  # worker processes: share one xdist worker
 
 REPO = Path(__file__).resolve().parent.parent
-TRAIN_PAGE = str(REPO / "pages" / "1_🏋️_Train.py")
+TRAIN_PAGE = str(REPO / page("Train").script)
 SPECIALS = ["<|endoftext|>"]
 
 

@@ -26,16 +26,17 @@ from core.tokenizer import Tokenizer
 from core.train import train_bpe
 from ui import cache, limits, links
 from ui.state import fingerprint
+from ui.site import page
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
 REPO = Path(__file__).resolve().parent.parent
 HOME = str(REPO / "app.py")
-TRAIN = str(REPO / "pages" / "1_🏋️_Train.py")
+TRAIN = str(REPO / page("Train").script)
 PAGES = {
-    "Tokenize": "pages/2_🔤_Tokenize.py",
-    "Decode": "pages/3_🔢_Decode.py",
-    "Compare": "pages/5_⚖️_Compare.py",
+    "Tokenize": page("Tokenize").script,
+    "Decode": page("Decode").script,
+    "Compare": page("Compare").script,
 }
 CORPUS = "the cat sat on the mat. the dog sat on the log. tokens become numbers.\n" * 20
 SPECIAL = "<|endoftext|>"

@@ -16,16 +16,17 @@ from core.tokenizer import Tokenizer
 from core.train import train_bpe
 from ui import links, state
 from ui.state import fingerprint
+from ui.site import page
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
 REPO = Path(__file__).resolve().parent.parent
 HOME = str(REPO / "app.py")
 PAGES = {
-    "Tokenize": "pages/2_🔤_Tokenize.py",
-    "Decode": "pages/3_🔢_Decode.py",
-    "Vocabulary": "pages/4_📖_Vocabulary.py",
-    "Compare": "pages/5_⚖️_Compare.py",
+    "Tokenize": page("Tokenize").script,
+    "Decode": page("Decode").script,
+    "Vocabulary": page("Vocabulary").script,
+    "Compare": page("Compare").script,
 }
 GPT2 = "GPT-2 (gpt2)"
 CORPUS = "the cat sat on the mat. the dog sat on the log. low lower lowest newer wider\n" * 30
@@ -340,7 +341,7 @@ def test_limits_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
 def test_trained_tokenizer_is_saved_from_the_train_page(library_dir: Path) -> None:
     import time
 
-    at = AppTest.from_file(str(REPO / "pages" / "1_🏋️_Train.py"), default_timeout=60)
+    at = AppTest.from_file(str(REPO / page("Train").script), default_timeout=60)
     at.run()
     at.number_input[0].set_value(300).run()
     at.button(key="train.start").click().run()

@@ -48,20 +48,13 @@ from typing import Any
 
 import streamlit as st
 
-from ui import keys, limits, state
+from ui import keys, limits, site, state
 
 #: ``apply(page, session key, values)``: check a link's values into the session; a note if not.
 Applier = Callable[[str, str, tuple[str, ...]], "str | None"]
 
-#: Page title (as given to ``ui.page.setup``) -> URL path (Streamlit's rule: no number, no icon).
-PAGE_PATHS: dict[str, str] = {
-    "Home": "",
-    "Train": "Train",
-    "Tokenize": "Tokenize",
-    "Decode": "Decode",
-    "Vocabulary": "Vocabulary",
-    "Compare": "Compare",
-}
+#: Page title (as given to ``ui.page.setup``) -> URL path (Streamlit's rule: no number).
+PAGE_PATHS: dict[str, str] = {p.title: p.url_path for p in site.PAGES}
 #: Environment variable: the address teammates use (e.g. ``http://gpu-box:8501``), for when
 #: the browser's own address (``localhost``) is not reachable by others.
 PUBLIC_URL_ENV = "TOKPLAY_PUBLIC_URL"

@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import cache, limits, state
+from ui import cache, limits, site, state
 
 #: File types the tokenizer loader accepts (core.formats guesses the format from the names).
 TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt"]
@@ -153,26 +153,14 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
     return new_label
 
 
-#: The pages in navigation order: (script, label, icon). Streamlit's automatic pages/ routing
-#: serves them (so a page's URL opens it directly); this list only draws the menu, because the
-#: automatic menu would name the home page after its file ("app").
-NAV_PAGES: list[tuple[str, str, str]] = [
-    ("app.py", "Home", "🏠"),
-    ("pages/1_🏋️_Train.py", "Train", "🏋️"),
-    ("pages/2_🔤_Tokenize.py", "Tokenize", "🔤"),
-    ("pages/3_🔢_Decode.py", "Decode", "🔢"),
-    ("pages/4_📖_Vocabulary.py", "Vocabulary", "📖"),
-    ("pages/5_⚖️_Compare.py", "Compare", "⚖️"),
-]
-
-
 def _page_menu() -> None:
+    """The menu (Streamlit's own is hidden: it would call the home page "app")."""
     from streamlit.errors import StreamlitAPIException
 
     with st.container(key="ui-nav"):
         try:
-            for script, label, icon in NAV_PAGES:
-                st.page_link(script, label=label, icon=icon)
+            for page in site.PAGES:
+                st.page_link(page.script, label=page.title, icon=page.icon)
         except StreamlitAPIException:
             pass  # subtle: AppTest runs one page script alone, with no app.py to link to
 

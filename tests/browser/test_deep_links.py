@@ -1,7 +1,8 @@
 """Every page opened directly by its URL, in a fresh session, renders itself without errors.
 
-URLs are derived from the files in pages/ the way Streamlit's automatic navigation does it
-(``streamlit.source_util.page_icon_and_name``): ``pages/2_🔤_Tokenize.py`` -> ``/Tokenize``.
+The URLs come from the page table (``ui.site.PAGES``), which feeds the menu too; a test checks
+that they are what Streamlit's automatic navigation derives from the files in ``pages/``
+(``streamlit.source_util.page_icon_and_name``): ``pages/2_Tokenize.py`` -> ``/Tokenize``.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from streamlit.source_util import page_icon_and_name, page_sort_key
+from streamlit.source_util import page_icon_and_name
 
 from tests.browser.conftest import REPO, AppBrowser
+from ui.site import PAGES
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -19,19 +21,16 @@ APP_TITLE = "Tokenizer Playground"
 
 
 def page_urls() -> list[tuple[str, str]]:
-    """``(url_path, expected_title)`` for the home page and every file in pages/."""
-    pages = [("", APP_TITLE)]
-    for path in sorted((REPO / "pages").glob("*.py"), key=page_sort_key):
-        _icon, name = page_icon_and_name(path)
-        pages.append((name, name.replace("_", " ")))
-    return pages
+    """``(url_path, expected_title)`` for every page of the table."""
+    return [(p.url_path, p.title if p.url_path else APP_TITLE) for p in PAGES]
 
 
-def test_url_paths_follow_streamlits_rule() -> None:
-    # what the app's docs and links assume: number prefix and emoji are not part of the URL
-    assert page_icon_and_name(Path("2_🔤_Tokenize.py")) == ("🔤", "Tokenize")
-    assert page_icon_and_name(Path("1_🏋️_Train.py"))[1] == "Train"
-    assert page_icon_and_name(Path("5_⚖️_Compare.py"))[1] == "Compare"
+def test_the_page_table_matches_the_files_and_streamlits_url_rule() -> None:
+    files = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "pages").glob("*.py"))
+    assert files == [p.script for p in PAGES if p.url_path]  # every file listed, in menu order
+    for p in PAGES[1:]:
+        assert p.script.isascii()
+        assert page_icon_and_name(Path(p.script)) == ("", p.url_path)
 
 
 @pytest.mark.parametrize(("url_path", "title"), page_urls(), ids=lambda v: v or "home")
