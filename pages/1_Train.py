@@ -14,14 +14,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.page import setup
-from ui import jobs, limits, links, state
+from ui import jobs, keys, limits, links, state
 from ui.widgets import save_to_library, show_error, show_export_failures
 
 setup("Train")
 
-_JOB = "train.job"  # this session's current job ID (the only per-user link to the manager)
-_DONE = "train.done"  # job ID -> registered tokenizer label (so each job registers once)
-_TOAST = "train.toast"  # a label to announce on the next run
 _POLL_SECONDS = 0.5
 _TABLE_ROWS = 15
 _CHART_POINTS = 1500  # plotly gets at most this many points per trace
@@ -53,7 +50,7 @@ def corpus_section() -> tuple[list[str], str] | None:
     """The corpus the user chose: (texts, name), or None after saying what is missing."""
     source = st.radio(
         "Corpus", ["Built-in corpus", "Upload .txt files"], horizontal=True,
-        **state.bind("train.source", "Built-in corpus"),
+        **state.bind(keys.TRAIN_SOURCE, "Built-in corpus"),
     )
     if source == "Built-in corpus":
         from core.builtin_corpus import BUILTIN_CORPUS_NAME, BUILTIN_SEPARATOR
@@ -115,19 +112,19 @@ def settings_section() -> tuple[int, list[str], str, float] | None:
         "Vocab size", min_value=1, max_value=10_000_000, step=100,
         help=f"256 bytes + special tokens + merges. At most {limits.max_vocab_size():,} here "
              "(TOKPLAY_MAX_VOCAB).",
-        **state.bind("train.vocab_size", 2000),
+        **state.bind(keys.TRAIN_VOCAB_SIZE, 2000),
     ))
     specials_text = st.text_input(
         "Special tokens", help="Separated by commas or new lines. They are never split or merged.",
-        **state.bind("train.specials", "<|endoftext|>"),
+        **state.bind(keys.TRAIN_SPECIALS, "<|endoftext|>"),
     )
     pattern = st.selectbox(
         "Pre-tokenizer pattern", ["gpt2", "cl100k", "o200k"],
         help="The regex that cuts text into pre-tokens before any merge (GPT-2, GPT-4, GPT-4o).",
-        **state.bind("train.pattern", "gpt2"),
+        **state.bind(keys.TRAIN_PATTERN, "gpt2"),
     )
     speed = st.radio(
-        "Speed", list(SPEEDS), horizontal=True, **state.bind("train.speed", "full speed"),
+        "Speed", list(SPEEDS), horizontal=True, **state.bind(keys.TRAIN_SPEED, "full speed"),
         help="Slow motion, to watch each merge appear: the built-in corpus trains in about a "
              "second at full speed. Counting pre-tokens always runs at full speed.",
     )
@@ -286,14 +283,14 @@ def adopt_tokenizer(snap: jobs.JobSnapshot) -> Any | None:
     label = f"BPE {len(snap.vocab):,} · {snap.corpus_name}"
     tok = Tokenizer(snap.vocab, snap.merges, list(snap.special_tokens), pattern=snap.pattern,
                     name=label)
-    done: dict[str, str] = st.session_state.setdefault(_DONE, {})
+    done: dict[str, str] = st.session_state.setdefault(keys.TRAIN_DONE, {})
     if snap.job_id not in done:
         done[snap.job_id] = state.register_tokenizer(
             label, tok, source=f"trained here on {snap.corpus_name} "
                                f"({limits.format_bytes(snap.corpus_bytes)}, {snap.pattern})",
             meta={"corpus_name": snap.corpus_name, "corpus_size": snap.corpus_bytes})
         state.set_active(done[snap.job_id])
-        st.session_state[_TOAST] = done[snap.job_id]
+        st.session_state[keys.TRAIN_TOAST] = done[snap.job_id]
         st.rerun()  # so the sidebar (drawn before this) shows the new active tokenizer
     return tok
 
@@ -340,7 +337,7 @@ def draw_results(snap: jobs.JobSnapshot) -> None:
     cols[3].metric("Distinct pre-tokens", f"{stats.get('distinct_pretokens', 0):,}")
     if tok is not None:
         st.success("The tokenizer is now active: try it on the **Tokenize** page.", icon="✅")
-        label = st.session_state.get(_DONE, {}).get(snap.job_id)
+        label = st.session_state.get(keys.TRAIN_DONE, {}).get(snap.job_id)
         if label is not None and label in state.session_tokenizers():
             with st.container(border=True):
                 st.markdown("**📚 Save to the library** so teammates can open it from a link "
@@ -374,17 +371,17 @@ st.caption(
 )
 links.share_plain("Train")
 
-if (announce := st.session_state.pop(_TOAST, None)) is not None:
+if (announce := st.session_state.pop(keys.TRAIN_TOAST, None)) is not None:
     st.toast(f"“{announce}” is now your active tokenizer", icon="✅")
 
 manager = training_manager()
-job_id: str | None = st.session_state.get(_JOB)
+job_id: str | None = st.session_state.get(keys.TRAIN_JOB)
 snap = None
 if job_id is not None:
     try:
         snap = manager.snapshot(job_id)
     except KeyError:
-        st.session_state.pop(_JOB, None)
+        st.session_state.pop(keys.TRAIN_JOB, None)
         job_id = None
 running = snap is not None and not snap.done
 
@@ -409,7 +406,7 @@ if st.button("Start training", type="primary", icon="🚀", key="train.start",
     else:
         if job_id is not None:
             manager.forget(job_id)  # the previous finished job: free its memory now
-        st.session_state[_JOB] = new_id
+        st.session_state[keys.TRAIN_JOB] = new_id
         st.rerun()
 
 if job_id is not None:

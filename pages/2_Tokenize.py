@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, chips, limits, links, state, widgets
+from ui import cache, chips, keys, limits, links, state, widgets
 
 setup("Tokenize")
 
@@ -15,7 +15,7 @@ top = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 with top[0]:
     label = widgets.tokenizer_picker("tok.tokenizer")
 with top[1]:
-    show_ids = st.toggle("IDs inline", **state.bind("tok.show_ids", True))
+    show_ids = st.toggle("IDs inline", **state.bind(keys.TOK_SHOW_IDS, True))
 with top[2]:
     gpt2_view = st.toggle("GPT-2 byte view (Ġ)", **state.bind("tok.gpt2_view", False),
                           help="Show tokens as GPT-2's encoder.py prints them: "
@@ -23,7 +23,7 @@ with top[2]:
 with top[3]:
     st.caption(state.describe(label))
 
-text = st.text_area("Text", height=150, **state.bind("tok.text", state.SAMPLE_TEXT),
+text = st.text_area("Text", height=150, **state.bind(keys.TOK_TEXT, state.SAMPLE_TEXT),
                     help=f"Up to {cache.MAX_TEXT_CHARS:,} characters. Updates when you click "
                          "outside the box or press Ctrl+Enter.")
 if too_long := limits.text_too_long(len(text), limit=cache.MAX_TEXT_CHARS):
@@ -95,13 +95,13 @@ with tab_why:
         st.info("Type some text to trace its merges.")
     else:
         default = max(words, key=len)
-        state.set_value("tok.word_default", default)  # what a link may leave out
-        current = state.value("tok.word")
-        state.set_value("tok.word", current if current in words else default)
-        if current != state.value("tok.word"):
+        state.set_value(keys.TOK_WORD_DEFAULT, default)  # what a link may leave out
+        current = state.value(keys.TOK_WORD)
+        state.set_value(keys.TOK_WORD, current if current in words else default)
+        if current != state.value(keys.TOK_WORD):
             links.refresh("Tokenize")  # the address bar names the word shown
         word = st.selectbox("Pre-token", words, format_func=chips.visible,
-                            **state.bind("tok.word"))
+                            **state.bind(keys.TOK_WORD))
         try:
             steps = cache.merge_trace(key, word, tok)
         except Exception as err:  # noqa: BLE001

@@ -6,7 +6,7 @@ from core.compare import first_difference
 from core.details import parse_ids
 
 from ui.page import setup
-from ui import cache, chips, links, state, widgets
+from ui import cache, chips, keys, links, state, widgets
 
 setup("Decode")
 
@@ -25,23 +25,23 @@ key = state.tokenizer_key(label)
 
 def use_tokenize_text() -> None:
     """Fill the box with the IDs of the Tokenize page's text (under the chosen tokenizer)."""
-    text = state.value("tok.text", state.SAMPLE_TEXT)[: cache.MAX_TEXT_CHARS]
+    text = state.value(keys.TOK_TEXT, state.SAMPLE_TEXT)[: cache.MAX_TEXT_CHARS]
     try:
         ids = cache.encode(key, text, tok)
     except Exception:  # noqa: BLE001 - leave the box as it is
         return
-    state.set_value("dec.ids", ", ".join(map(str, ids)))
+    state.set_value(keys.DEC_IDS, ", ".join(map(str, ids)))
 
 
-if state.value("dec.ids") is None:  # first visit: start from the Tokenize page's text
+if state.value(keys.DEC_IDS) is None:  # first visit: start from the Tokenize page's text
     use_tokenize_text()
 try:  # what a fresh session shows for this tokenizer: a link may leave it out
-    state.set_value("dec.ids_default", ", ".join(map(str, cache.encode(key, state.SAMPLE_TEXT, tok))))
+    state.set_value(keys.DEC_IDS_DEFAULT, ", ".join(map(str, cache.encode(key, state.SAMPLE_TEXT, tok))))
 except Exception:  # noqa: BLE001 - then links always carry the IDs
-    state.set_value("dec.ids_default", None)
+    state.set_value(keys.DEC_IDS_DEFAULT, None)
 with top:
     links.share("Decode")
-raw = st.text_area("Token IDs", height=110, **state.bind("dec.ids", ""),
+raw = st.text_area("Token IDs", height=110, **state.bind(keys.DEC_IDS, ""),
                    help="Example: 15496 11 995 — or [15496, 11, 995]. Try [255] to see a byte that is "
                         "not UTF-8 on its own. Updates on Ctrl+Enter or when you click outside.")
 st.button("Use the IDs of the Tokenize page's text", on_click=use_tokenize_text)

@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, chips, links, state, widgets
+from ui import cache, chips, keys, links, state, widgets
 
 setup("Vocabulary")
 
@@ -34,9 +34,9 @@ m[3].metric("Longest token", f"{max(map(len, tok.vocab.values()), default=0)} by
 c_search, c_order = st.columns([3, 1])
 with c_search:
     query = st.text_input("Search", placeholder="a piece of text, e.g. ing, or an ID",
-                          **state.bind("voc.search", ""))
+                          **state.bind(keys.VOC_SEARCH, ""))
 with c_order:
-    order = st.selectbox("Order", cache.VOCAB_ORDERS, **state.bind("voc.order", "ID"))
+    order = st.selectbox("Order", cache.VOCAB_ORDERS, **state.bind(keys.VOC_ORDER, "ID"))
 try:
     table = cache.vocab_table(key, query, tok, order=order)
 except Exception as err:  # noqa: BLE001
@@ -57,27 +57,27 @@ picked = st.dataframe(
 )
 rows = picked.selection.rows if picked is not None else []
 selected = int(table.iloc[rows[0]]["ID"]) if rows and rows[0] < len(table) else None
-if selected is not None and selected != state.value("voc.picked"):
+if selected is not None and selected != state.value(keys.VOC_PICKED):
     # a new click (not the selection still standing from an earlier run, which would undo a
     # token typed below or opened from a link)
-    state.set_value("voc.picked", selected)
-    if selected != state.value("voc.token"):
-        state.set_value("voc.token", selected)
+    state.set_value(keys.VOC_PICKED, selected)
+    if selected != state.value(keys.VOC_TOKEN):
+        state.set_value(keys.VOC_TOKEN, selected)
         st.rerun()  # so the link (drawn above) names the clicked token
 
 left, right = st.columns(2, gap="large")
 with left:
     st.subheader("Merge tree")
     ids = sorted(tok.vocab)
-    state.set_value("voc.token_default", ids[-1] if ids else None)  # a link may leave it out
-    wanted = state.value("voc.token")
+    state.set_value(keys.VOC_TOKEN_DEFAULT, ids[-1] if ids else None)  # a link may leave it out
+    wanted = state.value(keys.VOC_TOKEN)
     if ids and wanted is not None and not ids[0] <= wanted <= ids[-1]:
         st.warning(f"Token ID {wanted:,} is outside this vocabulary ({ids[0]} … {ids[-1]:,}); "
                    f"showing the last token, {ids[-1]:,}, instead.")
-        state.set_value("voc.token", ids[-1])
+        state.set_value(keys.VOC_TOKEN, ids[-1])
     token_id = st.number_input("Token ID", min_value=min(ids, default=0),
                                max_value=max(ids, default=0), step=1,
-                               **state.bind("voc.token", ids[-1] if ids else 0))
+                               **state.bind(keys.VOC_TOKEN, ids[-1] if ids else 0))
     if token_id in tok.vocab:
         token = tok.vocab[token_id]
         st.markdown(f"**{len(token)} byte(s)** · hex `{token.hex(' ')}` · GPT-2 form "

@@ -5,7 +5,7 @@ import streamlit as st
 from core.compare import boundaries, differing_regions, tokenization_stats
 
 from ui.page import setup
-from ui import cache, chips, limits, links, state, widgets
+from ui import cache, chips, keys, limits, links, state, widgets
 
 setup("Compare")
 
@@ -16,11 +16,11 @@ st.caption("The same text through two to four tokenizers: how many tokens each n
 defaults = list(dict.fromkeys(
     [state.active_label() or "GPT-2 (gpt2)", "GPT-4 (cl100k_base)", "Word-level baseline",
      "Char-level baseline"]))[:4]
-if state.value("cmp.tokenizers") is None:
-    state.set_value("cmp.tokenizers", [x for x in defaults if x in state.available_tokenizers()])
+if state.value(keys.CMP_TOKENIZERS) is None:
+    state.set_value(keys.CMP_TOKENIZERS, [x for x in defaults if x in state.available_tokenizers()])
 links.share("Compare")
-labels = widgets.tokenizer_multi_picker("cmp.tokenizers", default=defaults)
-text = st.text_area("Text", height=120, **state.bind("cmp.text", state.SAMPLE_TEXT))
+labels = widgets.tokenizer_multi_picker(keys.CMP_TOKENIZERS, default=defaults)
+text = st.text_area("Text", height=120, **state.bind(keys.CMP_TEXT, state.SAMPLE_TEXT))
 if too_long := limits.text_too_long(len(text), limit=cache.MAX_TEXT_CHARS, what="compares"):
     st.warning(too_long)
     text = text[: cache.MAX_TEXT_CHARS]

@@ -3,7 +3,8 @@
 Every per-user value lives in the session (never in module globals, which all users of the
 server share). A prefix says which page owns it: ``ui.`` shared, ``tok.`` Tokenize, ``dec.``
 Decode, ``voc.`` Vocabulary, ``cmp.`` Compare, ``train.`` Train, ``links.`` the link code.
-Widgets bound with :func:`ui.state.bind` keep their own state under ``"_w." + key``.
+Widgets bound with :func:`ui.state.bind` keep their own state under ``"_w." + key``. Keys
+of widgets that live only for one run (buttons, charts) are written where the widget is.
 """
 
 # shared by every page
@@ -27,12 +28,18 @@ VOC_SEARCH = "voc.search"
 VOC_ORDER = "voc.order"
 VOC_TOKEN = "voc.token"  # the selected token ID
 VOC_TOKEN_DEFAULT = "voc.token_default"
+VOC_PICKED = "voc.picked"  # the row picked in the table (a new pick moves VOC_TOKEN)
 
 # Compare
 CMP_TOKENIZERS = "cmp.tokenizers"
 CMP_TEXT = "cmp.text"
 
-# Train
+# Train (its form values, then the job)
+TRAIN_SOURCE = "train.source"
+TRAIN_VOCAB_SIZE = "train.vocab_size"
+TRAIN_SPECIALS = "train.specials"
+TRAIN_PATTERN = "train.pattern"
+TRAIN_SPEED = "train.speed"
 TRAIN_JOB = "train.job"  # this session's current job ID (its only link to the manager)
 TRAIN_DONE = "train.done"  # job ID -> registered tokenizer label (so each job registers once)
 TRAIN_TOAST = "train.toast"  # a label to announce on the next run

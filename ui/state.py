@@ -247,7 +247,7 @@ def bind(key: str, default: Any = None) -> dict[str, Any]:
     Streamlit deletes a widget's own state when the user visits another page, so a widget is
     given a shadow key (``"_w." + key``) and copies its value into ``key`` on change; ``key``
     itself is never a widget key and so survives navigation (and can later be filled from a
-    URL). Use as ``st.text_area("Text", **ui.state.bind("tok.text", "hello"))``.
+    URL). Use as ``st.text_area("Text", **ui.state.bind(keys.TOK_TEXT, "hello"))``.
     """
     st.session_state.setdefault(key, default)
     widget_key = "_w." + key
