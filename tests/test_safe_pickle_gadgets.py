@@ -48,7 +48,6 @@ from core.formats import (
     safe_loads,
     safe_pickle,
     scan_pickle,
-    tokenizer_from_pickles,
 )
 from core.formats.safe_pickle import _ALLOWED_OPCODES, _IMPORT_OPCODES, _SAFE_GLOBALS
 
@@ -456,7 +455,6 @@ def _loaders(data: bytes, tmp_path: Path) -> list[tuple[str, Callable[[], object
         ("merges.pkl", lambda: loads_merges(data)),
         ("merges.pkl", lambda: loads_pickles(vocab, data)),
         ("vocab.pkl", lambda: load_pickles(tmp_path / "vocab.pkl", tmp_path / "merges.pkl")),
-        ("vocab.pkl", lambda: tokenizer_from_pickles(data, merges)),
         ("vocab.pkl", lambda: load_tokenizer_files({"vocab.pkl": data, "merges.pkl": merges})),
     ]
 

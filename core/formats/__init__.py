@@ -29,7 +29,6 @@ _EXPORTS: dict[str, str] = {
     "export_all": "detect",
     "identify_files": "detect",
     "load_tokenizer_files": "detect",
-    "tokenizer_from_pickles": "detect",
     "tokenizer_to_pickles": "detect",
     # gpt2_files
     "dumps_encoder_json": "gpt2_files",

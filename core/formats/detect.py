@@ -206,23 +206,6 @@ def load_tokenizer_files(
     )
 
 
-def tokenizer_from_pickles(
-    vocab_data: bytes,
-    merges_data: bytes,
-    special_tokens: Sequence[str] | None = None,
-    *,
-    pattern: str = "gpt2",
-    name: str = "",
-    vocab_name: str = "vocab.pkl",
-    merges_name: str = "merges.pkl",
-) -> Tokenizer:
-    """A :class:`~core.tokenizer.Tokenizer` from the bytes of ``vocab.pkl`` and ``merges.pkl``."""
-    vocab, merges = pickles.loads_pickles(
-        vocab_data, merges_data, vocab_name=vocab_name, merges_name=merges_name
-    )
-    return Tokenizer(vocab, merges, special_tokens, pattern=pattern, name=name)
-
-
 def tokenizer_to_pickles(tokenizer: Tokenizer) -> dict[str, bytes]:
     """``{"vocab.pkl": ..., "merges.pkl": ...}`` for a tokenizer (special tokens live in the
     vocab; the pre-tokenizer pattern is not stored by this format)."""
