@@ -14,7 +14,7 @@ from core.corpus import decode_chunk, find_chunk_boundaries, find_safe_boundary,
 from core.errors import CorpusError
 from core.pretokenize import GPT2_PATTERN, PATTERNS, split_on_specials
 from core.pretokenize import ascii_pattern
-from core.train import _count_text, count_pretokens
+from core.count import _count_text, count_pretokens
 
 
 def reference_counts(text, specials, pattern):
