@@ -211,6 +211,7 @@ class _ScriptRuns:
 
     requested: bool = False  # a rerun was sent and no run has finished after it yet
     finished: int = 0  # script runs (or fragment runs) finished, in all
+    full_runs: int = 0  # whole-script runs finished (what a widget change or a page load makes)
 
     def on_sent(self, payload: bytes | str) -> None:
         from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -232,6 +233,8 @@ class _ScriptRuns:
                 # after a request answers every request sent before it
                 self.requested = False
                 self.finished += 1
+                if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                    self.full_runs += 1
 
     def attach(self, page: object) -> None:
         def on_websocket(ws: object) -> None:
@@ -245,13 +248,14 @@ def wait_for_app(page: object, runs: _ScriptRuns, *, timeout_ms: int = RUN_TIMEO
                  after: int | None = None) -> None:
     """Wait until every script run the browser asked for has finished and the page is idle.
 
-    ``after``: also wait until more than this many runs have finished (a page load always
-    runs the script, but the browser may not have asked yet when this is called).
+    ``after``: also wait until more than this many whole-script runs have finished (a page
+    load or a widget change always runs the script, but the browser may not have asked yet
+    when this is called).
     """
     deadline = time.monotonic() + timeout_ms / 1000
     app = '[data-testid="stApp"]'
     page.wait_for_selector(f'{app}[data-test-connection-state="CONNECTED"]', timeout=timeout_ms)  # type: ignore[attr-defined]
-    while runs.requested or (after is not None and runs.finished <= after):
+    while runs.requested or (after is not None and runs.full_runs <= after):
         if time.monotonic() > deadline:
             raise AssertionError(f"no script run finished within {timeout_ms} ms")
         page.wait_for_timeout(20)  # type: ignore[attr-defined]  # lets Playwright deliver frames
@@ -297,14 +301,24 @@ class AppBrowser:
 
     def goto(self, path: str = "", *, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
         """Open ``path`` (e.g. ``"Tokenize"`` or ``"Decode?ids=1"``) and wait for its run."""
-        before = self.runs.finished
+        before = self.runs.full_runs
         self.page.goto(self.url(path), wait_until="domcontentloaded")  # type: ignore[attr-defined]
         self.page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)  # type: ignore[attr-defined]
         wait_for_app(self.page, self.runs, timeout_ms=timeout_ms, after=before)
 
     def wait(self, *, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
-        """Wait for the runs the last interaction asked for (none: returns once idle)."""
+        """Wait for the runs already asked for (none: returns once idle). After an interaction
+        that must rerun the script, use :meth:`rerun` instead: the browser may not have
+        asked yet."""
         wait_for_app(self.page, self.runs, timeout_ms=timeout_ms)
+
+    @contextmanager
+    def rerun(self, *, timeout_ms: int = RUN_TIMEOUT_MS) -> Iterator[None]:
+        """``with app.rerun(): box.press("Control+Enter")``: do something that reruns the
+        script, then wait for a whole run that finished after it."""
+        before = self.runs.full_runs
+        yield
+        wait_for_app(self.page, self.runs, timeout_ms=timeout_ms, after=before)
 
     def screenshot(self, name: str, *, full_page: bool = True) -> Path:
         path = self.screenshot_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"

@@ -23,8 +23,8 @@ def _type(app: AppBrowser, label: str, text: str) -> None:
     """Replace a text area's content and commit it (Ctrl+Enter), then wait for the rerun."""
     box = app.page.get_by_label(label, exact=True)
     box.fill(text)
-    box.press("Control+Enter")
-    app.wait()
+    with app.rerun():
+        box.press("Control+Enter")
 
 
 def _token_chip_ids(app: AppBrowser) -> list[int]:
@@ -64,10 +64,10 @@ def test_training_shows_progress_advancing_and_its_pickles_load_back(
     page = app.page
     size = page.get_by_label("Vocab size", exact=True)
     size.fill(str(vocab_size))
-    size.press("Enter")
-    app.wait()
-    page.get_by_text("100 merges/s", exact=True).click()
-    app.wait()
+    with app.rerun():
+        size.press("Enter")
+    with app.rerun():
+        page.get_by_text("100 merges/s", exact=True).click()
     page.get_by_role("button", name="Start training").click()
 
     # two distinct part-way counts, each strictly between 0 and the final count
@@ -169,10 +169,10 @@ def test_malicious_pickle_upload_is_refused_and_runs_nothing(app: AppBrowser, tm
     page = app.page
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("Load tokenizer files").click()
-    sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
-        [str(vocab_pkl), str(merges_pkl)]
-    )
-    app.wait()
+    with app.rerun():
+        sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+            [str(vocab_pkl), str(merges_pkl)]
+        )
     error = page.locator('[data-testid="stAlertContentError"]')
     error.first.wait_for()
     message = " ".join(error.all_inner_texts())

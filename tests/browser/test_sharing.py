@@ -82,8 +82,8 @@ def params_of(url: str) -> dict[str, list[str]]:
 def commit_text(app: AppBrowser, label: str, text: str) -> None:
     box = app.page.get_by_label(label, exact=True)
     box.fill(text)
-    box.press("Control+Enter")
-    app.wait()
+    with app.rerun():
+        box.press("Control+Enter")
 
 
 def chip_ids(app: AppBrowser) -> list[str]:
@@ -117,8 +117,8 @@ def upload_tokenizer(app: AppBrowser, files: list[Path]) -> None:
     """Load tokenizer files through the sidebar's "Load tokenizer files" expander."""
     sidebar = app.page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("Load tokenizer files").click()
-    sidebar.locator('input[type="file"]').set_input_files([str(f) for f in files])
-    app.wait()
+    with app.rerun():
+        sidebar.locator('input[type="file"]').set_input_files([str(f) for f in files])
     sidebar.get_by_text("Save to library").first.wait_for()
 
 
@@ -128,8 +128,8 @@ def click_save(app: AppBrowser, name: str) -> None:
     sidebar.get_by_text("Save to library").first.click()
     name_box = sidebar.get_by_label("Name", exact=True)
     name_box.fill(name)
-    name_box.press("Enter")
-    app.wait()
+    with app.rerun():
+        name_box.press("Enter")
     sidebar.get_by_role("button", name=re.compile("Save to library")).click()
 
 
