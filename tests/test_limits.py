@@ -442,3 +442,61 @@ def test_train_page_vocab_size_at_the_limits(monkeypatch: pytest.MonkeyPatch) ->
         else:
             assert len(errors) == 1 and problem in errors[0], (value, errors)
             assert at.button(key="train.start").disabled
+
+
+# ---- the pure checks, exactly (each kills a surviving mutant of benchmarks/mutation.sh) ------------
+
+
+@pytest.mark.parametrize(("setting", "env", "expected"), [
+    (limits.url_text_chars, {"TOKPLAY_URL_TEXT_CHARS": "5"}, 16),  # a floor: links need room
+    (limits.url_text_chars, {"TOKPLAY_URL_TEXT_CHARS": "16"}, 16),
+    (limits.url_text_chars, {"TOKPLAY_URL_TEXT_CHARS": "17"}, 17),
+    (limits.train_memory_mb, {"TOKPLAY_TRAIN_MEMORY_MB": "0"}, 0),  # 0 = no memory limit
+    (limits.max_vocab_size, {"TOKPLAY_MAX_VOCAB": "100"}, 257),  # 256 bytes + one special
+    (limits.max_vocab_size, {"TOKPLAY_MAX_VOCAB": "257"}, 257),
+    (limits.max_vocab_size, {"TOKPLAY_MAX_VOCAB": "258"}, 258),
+    (limits.max_concurrent_trainings, {}, limits.DEFAULT_MAX_TRAININGS),
+])
+def test_settings_and_their_floors(monkeypatch: pytest.MonkeyPatch, setting, env, expected) -> None:
+    for name in ("TOKPLAY_URL_TEXT_CHARS", "TOKPLAY_TRAIN_MEMORY_MB", "TOKPLAY_MAX_VOCAB",
+                 "TOKPLAY_MAX_TRAININGS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert setting() == expected
+
+
+def test_an_explicit_maximum_wins_over_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TOKPLAY_MAX_VOCAB", raising=False)
+    assert limits.vocab_size_problem(2000, 0, maximum=1000) == (
+        "Vocab size 2,000 is too large for this server: at most 1,000 (set TOKPLAY_MAX_VOCAB "
+        "to change the limit). Byte-level BPE vocabularies are usually 1,000 to 200,000.")
+
+
+def test_decode_upload_names_up_to_four_bad_bytes_and_the_first_nul() -> None:
+    from core.errors import CorpusError
+
+    with pytest.raises(CorpusError) as info:
+        limits.decode_upload("x.txt", b"ab\xff\xfe\xfd\xfc\xfb")
+    assert str(info.value) == (
+        "“x.txt” is not valid UTF-8: bad byte(s) ff fe fd fc at byte offset 2 (invalid start "
+        "byte). Upload a UTF-8 text file (re-save it as UTF-8 in your editor).")
+    for data, offset in ((b"\x00abc", 0), (b"a\x00b\x00", 1)):
+        with pytest.raises(CorpusError) as info:
+            limits.decode_upload("y.bin", data)
+        assert str(info.value) == (
+            f"“y.bin” looks like a binary file, not text: a NUL byte at byte offset {offset}. "
+            "Upload a plain UTF-8 .txt file.")
+
+
+def test_readable_token_shows_every_kind_of_byte() -> None:
+    assert limits.readable_token(b"a\rb") == "a\\rb"
+    assert limits.readable_token(b"a\x00b") == "a\\x00b"  # printable characters stay as they are
+    assert limits.readable_token(b"\x00\x01") == "\\x00\\x01"
+    assert limits.readable_token("é\u200b".encode()) == "é\\xe2\\x80\\x8b"  # zero-width space
+
+
+def test_format_bytes_at_its_unit_boundaries() -> None:
+    assert [limits.format_bytes(n) for n in (0, 1023, 1024, 1024 * 1024 - 1, 1024 * 1024)] == [
+        "0 B", "1023 B", "1.0 KB", "1024.0 KB", "1.0 MB"]
+    assert limits.format_bytes(1000 * 1024 * 1024) == "1000.0 MB"
