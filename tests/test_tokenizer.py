@@ -398,3 +398,244 @@ def test_custom_pattern_is_used():
     tok = toy([], pattern=r"\d|\D+")
     assert [tok.vocab[i] for i in tok.encode("ab12")] == [b"a", b"b", b"1", b"2"]
     assert regex.compile(tok.pretoken_regex.pattern).findall("ab12") == ["ab", "1", "2"]
+
+
+# ----------------------------------------------------------------------------------------
+# Pinned by mutation testing (benchmarks/mutation.sh core/tokenizer.py tests/test_tokenizer.py)
+# ----------------------------------------------------------------------------------------
+
+
+def error_message(call, *args, **kw) -> str:
+    """The message of the PlaygroundError ``call(*args, **kw)`` raises."""
+    with pytest.raises(PlaygroundError) as info:
+        call(*args, **kw)
+    return str(info.value)
+
+
+def test_a_merged_token_merges_again_with_either_neighbour():
+    # (a, b) then (ab, c): the new token's RIGHT pair must be ranked after the merge;
+    # (b, c) then (a, bc): its LEFT pair. Short pre-tokens, then 300 bytes (the heap path).
+    right = toy([(b"a", b"b"), (b"ab", b"c")])
+    left = toy([(b"b", b"c"), (b"a", b"bc")])
+    for tok in (right, left):
+        assert tok.encode("abc") == [257]
+        assert tok.encode("xabc") == [120, 257]
+        assert tok.encode("abc" * 100) == [257] * 100
+
+
+def test_special_tokens_get_consecutive_new_ids_and_repeats_are_skipped():
+    tok = Tokenizer(dict(BYTES), [], ["<|a|>", "<|a|>", "<|b|>", "<|c|>"])
+    assert tok.special_tokens == ["<|a|>", "<|b|>", "<|c|>"]
+    assert tok.special_token_ids == {"<|a|>": 256, "<|b|>": 257, "<|c|>": 258}
+    assert tok.encode("<|c|>x<|b|>") == [258, 120, 257]
+    assert tok.n_vocab == 259
+
+
+def test_encode_ordinary_treats_special_tokens_as_text():
+    tok = toy(MERGES, SPECIALS)
+    text = "the<|endoftext|> in<|a|>"
+    assert tok.encode_ordinary(text) == reference_encode(toy(MERGES), text)
+    assert tok.encode_ordinary("<|a|>") == [60, 124, 97, 124, 62]
+    assert tok.encode_ordinary("") == []
+    assert error_message(tok.encode_ordinary, b"x") == (
+        "encode takes a str, not bytes (decode bytes with .decode('utf-8') first)")
+
+
+def test_encode_type_errors_exactly():
+    tok = toy([])
+    assert error_message(tok.encode, b"abc") == (
+        "encode takes a str, not bytes (decode bytes with .decode('utf-8') first)")
+    assert error_message(tok.encode, 5) == "encode takes a str, not int"
+    assert error_message(tok.encode, None) == "encode takes a str, not NoneType"
+
+
+def test_detail_methods_describe_this_tokenizer():
+    tok = toy([(b"a", b"b")], ["<|x|>"])
+    assert [(t.id, t.token, t.is_special) for t in tok.encode_details("ab<|x|>").tokens] == [
+        (256, b"ab", False), (257, b"<|x|>", True)]
+    assert [(s.rank, s.after) for s in tok.merge_trace("aab")] == [(0, [b"a", b"ab"])]
+    assert tok.decode_details([256, 999]).text == "ab\ufffd"
+    tree = tok.merge_tree(256)
+    assert (tree.id, tree.rank, tree.left.token, tree.right.token) == (256, 0, b"a", b"b")
+
+
+def test_repr_name_and_cache_size_defaults():
+    tok = toy([(b"a", b"b")], ["<|x|>"])
+    assert repr(tok) == (
+        "Tokenizer(name='', n_vocab=258, merges=1, special_tokens=['<|x|>'], pattern='gpt2')")
+    assert toy([], name="mine").name == "mine"
+    assert tok.cache_size == tokmod.DEFAULT_CACHE_SIZE
+    assert toy([], cache_size=0).cache_size == 0
+    assert toy([], cache_size=-5).cache_size == 0
+
+
+def test_merge_tables_by_rank():
+    tok = toy([(b"a", b"b"), (b"ab", b"c"), (b"a", b"b")])  # a repeated pair keeps rank 0
+    assert tok.merge_pair_ids == ((97, 98), (256, 99), (97, 98))
+    assert tok.merged_ids == (256, 257, 256)  # vocab 258 repeats b"ab": the lowest ID wins
+    assert dict(tok.pair_ranks) == {(97, 98): 0, (256, 99): 1}
+
+
+def test_constructor_error_messages_exactly():
+    assert error_message(Tokenizer, {}, []) == (
+        "the vocabulary lacks single-byte tokens for 256 byte(s) (0x00, 0x01, 0x02, 0x03, "
+        "0x04, 0x05, 0x06, 0x07, ...); a byte-level BPE vocabulary holds all 256 bytes so "
+        "that any text can be encoded.")
+    assert error_message(Tokenizer, {i: bytes([i]) for i in range(247)}, []) == (
+        "the vocabulary lacks single-byte tokens for 9 byte(s) (0xf7, 0xf8, 0xf9, 0xfa, "
+        "0xfb, 0xfc, 0xfd, 0xfe, ...); a byte-level BPE vocabulary holds all 256 bytes so "
+        "that any text can be encoded.")
+    assert error_message(Tokenizer, {i: bytes([i]) for i in range(248)}, []) == (
+        "the vocabulary lacks single-byte tokens for 8 byte(s) (0xf8, 0xf9, 0xfa, 0xfb, "
+        "0xfc, 0xfd, 0xfe, 0xff); a byte-level BPE vocabulary holds all 256 bytes so that "
+        "any text can be encoded.")
+
+    def merge_error(extra: dict[int, bytes], merge: tuple[bytes, bytes]) -> str:
+        return error_message(Tokenizer, dict(BYTES) | extra, [merge])
+
+    tail = ", which is not in the vocabulary; every merge's parts and result must be tokens."
+    # the left part missing (the right part and the result are tokens)
+    assert merge_error({256: b"c", 257: b"abc"}, (b"ab", b"c")) == (
+        "merge 0 (b'ab', b'c') uses b'ab'" + tail)
+    # the right part missing
+    assert merge_error({256: b"cab"}, (b"c", b"ab")) == "merge 0 (b'c', b'ab') uses b'ab'" + tail
+    # only the result missing
+    assert merge_error({}, (b"a", b"b")) == "merge 0 (b'a', b'b') uses b'ab'" + tail
+    assert merge_error({256: b"cd"}, (b"cd", b"e")) == "merge 0 (b'cd', b'e') uses b'cde'" + tail
+
+
+def test_vocab_validation_messages_exactly():
+    assert error_message(Tokenizer, [b"a"], []) == (
+        "vocab must be a dict of token ID -> bytes, not list")
+    for key in (-1, True, "1", 2.0):  # (alone: True and 2.0 equal keys 1 and 2 of BYTES)
+        assert error_message(Tokenizer, {key: b"x"}, []) == (
+            f"vocab key {key!r} is not a token ID (an integer >= 0)")
+    for token in (b"", "ab", None):
+        assert error_message(Tokenizer, dict(BYTES) | {256: token}, []) == (
+            f"vocab[256] is {token!r}; every token must be non-empty bytes")
+
+
+def test_from_files_passes_specials_pattern_and_name(tmp_path):
+    tok = toy(MERGES, ["<|endoftext|>"])
+    vocab_path, merges_path = tmp_path / "vocab.pkl", tmp_path / "merges.pkl"
+    tok.save(vocab_path, merges_path)
+    again = Tokenizer.from_files(vocab_path, merges_path, ["<|endoftext|>"], pattern="o200k",
+                                 name="mine")
+    assert (again.pattern, again.name) == ("o200k", "mine")
+    assert again.special_token_ids == {"<|endoftext|>": tok.special_token_ids["<|endoftext|>"]}
+    assert again.encode("don't<|endoftext|>") == reference_encode(again, "don't<|endoftext|>")
+    plain = Tokenizer.from_files(vocab_path, merges_path)
+    assert (plain.pattern, plain.name, plain.special_tokens) == ("gpt2", "", [])
+
+
+def test_the_cache_holds_pretokens_up_to_256_chars_and_never_exceeds_its_size():
+    tok = toy([])
+    assert dict(tok._pretoken_cache) == {"": ()}  # only the empty pre-token, until used
+    assert tok.pretoken_ids("") == ()
+    assert tok.pretoken_ids("x" * 256) == (120,) * 256
+    assert tok.pretoken_ids("y" * 257) == (121,) * 257
+    assert set(tok._pretoken_cache) == {"", "x" * 256}  # the longer one is not kept
+    tok.clear_cache()
+    assert dict(tok._pretoken_cache) == {"": ()}
+    small = toy([], cache_size=3)
+    for word in "abcdefg":
+        assert small.pretoken_ids(word) == (ord(word),)
+        assert len(small._pretoken_cache) <= 3
+
+
+def test_encode_iterable_of_a_str_encodes_it_in_one_go():
+    tok = toy(MERGES, SPECIALS)
+    text = "the <|endoftext|>then\n in"
+    assert list(tok.encode_iterable(text)) == reference_encode(tok, text)
+    assert list(tok.encode_iterable(text, cache_size=0)) == reference_encode(tok, text)
+
+
+def test_encode_iterable_messages_exactly():
+    tok = toy([])
+    assert error_message(lambda: list(tok.encode_iterable(["ok", b"bytes"]))) == (
+        "encode_iterable got bytes at item 1; it takes strings (open text files with "
+        "encoding='utf-8', not 'rb').")
+    for size in (True, "10", 2.5, -1):
+        assert error_message(tok.encode_iterable, ["ok"], cache_size=size) == (
+            f"cache_size must be a whole number of entries >= 0, not {size!r}")
+
+
+@pytest.mark.parametrize("specials", [None, ["<|a b|>"]], ids=["no-specials", "spaced-special"])
+@pytest.mark.parametrize(
+    "text",
+    ["<|a b|>" + " y" * 12, "x <|a b|> y <|a b|>" + " z" * 10, "ab cd ef\ngh  ij" * 3,
+     "q <|a b" + "|> r" * 5],
+)
+def test_stream_cuts_only_where_nothing_can_straddle(specials, text):
+    """Safe cuts with and without special tokens, and with a special token that holds a
+    space (a place where ordinary text could be cut): never inside it, complete or not."""
+    tok = toy(MERGES, specials)
+    expected = reference_encode(tok, text)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tokmod, "_STREAM_BUFFER", 1)  # look for a cut after every character
+        assert list(tok.encode_iterable(iter(text))) == expected
+        assert list(tok.encode_iterable([text[:5], text[5:9], text[9:]])) == expected
+
+
+SPACED_SPECIALS = ["<|a b|>", "<|a b|> c", "x\ny"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=st.lists(st.one_of(PIECES, st.sampled_from(SPACED_SPECIALS + ["<|a", " b|>", "a b"])),
+                  max_size=25).map("".join),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12),
+    specials=st.sampled_from([None, SPACED_SPECIALS]),
+)
+def test_encode_iterable_matches_encode_without_specials_or_with_spaced_ones(text, cuts, specials):
+    tok = toy(MERGES, specials)
+    points = sorted({min(c, len(text)) for c in cuts})
+    chunks = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    expected = reference_encode(tok, text)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tokmod, "_STREAM_BUFFER", 1)
+        assert list(tok.encode_iterable(chunks)) == expected
+        assert list(tok.encode_iterable(iter(text))) == expected
+
+
+def test_decode_messages_exactly():
+    tok = toy([])
+    for ids, kind in (("1 2 3", "str"), (b"\x01", "bytes")):
+        for call in (tok.decode, tok.decode_bytes):
+            assert error_message(call, ids) == (
+                f"decode takes a list of token IDs, not {kind}; use parse_ids() to read IDs "
+                "typed as text")
+    assert error_message(tok.decode_bytes, [104, 300]) == (
+        "ID 300 at index 1 is not in this vocabulary (IDs run from 0 to 255); decode() shows "
+        "such IDs as U+FFFD instead.")
+
+
+def test_decode_gaps_and_out_of_range_ints_in_the_fast_path(monkeypatch):
+    """Any ints within the padded tables (valid, in a gap, negative, up to 2x past the end)
+    decode in C; the per-item loop (which checks each item's type) is only for bad items."""
+    vocab = dict(BYTES) | {258: b"xy"}  # IDs 256 and 257 are gaps
+    tok = Tokenizer(vocab, [])
+
+    def per_item(item, index):
+        raise AssertionError(f"per-item fallback ran for item {index} ({item!r})")
+
+    monkeypatch.setattr(tokmod, "check_id", per_item)
+    assert tok.decode([104, 256, 258, -1, 300, 105]) == "h\ufffdxy\ufffd\ufffdi"
+    assert tok.decode([257]) == "\ufffd"
+    assert tok.decode_bytes([104, 258, 105]) == b"hxyi"
+    assert tok.decode_bytes([258]) == b"xy"
+    long = [104] * (tokmod._JOIN_CHUNK + 1)  # two chunks, the last of one ID
+    assert tok.decode(long) == "h" * len(long)
+    assert tok.decode_bytes(long) == b"h" * len(long)
+
+
+def test_join_tokens_joins_chunk_by_chunk_and_raises_for_bad_items(monkeypatch):
+    monkeypatch.setattr(tokmod, "_JOIN_CHUNK", 2)
+    table = [b"a", b"b", b"cd", None]
+    assert tokmod._join_tokens(table, [2, 0, 2]) == b"cdacd"  # chunks [2, 0] and [2]
+    assert tokmod._join_tokens(table, [1, 2, 0, 1, 1]) == b"bcdabb"
+    assert tokmod._join_tokens(table, [2]) == b"cd"
+    assert tokmod._join_tokens(table, []) == b""
+    for bad in ([0, 3], [3], [0, 4], [4], [0, "1"], ["1"]):
+        with pytest.raises((TypeError, IndexError)):
+            tokmod._join_tokens(table, bad)

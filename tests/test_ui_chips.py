@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from html.parser import HTMLParser
 
 import pytest
 
@@ -193,3 +194,312 @@ def test_merge_tree_dot_escapes_quotes() -> None:
 def test_control_bytes_shown_as_escapes() -> None:
     assert chips.token_label(b"\x00\x1b\x7f") == "\\x00\\x1b\\x7f"
     assert chips.token_label(b"\r\n") == "␍↵"
+
+
+# ---- exact markup (mutation testing: every class, title, colour, label and tag counts) -----------
+
+
+class _Markup(HTMLParser):
+    """Markup as a list of start tags (attributes sorted), end tags and text, entities
+    resolved: equal lists render the same (tag-name case and attribute order aside)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.items: list[tuple] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.items.append(("<", tag, tuple(sorted(attrs))))
+
+    def handle_endtag(self, tag: str) -> None:
+        self.items.append(("/", tag))
+
+    def handle_data(self, data: str) -> None:
+        self.items.append(("text", data))
+
+
+def markup(html_text: str) -> list[tuple]:
+    parser = _Markup()
+    parser.feed(html_text)
+    parser.close()
+    return parser.items
+
+
+def assert_same_markup(out: str, expected_body: str) -> None:
+    """``out`` is the CSS block followed by exactly ``expected_body`` (escaping included:
+    a raw ``<`` from user text would parse as a tag)."""
+    assert markup(out) == markup(chips.CSS + expected_body)
+
+
+PARTIAL = " · partial UTF-8: not a whole character on its own"
+
+
+def group_spans() -> list[Span]:
+    """ "a你!\n<|x|>": a chip, 你 cut in two partial tokens (a group not at the start), a
+    chip ending in a newline, a special token."""
+    return [
+        Span(0, 97, b"a", 0, 1, "a", group=0),
+        Span(1, 300, b"\xe4\xbd", 1, 2, "\ufffd", partial=True, group=1),
+        Span(2, 301, b"\xa0", 1, 2, "\ufffd", partial=True, group=1),
+        Span(3, 33, b"!\n", 2, 4, "!\n", group=2),
+        Span(4, 256, b"<|x|>", 4, 9, "<|x|>", is_special=True, group=3),
+    ]
+
+
+def test_chips_exact_markup_with_group_special_and_default_ids() -> None:
+    out = chips.chips_html(group_spans(), text="a你!\n<|x|>")  # show_ids defaults to True
+    assert_same_markup(out, (
+        '<div class="tp-chips">'
+        '<span class="tp-chip" style="background:#cfe8ff" title="ID 97 · #0 · bytes 61">'
+        "a<sub>97</sub></span>"
+        '<span class="tp-grp" title="2 tokens make \'你\'"><span class="tp-grp-char">你</span>'
+        f'<span class="tp-chip tp-partial" style="background:#ffe0b3" '
+        f'title="ID 300 · #1 · bytes e4 bd{PARTIAL}">\\xe4\\xbd<sub>300</sub></span>'
+        f'<span class="tp-chip tp-partial" style="background:#d4f5d0" '
+        f'title="ID 301 · #2 · bytes a0{PARTIAL}">\\xa0<sub>301</sub></span>'
+        "</span>"
+        '<span class="tp-chip" style="background:#ffd6e0" title="ID 33 · #3 · bytes 21 0a">'
+        "!↵<sub>33</sub></span><br>"
+        '<span class="tp-chip tp-special" '
+        'title="ID 256 · #4 · bytes 3c 7c 78 7c 3e · special token">'
+        "&lt;|x|&gt;<sub>256</sub></span>"
+        "</div>"
+    ))
+
+
+def test_chips_gpt2_view_reaches_grouped_chips_and_no_text_gives_generic_frame() -> None:
+    out = chips.chips_html(group_spans(), show_ids=False, gpt2_view=True)  # no text given
+    assert_same_markup(out, (
+        '<div class="tp-chips">'
+        '<span class="tp-chip" style="background:#cfe8ff" title="ID 97 · #0 · bytes 61">a</span>'
+        '<span class="tp-grp" title="partial UTF-8 group">'
+        f'<span class="tp-chip tp-partial" style="background:#ffe0b3" '
+        f'title="ID 300 · #1 · bytes e4 bd{PARTIAL}">ä½</span>'
+        f'<span class="tp-chip tp-partial" style="background:#d4f5d0" '
+        f'title="ID 301 · #2 · bytes a0{PARTIAL}">ł</span>'
+        "</span>"
+        '<span class="tp-chip" style="background:#ffd6e0" title="ID 33 · #3 · bytes 21 0a">'
+        "!Ċ</span><br>"
+        '<span class="tp-chip tp-special" '
+        'title="ID 256 · #4 · bytes 3c 7c 78 7c 3e · special token">'
+        "&lt;|x|&gt;</span>"
+        "</div>"
+    ))
+
+
+def test_chips_group_of_three_partial_tokens_holds_exactly_those_three() -> None:
+    # 🙂 is f0 9f 99 82, cut into three tokens; "!" after it is not part of the frame
+    text = "🙂!"
+    spans = [
+        Span(0, 300, b"\xf0\x9f", 0, 1, "\ufffd", partial=True, group=0),
+        Span(1, 301, b"\x99", 0, 1, "\ufffd", partial=True, group=0),
+        Span(2, 302, b"\x82", 0, 1, "\ufffd", partial=True, group=0),
+        Span(3, 33, b"!", 1, 2, "!", group=1),
+    ]
+    out = chips.chips_html(spans, text=text, show_ids=False)
+    frame, _, rest = body(out).partition("</span></span>")
+    assert frame.count('class="tp-chip tp-partial"') == 3
+    assert "3 tokens make &#x27;🙂&#x27;" in frame
+    assert rest == ('<span class="tp-chip" style="background:#ffd6e0" '
+                    'title="ID 33 · #3 · bytes 21">!</span></div>')
+
+
+def test_word_chips_exact_markup_unknown_and_limit() -> None:
+    out = chips.word_chips_html(["a b", "<|unk|>", "c"], [5, 0, 7], unk_id=0, limit=2)
+    assert_same_markup(out, (
+        '<div class="tp-chips">'
+        '<span class="tp-chip" style="background:#cfe8ff" title="ID 5">a·b<sub>5</sub></span>'
+        '<span class="tp-chip tp-oov" title="ID 0 · unknown: this text is lost">'
+        "&lt;|unk|&gt;<sub>0</sub></span>"
+        "</div>"
+    ))
+    assert_same_markup(chips.word_chips_html(["a"], [1], show_ids=False), (
+        '<div class="tp-chips">'
+        '<span class="tp-chip" style="background:#cfe8ff" title="ID 1">a</span></div>'
+    ))
+    assert chips.word_chips_html(["a"] * 3, [1] * 3, limit=None).count('<span class="tp-chip') == 3
+
+
+def test_distinct_pretokens_stop_at_the_limit() -> None:
+    words = [f"w{i}" for i in range(600)]
+    text = "".join(words)
+    spans, pos = [], 0
+    for w in words:
+        spans.append((pos, pos + len(w)))
+        pos += len(w)
+    assert chips.distinct_pretokens(text, spans) == words[:500]  # the default limit
+    assert chips.distinct_pretokens(text, spans, limit=3) == words[:3]
+    assert chips.distinct_pretokens("a a b", [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)],
+                                    limit=3) == ["a", " ", "b"]
+
+
+def test_pretokens_exact_markup() -> None:
+    out = chips.pretokens_html("a\n<b", [(0, 2), (2, 4)])
+    assert_same_markup(out, (
+        '<div class="tp-chips">'
+        '<span class="tp-chip" style="background:#cfe8ff" title="pre-token #0: characters 0–2">'
+        "a↵</span><br>"
+        '<span class="tp-chip" style="background:#ffe0b3" title="pre-token #1: characters 2–4">'
+        "&lt;b</span>"
+        "</div>"
+    ))
+
+
+def test_pieces_exact_markup_highlight_and_default_view() -> None:
+    out = chips.pieces_html([b" a", b"<c"], highlight=1)
+    assert markup(out) == markup(
+        '<span class="tp-chip" style="background:#cfe8ff" title="bytes 20 61">·a</span>'
+        '<span class="tp-chip tp-new" style="background:#ffe0b3" title="bytes 3c 63">&lt;c</span>'
+    )
+
+
+def trace_tokenizer():
+    from core.tokenizer import Tokenizer
+
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"abc", 258: b"\xef\xbf"}
+    return Tokenizer(vocab, [(b"a", b"b"), (b"ab", b"c"), (b"\xef", b"\xbf")])
+
+
+def test_trace_exact_markup_highlights_the_new_part() -> None:
+    steps = trace_tokenizer().merge_trace(" cabc")
+    assert [s.after for s in steps] == [[b" ", b"c", b"ab", b"c"], [b" ", b"c", b"abc"]]
+
+    def row(label: str, parts: list[tuple[str, str, bool]], title: str = "") -> str:
+        chips_ = "".join(
+            f'<span class="tp-chip{" tp-new" if new else ""}" '
+            f'style="background:{chips.PALETTE[k]}" title="bytes {hx}">{text}</span>'
+            for k, (text, hx, new) in enumerate(parts)
+        )
+        rank = f'<span class="tp-rank" title="{title}">' if title else '<span class="tp-rank">'
+        return f'<div class="tp-step">{rank}{label}</span>{chips_}</div>'
+
+    def expected(sp: str) -> str:
+        return (
+            '<div class="tp-chips">'
+            + row("bytes", [(sp, "20", False), ("c", "63", False), ("a", "61", False),
+                            ("b", "62", False), ("c", "63", False)])
+            + row("#0 · a + b", [(sp, "20", False), ("c", "63", False), ("ab", "61 62", True),
+                                 ("c", "63", False)], "merge rank 0")
+            + row("#1 · ab + c", [(sp, "20", False), ("c", "63", False),
+                                  ("abc", "61 62 63", True)], "merge rank 1")
+            + "</div>"
+        )
+
+    assert_same_markup(chips.trace_html(" cabc", steps), expected("·"))  # default: not GPT-2
+    assert_same_markup(chips.trace_html(" cabc", steps, gpt2_view=True), expected("Ġ"))
+
+
+def test_trace_without_merges_starts_from_the_utf8_bytes() -> None:
+    out = chips.trace_html("é", [])
+    assert_same_markup(out, (
+        '<div class="tp-chips"><div class="tp-step"><span class="tp-rank">bytes</span>'
+        '<span class="tp-chip" style="background:#cfe8ff" title="bytes c3">\\xc3</span>'
+        '<span class="tp-chip" style="background:#ffe0b3" title="bytes a9">\\xa9</span>'
+        "</div></div>"
+    ))
+
+
+def test_trace_of_a_lone_surrogate_starts_from_the_bytes_bpe_saw() -> None:
+    # encode (and merge_trace) turn a lone surrogate into U+FFFD's bytes ef bf bd
+    steps = trace_tokenizer().merge_trace("\ud800")
+    assert steps[0].before == [b"\xef", b"\xbf", b"\xbd"]
+    out = chips.trace_html("\ud800", steps)
+    first = body(out).split("</div>")[0]
+    assert first.count('class="tp-chip"') == 3 and 'title="bytes bd"' in first
+
+
+def test_regions_exact_markup() -> None:
+    @dataclass
+    class Region:
+        text: str
+        pieces: dict[str, list[str]]
+
+    out = chips.regions_html([Region("a b", {"x": ["a", " b"], "y": ["a b"]})], ["x", "y", "z"])
+    assert_same_markup(out, (
+        '<table class="tp-regions"><thead><tr><th>text</th><th>x</th><th>y</th><th>z</th>'
+        "</tr></thead><tbody>"
+        "<tr><td><code>a·b</code></td>"
+        '<td class="tp-chips"><span class="tp-chip" style="background:#cfe8ff">a</span>'
+        '<span class="tp-chip" style="background:#ffe0b3">·b</span></td>'
+        '<td class="tp-chips"><span class="tp-chip" style="background:#cfe8ff">a·b</span></td>'
+        '<td class="tp-chips"></td>'
+        "</tr></tbody></table>"
+    ))
+
+
+def test_decoded_text_exact_markup_numbers_colours_and_ids() -> None:
+    # U+FFFD #1 from piece 0; a U+FFFD that was in the text (no replacement: plain); U+FFFD #2
+    # from pieces 2 and 3, where piece 3 has no ID in the list
+    out = chips.decoded_text_html("\ufffda\ufffdb\ufffd", [(0, [0]), (4, [2, 3])], [999, 97, 228])
+    assert_same_markup(out, (
+        '<div class="tp-text">'
+        '<span class="tp-fffd" style="background:#ffb4b4" title="U+FFFD #1 from #0 (ID 999)">'
+        "\ufffd<sup>1</sup></span>"
+        "a\ufffdb"
+        '<span class="tp-fffd" style="background:#ffd08a" title="U+FFFD #2 from #2 (ID 228), #3">'
+        "\ufffd<sup>2</sup></span>"
+        "</div>"
+    ))
+
+
+def test_id_chips_exact_markup_and_limit() -> None:
+    pieces = [
+        Piece(0, 97, b"a", "61", "a"),
+        Piece(1, 228, b"\xe4", "e4", "\ufffd"),
+        Piece(2, 999, None, "", "\ufffd", out_of_vocab=True),
+        Piece(3, 98, b"b", "62", "b"),
+    ]
+    out = chips.id_chips_html(pieces, [(1, [1]), (2, [2])], limit=3)
+    assert_same_markup(out, (
+        '<div class="tp-chips">'
+        '<span class="tp-chip" style="background:#cfe8ff" title="#0 · ID 97 · bytes 61">'
+        "a<sub>97</sub></span>"
+        '<span class="tp-chip" style="background:#ffb4b4" '
+        'title="#1 · ID 228 · makes U+FFFD #1 · bytes e4">\\xe4<sub>228</sub><sup>1</sup></span>'
+        '<span class="tp-chip tp-oov" title="#2 · ID 999 · not in the vocabulary">'
+        "∅<sub>999</sub><sup>2</sup></span>"
+        "</div>"
+    ))
+    assert chips.id_chips_html(pieces, []).count('<span class="tp-chip') == 4  # no limit
+
+
+def test_pieces_table_exact_rows() -> None:
+    rows = chips.pieces_table([Piece(0, 32, b" ", "20", " "),
+                               Piece(1, 999, None, "", "\ufffd", out_of_vocab=True)])
+    assert rows == [
+        {"#": 0, "ID": 32, "bytes": "20", "piece": "·", "GPT-2 form": "Ġ"},
+        {"#": 1, "ID": 999, "bytes": "", "piece": "∅ not in vocab", "GPT-2 form": ""},
+    ]
+
+
+@dataclass
+class Node:  # same fields as core.details.MergeNode
+    id: int
+    token: bytes
+    rank: int | None = None
+    left: Node | None = None
+    right: Node | None = None
+
+
+def test_merge_tree_dot_exact() -> None:
+    dot = chips.merge_tree_dot(Node(300, b"ab", 0, Node(97, b"a"), Node(98, b"b")))
+    assert dot.splitlines() == [
+        "digraph merge_tree {",
+        '  node [shape=box, style="rounded,filled", fontname="monospace", fontsize=11];',
+        "  edge [arrowsize=0.6];",
+        '  n0 [label="ab\\nID 300 · merge #0", fillcolor="#cfe8ff"];',
+        '  n1 [label="a\\nID 97 · byte", fillcolor="#eeeeee"];',
+        "  n0 -> n1;",
+        '  n2 [label="b\\nID 98 · byte", fillcolor="#eeeeee"];',
+        "  n0 -> n2;",
+        "}",
+    ]
+
+
+def test_merge_tree_dot_draws_at_most_200_nodes_by_default() -> None:
+    tree = Node(97, b"a")
+    for i in range(150):  # 301 nodes
+        tree = Node(1000 + i, b"a" * (i + 2), i, tree, Node(97, b"a"))
+    dot = chips.merge_tree_dot(tree)
+    assert dot.count("[label=") == 200 and dot.count(" -> ") == 199
+    assert "  n199 [" in dot and "n200" not in dot
+    assert chips.merge_tree_dot(tree, max_nodes=3).count("[label=") == 3
