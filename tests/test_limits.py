@@ -500,3 +500,19 @@ def test_format_bytes_at_its_unit_boundaries() -> None:
     assert [limits.format_bytes(n) for n in (0, 1023, 1024, 1024 * 1024 - 1, 1024 * 1024)] == [
         "0 B", "1023 B", "1.0 KB", "1024.0 KB", "1.0 MB"]
     assert limits.format_bytes(1000 * 1024 * 1024) == "1000.0 MB"
+
+
+def test_readable_token_makes_whitespace_visible_and_keeps_broken_bytes() -> None:
+    assert limits.readable_token(b" a\n\tb") == "·a↵→b"
+    assert limits.readable_token(b"\xe2\x82") == "\\xe2\\x82"  # half a character, not an error
+
+
+def test_special_tokens_split_on_commas_and_lines_not_spaces() -> None:
+    assert limits.parse_special_tokens("<|a b|>, <|c|>\n<|d|>") == ["<|a b|>", "<|c|>", "<|d|>"]
+
+
+def test_training_settings_read_their_own_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKPLAY_MAX_TRAININGS", "3")
+    monkeypatch.delenv("TOKPLAY_TRAIN_MEMORY_MB", raising=False)
+    assert limits.max_concurrent_trainings() == 3
+    assert limits.train_memory_mb() == limits.DEFAULT_MEMORY_MB == 2048
