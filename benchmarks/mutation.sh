@@ -21,8 +21,9 @@
 # Needs mutmut 3 in the venv: .venv/bin/pip install 'mutmut>=3,<4'. MUTATION_JOBS sets the
 # number of parallel workers (default 2). MUTATION_MUTANTS (optional, space-separated names or
 # fnmatch globs as printed below, e.g. 'core.tokenizer.x__join_tokens__mutmut_*') tests only
-# those mutants, to re-check survivors quickly; the others then show as "not checked". mutmut only mutates code inside functions and
-# methods, not module-level constants such as an allowlist: pin those with exact tests.
+# those mutants, to re-check survivors quickly; the others then show as "not checked".
+# mutmut only mutates code inside functions and methods, not module-level constants such as
+# an allowlist: pin those with exact tests.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,7 +72,7 @@ EOF
 
 cd "$work"
 read -ra only <<<"${MUTATION_MUTANTS:-}"
-echo "mutating $file; tests: ${tests[*]}${only[*]:+; only mutants: ${only[*]}}"
+echo "mutating $file; tests: ${tests[*]}${only[*]:+; only the ${#only[@]} mutant name(s) in MUTATION_MUTANTS}"
 "$mutmut" run --max-children "${MUTATION_JOBS:-2}" "${only[@]}" >"$work/run.log" 2>&1 || {
     tail -40 "$work/run.log"
     echo "mutmut run failed (log above)" >&2
