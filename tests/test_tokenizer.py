@@ -639,3 +639,16 @@ def test_join_tokens_joins_chunk_by_chunk_and_raises_for_bad_items(monkeypatch):
     for bad in ([0, 3], [3], [0, 4], [4], [0, "1"], ["1"]):
         with pytest.raises((TypeError, IndexError)):
             tokmod._join_tokens(table, bad)
+
+
+def test_stream_takes_pretokens_from_the_shared_cache_before_running_bpe():
+    tok = toy(MERGES, SPECIALS)
+    text = "the then there in the then "
+    expected = tok.encode(text)  # every pre-token of the text is now in the shared cache
+
+    def no_bpe(data):
+        raise AssertionError(f"BPE ran for {data!r}, which the shared cache holds")
+
+    tok.bpe = no_bpe
+    assert list(tok.encode_iterable([text])) == expected
+    assert list(tok.encode_iterable([text], cache_size=0)) == expected
