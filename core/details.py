@@ -258,18 +258,17 @@ def merge_trace(tokenizer: Tokenizer, pretoken: str) -> list[MergeStep]:
         return []
     data = utf8(pretoken)
     vocab = tokenizer.vocab
-    ranks = tokenizer.pair_ranks
     ids = [tokenizer.byte_ids[b] for b in data]
     steps: list[MergeStep] = []
+    none = (1 << 62, -1)
     while len(ids) > 1:
         # the leftmost lowest-ranked pair, as Tokenizer.bpe picks it
-        rank, i = min(
-            (ranks.get((ids[k], ids[k + 1]), 1 << 62), k) for k in range(len(ids) - 1)
+        (rank, new_id), i = min(
+            (tokenizer.pair_merge(ids[k], ids[k + 1]) or none, k) for k in range(len(ids) - 1)
         )
-        if rank == 1 << 62:
+        if new_id < 0:
             break
         before = [vocab[t] for t in ids]
-        new_id = tokenizer.merged_ids[rank]
         a, b = ids[i], ids[i + 1]
         # every occurrence, left to right (later ones would be merged next anyway)
         out: list[int] = []
@@ -309,16 +308,12 @@ def merge_tree(tokenizer: Tokenizer, token_id: int) -> MergeNode:
         raise PlaygroundError(
             f"ID {token_id} is not in this vocabulary (IDs run from 0 to {tokenizer.n_vocab - 1})"
         )
-    made: dict[int, int] = {}  # merged ID -> first rank that makes it
-    for rank, merged_id in enumerate(tokenizer.merged_ids):
-        made.setdefault(merged_id, rank)
-    specials = set(tokenizer.special_token_ids.values())
 
     def build(tid: int) -> MergeNode:
-        rank = None if tid in specials else made.get(tid)
-        if rank is None:
+        made = tokenizer.parts_of(tid)
+        if made is None:
             return MergeNode(tid, tokenizer.vocab[tid], None, None, None)
-        left, right = tokenizer.merge_pair_ids[rank]
+        rank, left, right = made
         return MergeNode(tid, tokenizer.vocab[tid], rank, build(left), build(right))
 
     return build(token_id)

@@ -38,11 +38,32 @@ O200K_PATTERN = "|".join(
     ]
 )
 
+# Llama 3 (Meta's llama_models/llama3/tokenizer.py): cl100k's alternatives without the
+# possessive quantifiers and `\s++$`; Llama 4 uses O200K_PATTERN exactly.
+LLAMA3_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+# Mistral's Tekken (tekken_*.json "config.pattern"): o200k's without the contractions, and
+# every digit on its own.
+TEKKEN_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*""",
+        r"""\p{N}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
 #: Pattern names a user can pick, in the order a UI should list them.
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2_PATTERN,
     "cl100k": CL100K_PATTERN,
     "o200k": O200K_PATTERN,
+    "llama3": LLAMA3_PATTERN,
+    "tekken": TEKKEN_PATTERN,
 }
 
 
@@ -136,6 +157,22 @@ def _ascii_patterns() -> dict[str, re.Pattern[str]]:
                 rf"""{prefix}[A-Z]*+[a-z]++{contractions}""",
                 rf"""{prefix}[A-Z]++[a-z]*+{contractions}""",
                 r"""[0-9]{1,3}""",
+                rf""" ?+{lnw}++[\r\n/]*+""",
+                rf"""{ws}*[\r\n]+""",
+                rf"""{ws}+(?!{nws})""",
+                rf"""{ws}+""",
+            ]
+        ),
+        # a plain transcription (classes only, same quantifiers): equal on ASCII by construction
+        LLAMA3_PATTERN: (
+            rf"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\nA-Za-z0-9]?[A-Za-z]+|[0-9]{{1,3}}"""
+            rf"""| ?{lnw}+[\r\n]*|{ws}*[\r\n]+|{ws}+(?!{nws})|{ws}+"""
+        ),
+        TEKKEN_PATTERN: "|".join(
+            [
+                rf"""{prefix}[A-Z]*+[a-z]++""",
+                rf"""{prefix}[A-Z]++[a-z]*+""",
+                r"""[0-9]""",
                 rf""" ?+{lnw}++[\r\n/]*+""",
                 rf"""{ws}*[\r\n]+""",
                 rf"""{ws}+(?!{nws})""",

@@ -45,11 +45,15 @@ from core.basics import check_id, utf8
 from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
 from core.errors import PlaygroundError
 from core.formats.pickles import load_pickles, save_pickles
+from core.ranks import bpe_by_rank, merges_from_ranks, split_by_rank
+from core.template import Template
 from core.pretokenize import (
+    PATTERNS,
     ascii_pattern,
     compile_pattern,
     last_cut,
     mixed_regions,
+    resolve_pattern,
     special_splitter,
 )
 
@@ -112,29 +116,54 @@ class Tokenizer:
     rank order; ``special_tokens``: strings never split (one missing from the vocab gets the
     next free ID); ``pattern``: ``"gpt2"``, ``"cl100k"``, ``"o200k"`` or a regex.
 
+    ``merges=None``: merge by *rank*, as tiktoken does. There is no merge list; an ID is its
+    token's rank, and BPE repeatedly joins the adjacent pair whose joined bytes are the token
+    with the lowest ID. Any rank file loads this way, including Meta's Llama 3, where some
+    tokens cannot be built from two lower-ranked ones (those are reached only whole).
+    :attr:`merges` is then derived from the ranks when something asks for it.
+
     ``ignore_merges=True``: a pre-token whose bytes are a token becomes that token without
-    running BPE. tiktoken always does this (so the presets set it) and Hugging Face has the
-    same switch; plain BPE (the default) can split such a pre-token differently when its
-    merges would not rebuild the token from its own bytes.
+    running BPE. tiktoken always does this (so rank mode and the presets set it) and Hugging
+    Face has the same switch; plain BPE (the default) can split such a pre-token differently
+    when its merges would not rebuild the token from its own bytes.
+
+    ``template``: what ``encode(text, add_special_tokens=True)`` adds (a model's BOS/EOS).
+    ``specials_in_text``: whether a special token typed in the text becomes its ID (as in
+    tiktoken's ``allowed_special="all"`` and Hugging Face); Mistral's own code treats such
+    text as ordinary text (False).
     ``cache_size``: entries in the pre-token cache; 0 disables caching.
+
+    >>> ranks = {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"bc", 258: b"abc"}
+    >>> tok = Tokenizer(ranks, None)
+    >>> tok.encode("abc"), tok.encode("xabc")   # b"abc" whole; then a+b (256) before b+c (257)
+    ([258], [120, 258])
+    >>> tok.merges
+    [(b'a', b'b'), (b'b', b'c'), (b'ab', b'c')]
     """
 
     def __init__(
         self,
         vocab: Mapping[int, bytes],
-        merges: Sequence[tuple[bytes, bytes]],
-        special_tokens: Iterable[str] | None = None,
+        merges: Sequence[tuple[bytes, bytes]] | None,
+        special_tokens: Iterable[str] | Mapping[str, int] | None = None,
         *,
         pattern: str = "gpt2",
         name: str = "",
         ignore_merges: bool = False,
+        template: Template = Template(),
+        specials_in_text: bool = True,
         cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
         self.vocab: dict[int, bytes] = _checked_vocab(vocab)
-        self.merges: list[tuple[bytes, bytes]] = [(bytes(a), bytes(b)) for a, b in merges]
+        self.by_rank = merges is None
+        self._merges: list[tuple[bytes, bytes]] | None = (
+            None if merges is None else [(bytes(a), bytes(b)) for a, b in merges]
+        )
         self.pattern = pattern
         self.name = name
-        self.ignore_merges = bool(ignore_merges)
+        self.ignore_merges = bool(ignore_merges) or self.by_rank
+        self.template = template
+        self.specials_in_text = bool(specials_in_text)
         self._regex = compile_pattern(pattern)  # raises a clear error for a broken regex
 
         # Special tokens: reuse the vocab's ID for one already there, else append.
@@ -144,6 +173,7 @@ class Tokenizer:
         for i in sorted(self.vocab):
             by_bytes.setdefault(self.vocab[i], i)
         next_id = max(self.vocab, default=-1) + 1
+        given = dict(special_tokens) if isinstance(special_tokens, Mapping) else {}
         for special in special_tokens or ():
             if not isinstance(special, str) or not special:
                 raise PlaygroundError(
@@ -151,18 +181,31 @@ class Tokenizer:
                 )
             if special in self.special_token_ids:
                 continue
-            sid = by_bytes.get(special.encode("utf-8"))
+            sid = given.get(special)
+            if sid is not None:
+                # a model's own numbering (Llama 3: 128000 and up); the ID must be free
+                if sid in self.vocab and self.vocab[sid] != special.encode("utf-8"):
+                    raise PlaygroundError(
+                        f"special token {special!r} is given ID {sid}, which already holds "
+                        f"{self.vocab[sid]!r}; give it a free ID"
+                    )
+                self.vocab[sid] = special.encode("utf-8")
+                next_id = max(next_id, sid + 1)
+            else:
+                sid = by_bytes.get(special.encode("utf-8"))
             if sid is None:
                 sid = next_id
                 next_id += 1
                 self.vocab[sid] = special.encode("utf-8")
             self.special_tokens.append(special)
             self.special_token_ids[special] = sid
-        self._special_re = special_splitter(tuple(self.special_tokens))
-        self._max_special = max(map(len, self.special_tokens), default=0)
+        matched = tuple(self.special_tokens) if self.specials_in_text else ()
+        self._special_re = special_splitter(matched)
+        self._max_special = max(map(len, matched), default=0)
 
         # bytes -> ID for ordinary tokens (the lowest ID wins if bytes repeat).
         special_ids = set(self.special_token_ids.values())
+        self._special_ids = frozenset(special_ids)
         encoder: dict[bytes, int] = {}
         for i in sorted(self.vocab):
             if i not in special_ids:
@@ -178,24 +221,13 @@ class Tokenizer:
             )
         self._byte_ids = tuple(encoder[bytes([b])] for b in range(256))
 
-        # (left ID, right ID) -> rank, and rank -> merged ID: BPE works on ints.
-        pair_ranks: dict[tuple[int, int], int] = {}
-        merged: list[int] = []
-        pairs: list[tuple[int, int]] = []
-        for rank, (a, b) in enumerate(self.merges):
-            ia, ib, im = encoder.get(a), encoder.get(b), encoder.get(a + b)
-            if ia is None or ib is None or im is None:
-                what = a if ia is None else b if ib is None else a + b
-                raise PlaygroundError(
-                    f"merge {rank} ({a!r}, {b!r}) uses {what!r}, which is not in the "
-                    "vocabulary; every merge's parts and result must be tokens."
-                )
-            pair_ranks.setdefault((ia, ib), rank)
-            merged.append(im)
-            pairs.append((ia, ib))
-        self._pair_ranks = pair_ranks
-        self._merged = tuple(merged)
-        self._merge_pairs = tuple(pairs)
+        self._pair_ranks: dict[tuple[int, int], int] = {}
+        self._merged: tuple[int, ...] = ()
+        self._merge_pairs: tuple[tuple[int, int], ...] = ()
+        self._made: dict[int, int] | None = None  # merged ID -> first rank making it (lazy)
+        self._whole_only: list[bytes] = []
+        if self._merges is not None:
+            self._index_merges(self._merges, encoder)
 
         # ID -> bytes as lists, the fastest look-up: None in the gaps for decode_bytes() (an
         # error), b"\xff" for decode() (0xFF never occurs in UTF-8, so it decodes to one
@@ -212,6 +244,30 @@ class Tokenizer:
         self.cache_size = max(0, int(cache_size))
         self._pretoken_cache = _Cache(self._bpe_str, self.cache_size, _MAX_PRETOKEN_KEY)
         self._ascii_regex = ascii_pattern(pattern)
+        # the safe-cut rule (core.pretokenize.last_cut) is proven for the built-in patterns only
+        self._cuttable = resolve_pattern(pattern) in PATTERNS.values()
+
+    def _index_merges(
+        self, merges: Sequence[tuple[bytes, bytes]], encoder: Mapping[bytes, int]
+    ) -> None:
+        """(left ID, right ID) -> rank, and rank -> merged ID: BPE works on ints."""
+        pair_ranks: dict[tuple[int, int], int] = {}
+        merged: list[int] = []
+        pairs: list[tuple[int, int]] = []
+        for rank, (a, b) in enumerate(merges):
+            ia, ib, im = encoder.get(a), encoder.get(b), encoder.get(a + b)
+            if ia is None or ib is None or im is None:
+                what = a if ia is None else b if ib is None else a + b
+                raise PlaygroundError(
+                    f"merge {rank} ({a!r}, {b!r}) uses {what!r}, which is not in the "
+                    "vocabulary; every merge's parts and result must be tokens."
+                )
+            pair_ranks.setdefault((ia, ib), rank)
+            merged.append(im)
+            pairs.append((ia, ib))
+        self._pair_ranks = pair_ranks
+        self._merged = tuple(merged)
+        self._merge_pairs = tuple(pairs)
 
     # ------------------------------------------------------------------------------------
     # Construction helpers
@@ -246,19 +302,76 @@ class Tokenizer:
         return self._byte_ids
 
     @property
+    def merges(self) -> list[tuple[bytes, bytes]]:
+        """The merges in rank order. In rank mode (``merges=None``) they are derived from the
+        ranks on first use: each token that two lower-ranked tokens build, with its pair;
+        :attr:`whole_only` lists the tokens no such pair builds."""
+        if self._merges is None:
+            self._merges, self._whole_only = merges_from_ranks(self._encoder)
+            self._index_merges(self._merges, self._encoder)
+        return self._merges
+
+    @property
+    def whole_only(self) -> list[bytes]:
+        """Tokens that no two lower-ranked tokens build (rank mode; e.g. 90 of Llama 3's):
+        BPE never makes them, so only a pre-token equal to one gives it. ``[]`` otherwise."""
+        self.merges  # noqa: B018 (derives them in rank mode)
+        return self._whole_only
+
+    @property
     def pair_ranks(self) -> Mapping[tuple[int, int], int]:
         """``(left ID, right ID) -> merge rank`` (the lowest rank if a pair repeats)."""
+        self.merges  # noqa: B018
         return MappingProxyType(self._pair_ranks)
 
     @property
     def merged_ids(self) -> tuple[int, ...]:
         """The ID each merge makes, by rank."""
+        self.merges  # noqa: B018
         return self._merged
 
     @property
     def merge_pair_ids(self) -> tuple[tuple[int, int], ...]:
         """The ``(left ID, right ID)`` each merge joins, by rank."""
+        self.merges  # noqa: B018
         return self._merge_pairs
+
+    def pair_merge(self, left: int, right: int) -> tuple[int, int] | None:
+        """``(rank, merged ID)`` of the merge joining tokens ``left`` and ``right`` (adjacent
+        in that order), or None. In rank mode the rank is the joined token's ID.
+
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
+        >>> tok.pair_merge(97, 98), tok.pair_merge(98, 97)
+        ((0, 256), None)
+        """
+        if self.by_rank:
+            joined = self._encoder.get(self.vocab[left] + self.vocab[right])
+            return None if joined is None else (joined, joined)
+        rank = self._pair_ranks.get((left, right))
+        return None if rank is None else (rank, self._merged[rank])
+
+    def parts_of(self, token_id: int) -> tuple[int, int, int] | None:
+        """``(rank, left ID, right ID)`` of the merge that makes ``token_id``, or None for a
+        single byte, a special token, or (rank mode) a token reached only whole.
+
+        >>> Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, None).parts_of(256)
+        (256, 97, 98)
+        """
+        if token_id in self._special_ids:
+            return None
+        if self.by_rank:
+            split = split_by_rank(self.vocab[token_id], self._encoder, token_id)
+            if split is None:
+                return None
+            return (token_id, self._encoder[split[0]], self._encoder[split[1]])
+        if self._made is None:
+            self._made = {}
+            for rank, merged_id in enumerate(self._merged):
+                self._made.setdefault(merged_id, rank)
+        rank = self._made.get(token_id)
+        if rank is None:
+            return None
+        return (rank, *self._merge_pairs[rank])
 
     @property
     def pretoken_regex(self) -> regex.Pattern[str]:
@@ -281,7 +394,8 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         return (
-            f"Tokenizer(name={self.name!r}, n_vocab={self.n_vocab}, merges={len(self.merges)}, "
+            f"Tokenizer(name={self.name!r}, n_vocab={self.n_vocab}, "
+            f"merges={'by rank' if self._merges is None else len(self._merges)}, "
             f"special_tokens={self.special_tokens!r}, pattern={self.pattern!r})"
         )
 
@@ -309,6 +423,8 @@ class Tokenizer:
         >>> Tokenizer(vocab, [(b"b", b"c"), (b"a", b"b")]).bpe(b"abcab")
         [97, 256, 257]
         """
+        if self.by_rank:
+            return bpe_by_rank(data, self._encoder)
         ids = list(map(self._byte_ids.__getitem__, data))
         if len(ids) > _LONG_PRETOKEN:
             return self._bpe_heap(ids)
@@ -400,7 +516,7 @@ class Tokenizer:
         start = 0
         # Long text: encode it in ~64k-char segments cut where no pre-token can straddle,
         # so the temporary list of pre-tokens stays small.
-        while len(text) - start > _MAX_SEGMENT:
+        while self._cuttable and len(text) - start > _MAX_SEGMENT:
             cut = last_cut(text, start + _MAX_SEGMENT, lo=start + 1)
             if cut <= start:
                 break  # no safe cut: the rest goes in one piece
@@ -431,15 +547,18 @@ class Tokenizer:
             self._encode_piece(text[pos:], cache, out)
         return out
 
-    def encode(self, text: str) -> list[int]:
-        """Token IDs of ``text``; special tokens in it become their own IDs.
+    def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
+        """Token IDs of ``text``; special tokens in it become their own IDs (unless
+        ``specials_in_text`` is off). ``add_special_tokens=True`` adds the model's template
+        (BOS/EOS), as Hugging Face's ``encode`` does by default.
 
         >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<|eot|>"])
         >>> tok.encode("hi<|eot|>")
         [104, 105, 256]
         """
         _check_text(text)
-        return self._encode(text, self._pretoken_cache)
+        ids = self._encode(text, self._pretoken_cache)
+        return self.template.apply(ids) if add_special_tokens and self.template else ids
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Like :meth:`encode` but special tokens are plain text (tiktoken's
@@ -523,6 +642,8 @@ class Tokenizer:
     def _safe_cut(self, buf: str) -> int:
         """The largest position ``c > 0`` such that ``encode(buf[:c] + rest) ==
         encode(buf[:c]) + encode(rest)`` for any continuation; 0 if none is known."""
+        if not self._cuttable:
+            return 0  # a user's regex: no cut is known to be safe, so the stream buffers
         hi = len(buf) - 1
         matches: list[tuple[int, int]] = []
         if self._special_re is not None:

@@ -15,6 +15,7 @@ from core.formats.tiktoken_file import (
     tokenizer_to_tiktoken,
 )
 from core.tokenizer import Tokenizer
+from tests.conftest import need_module
 
 BYTES = {i: bytes([i]) for i in range(256)}
 
@@ -55,8 +56,23 @@ def test_ranks_to_merges_follows_bpe_with_lower_ranks():
 
 
 def test_ranks_that_no_merge_order_can_build_are_refused():
-    with pytest.raises(FormatError, match="token b'abc' \\(rank 3\\) cannot be built"):
+    with pytest.raises(FormatError, match="e.g. b'abc' \\(rank 3\\), cannot be built"):
         ranks_to_merges({b"a": 0, b"b": 1, b"c": 2, b"abc": 3}, name="r.tiktoken")
+
+
+def test_a_rank_file_out_of_merge_order_loads_and_encodes_by_rank_like_tiktoken():
+    """Llama 3's case: b"abc" is built by no two lower-ranked tokens, yet tiktoken loads the
+    file, and a pre-token "abc" is that token whole; inside a longer pre-token BPE joins by
+    rank and never reaches it."""
+    tiktoken = need_module("tiktoken")
+    ranks = {bytes([i]): i for i in range(256)} | {b"abc": 256, b"bc": 257, b"xa": 258}
+    tok = tokenizer_from_tiktoken(dump_tiktoken_ranks(ranks), pattern=r"\S+|\s+")
+    enc = tiktoken.Encoding("t", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    for text in ["abc", "xabc", "abcabc", "bc abc xbc", "xa", "xxabcbc"]:
+        assert tok.encode(text) == enc.encode_ordinary(text), text
+    assert tok.whole_only == [b"abc"]
+    assert tok.merges == [(b"b", b"c"), (b"x", b"a")]
+    assert tok.parts_of(256) is None and tok.parts_of(257) == (257, 98, 99)
 
 
 def test_tokenizer_from_tiktoken_needs_all_bytes_and_appends_specials():

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import core.tokenizer as tokmod
 from core.basics import utf8
 from core.errors import PlaygroundError
-from core.pretokenize import ascii_pattern, compile_pattern, last_cut, split_on_specials
+from core.pretokenize import PATTERNS, ascii_pattern, compile_pattern, last_cut, split_on_specials
 from core.tokenizer import Tokenizer
 
 BYTES = {i: bytes([i]) for i in range(256)}
@@ -146,7 +146,7 @@ TEXTS = st.lists(PIECES, max_size=25).map("".join)
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=TEXTS, cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12),
-       pattern=st.sampled_from(["gpt2", "cl100k", "o200k"]))  # fmt: skip
+       pattern=st.sampled_from(list(PATTERNS)))  # fmt: skip
 def test_encode_iterable_matches_encode_under_adversarial_chunkings(text, cuts, pattern):
     tok = toy(MERGES, SPECIALS, pattern=pattern)
     points = sorted({min(c, len(text)) for c in cuts})
@@ -161,7 +161,7 @@ def test_encode_iterable_matches_encode_under_adversarial_chunkings(text, cuts, 
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=TEXTS, pattern=st.sampled_from(["gpt2", "cl100k", "o200k"]))
+@given(text=TEXTS, pattern=st.sampled_from(list(PATTERNS)))
 def test_safe_cuts_split_pretokenization_exactly(text, pattern):
     """Every cut _last_cut proposes splits the pre-tokens exactly (the property the fast
     paths rely on), checked on the regex directly."""
@@ -177,7 +177,7 @@ def test_safe_cuts_split_pretokenization_exactly(text, pattern):
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=TEXTS, pattern=st.sampled_from(["gpt2", "cl100k", "o200k"]))
+@given(text=TEXTS, pattern=st.sampled_from(list(PATTERNS)))
 def test_ascii_fast_pretokenizer_agrees_with_regex(text, pattern):
     tok = toy([], pattern=pattern)
     assert tok._findall(text) == compile_pattern(pattern).findall(text)
@@ -196,7 +196,7 @@ ASCII_TEXTS = st.lists(
 
 
 @settings(max_examples=500, deadline=None)
-@given(text=ASCII_TEXTS, pattern=st.sampled_from(["gpt2", "cl100k", "o200k"]))
+@given(text=ASCII_TEXTS, pattern=st.sampled_from(list(PATTERNS)))
 def test_possessive_ascii_patterns_split_ascii_like_regex(text, pattern):
     """The `re` patterns (possessive quantifiers, spelled-out classes) on every ASCII
     character, including the separators \\x1c-\\x1f that `re` but not `regex` calls space."""

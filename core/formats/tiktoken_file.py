@@ -24,8 +24,10 @@ import base64
 import binascii
 import itertools
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from core.errors import FormatError
+from core.ranks import merges_from_ranks
 from core.tokenizer import Tokenizer
 
 __all__ = [
@@ -53,6 +55,10 @@ def load_tiktoken_ranks(data: bytes | str, *, name: str = "ranks.tiktoken") -> d
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
+    fast = _load_fast(data)
+    if fast is not None:
+        return fast
+    # Something is wrong: read again line by line, to say where and what.
     ranks: dict[bytes, int] = {}
     seen_ranks: dict[int, int] = {}  # rank -> line number, to report duplicates
     for lineno, raw in enumerate(data.splitlines(), start=1):
@@ -99,6 +105,22 @@ def load_tiktoken_ranks(data: bytes | str, *, name: str = "ranks.tiktoken") -> d
     return ranks
 
 
+def _load_fast(data: bytes) -> dict[bytes, int] | None:
+    """tiktoken's own one-line parse (Llama 4's 200k lines in ~0.15 s), or None when any line
+    is off; the careful parse then finds the first bad line and says what is wrong."""
+    try:
+        pairs = [line.split() for line in data.splitlines() if line.strip()]
+        ranks = {base64.b64decode(t, validate=True): int(r) for t, r in pairs}
+    except (ValueError, binascii.Error):
+        return None
+    # duplicates, empty tokens or negative/odd ranks: let the careful parse name them
+    if not ranks or len(ranks) != len(pairs) or len(set(ranks.values())) != len(pairs):
+        return None
+    if b"" in ranks or any(not r.isdigit() or len(r) > 12 for _, r in pairs):
+        return None
+    return ranks
+
+
 def dump_tiktoken_ranks(ranks: Mapping[bytes, int]) -> bytes:
     """Write ``{token: rank}`` as a ``.tiktoken`` file, sorted by rank (tiktoken's layout).
 
@@ -121,63 +143,22 @@ def _show(value: bytes | str, limit: int = 40) -> str:
 # ----------------------------------------------------------------------------------------
 
 
-def _bpe_below(token: bytes, ranks: Mapping[bytes, int], max_rank: int) -> list[bytes]:
-    """Byte-level BPE of ``token`` using only tokens ranked below ``max_rank`` (tiktoken's
-    rule: repeatedly merge the adjacent pair whose concatenation has the lowest rank).
-
-    >>> _bpe_below(b"abc", {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"abc": 4}, 4)
-    [b'a', b'bc']
-    """
-    parts = [token[i : i + 1] for i in range(len(token))]
-    while len(parts) > 1:
-        best_rank = max_rank
-        best = -1
-        for i in range(len(parts) - 1):
-            rank = ranks.get(parts[i] + parts[i + 1])
-            if rank is not None and rank < best_rank:
-                best_rank = rank
-                best = i
-        if best < 0:
-            break
-        parts[best : best + 2] = [parts[best] + parts[best + 1]]
-    return parts
-
-
 def ranks_to_merges(ranks: Mapping[bytes, int], *, name: str = "ranks") -> list[tuple[bytes, bytes]]:
-    """Recover the merge list (in rank order) from tiktoken-style ranks.
-
-    For each multi-byte token, in rank order, BPE on its bytes with only lower-ranked tokens
-    must end in exactly two parts: those are its pair. Most tokens split into two
-    lower-ranked tokens in only one way, which skips the BPE run (the slow part).
+    """Recover the merge list (in rank order) from tiktoken-style ranks, or say why none
+    reproduces them (some token is not built from two lower-ranked ones). Exporting to a
+    format with merges needs this; loading a rank file does not (it encodes by rank).
 
     >>> ranks_to_merges({b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"abc": 4})
     [(b'b', b'c'), (b'a', b'bc')]
     """
-    merges: list[tuple[bytes, bytes]] = []
-    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
-        if len(token) < 2:
-            continue
-        # subtle: the pair BPE ends with always splits the token into two lower-ranked
-        # tokens, so when only one such split exists it must be the answer.
-        candidates = []
-        for i in range(1, len(token)):
-            left = ranks.get(token[:i])
-            if left is not None and left < rank:
-                right = ranks.get(token[i:])
-                if right is not None and right < rank:
-                    candidates.append(i)
-        if len(candidates) == 1:
-            i = candidates[0]
-            merges.append((token[:i], token[i:]))
-            continue
-        parts = _bpe_below(token, ranks, rank)
-        if len(parts) != 2:
-            raise FormatError(
-                f"{name}: token {token!r} (rank {rank}) cannot be built by merging two "
-                f"lower-ranked tokens (BPE stops at {len(parts)} parts), so no merge list "
-                "reproduces these ranks. Ranks must follow merge order."
-            )
-        merges.append((parts[0], parts[1]))
+    merges, whole_only = merges_from_ranks(ranks)
+    if whole_only:
+        token = whole_only[0]
+        raise FormatError(
+            f"{name}: {len(whole_only)} token(s), e.g. {token!r} (rank {ranks[token]}), cannot "
+            "be built by merging two lower-ranked tokens, so no merge list reproduces these "
+            "ranks; export them as a .tiktoken rank file instead."
+        )
     return merges
 
 
@@ -188,18 +169,22 @@ def ranks_to_merges(ranks: Mapping[bytes, int], *, name: str = "ranks") -> list[
 
 def tokenizer_from_tiktoken(
     data: bytes | str,
-    special_tokens: Sequence[str] | None = None,
+    special_tokens: Sequence[str] | Mapping[str, int] | None = None,
     *,
     pattern: str = "gpt2",
     name: str = "",
     file_name: str = "ranks.tiktoken",
+    **options: Any,
 ) -> Tokenizer:
     """A :class:`~core.tokenizer.Tokenizer` from a ``.tiktoken`` file: IDs are the ranks.
 
     The file stores neither the pre-tokenizer pattern nor special tokens, so pass them. Each
     special token takes the lowest free ID: the IDs below the smallest rank first (so a CS336
     export, whose specials sit at 0..k-1, reloads with the same IDs), then those after the
-    largest rank.
+    largest rank; a mapping ``{special: ID}`` gives the model's own IDs instead.
+
+    It encodes by rank, as tiktoken does, so the ranks may be in any order (Llama 3's are
+    not in merge order).
     """
     ranks = load_tiktoken_ranks(data, name=file_name)
     missing = [b for b in range(256) if bytes([b]) not in ranks]
@@ -209,12 +194,15 @@ def tokenizer_from_tiktoken(
             f"{' ...' if len(missing) > 8 else ''} have no rank; a byte-level BPE rank file "
             "lists all 256 single bytes."
         )
-    merges = ranks_to_merges(ranks, name=file_name)
     vocab = {rank: token for token, rank in ranks.items()}
-    free = (i for i in itertools.count() if i not in vocab)
-    for special in dict.fromkeys(special_tokens or ()):
-        vocab[next(free)] = special.encode("utf-8")
-    return Tokenizer(vocab, merges, list(special_tokens or ()), pattern=pattern, name=name)
+    if isinstance(special_tokens, Mapping):
+        specials: list[str] | dict[str, int] = dict(special_tokens)
+    else:
+        specials = list(special_tokens or ())
+        free = (i for i in itertools.count() if i not in vocab)
+        for special in dict.fromkeys(specials):
+            vocab[next(free)] = special.encode("utf-8")
+    return Tokenizer(vocab, None, specials, pattern=pattern, name=name, **options)
 
 
 def tokenizer_to_tiktoken(tokenizer: Tokenizer) -> bytes:
@@ -230,6 +218,8 @@ def tokenizer_to_tiktoken(tokenizer: Tokenizer) -> bytes:
             "this tokenizer has two IDs with the same bytes, which a .tiktoken file cannot "
             "express (each token has one rank)."
         )
+    if tokenizer.by_rank:
+        return dump_tiktoken_ranks(ranks)  # its IDs are ranks already
     last = -1
     for rank, (a, b) in enumerate(tokenizer.merges):
         merged = ranks.get(a + b)
