@@ -7,7 +7,8 @@ type and show ``str(err)`` to the user::
     ├── CorpusError              the training corpus cannot be used
     ├── TrainingConfigError      inconsistent training settings
     ├── FormatError              a malformed tokenizer file
-    │   └── UnsafePickleError    a pickle that tries to run code
+    │   ├── UnsafePickleError    a pickle that tries to run code
+    │   └── PatternNeededError   a rank file we do not know: which pattern splits its text?
     └── LibraryError             the saved-tokenizer library (core.library)
         ├── LibraryStorageError  its folder cannot be written (also an OSError)
         ├── InvalidIdError       not a well-formed library ID
@@ -35,6 +36,11 @@ class FormatError(PlaygroundError):
 
 class UnsafePickleError(FormatError):
     """A pickle tried to do more than describe plain data (e.g. call a function)."""
+
+
+class PatternNeededError(FormatError):
+    """A rank file we do not recognise: it stores no pre-tokenizer pattern, and guessing one
+    would give wrong IDs with no sign, so the caller must choose (``pattern=``)."""
 
 
 class LibraryError(PlaygroundError):

@@ -66,13 +66,23 @@ def fingerprint(tok: Any) -> str:
     h.update(repr(type(tok).__name__).encode())
     h.update(repr(getattr(tok, "pattern", "")).encode())
     h.update(repr(sorted(getattr(tok, "special_tokens", None) or [])).encode())
+    source = getattr(tok, "source_sha256", "")
+    if source:  # a real model's pipeline: its file says everything
+        h.update(source.encode())
+        return h.hexdigest()[:16]
     vocab = getattr(tok, "vocab", None) or {}
     for i in sorted(vocab):
         h.update(i.to_bytes(8, "little", signed=True))
         tok_bytes = vocab[i]
         h.update(len(tok_bytes).to_bytes(4, "little") + tok_bytes)
-    for a, b in getattr(tok, "merges", None) or []:
-        h.update(len(a).to_bytes(4, "little") + a + len(b).to_bytes(4, "little") + b)
+    if getattr(tok, "by_rank", False):
+        h.update(b"by rank")  # the vocab is the ranks: deriving merges would add nothing
+    else:
+        for a, b in getattr(tok, "merges", None) or []:
+            h.update(len(a).to_bytes(4, "little") + a + len(b).to_bytes(4, "little") + b)
+    template = getattr(tok, "template", None)
+    if template:
+        h.update(repr(template).encode())
     return h.hexdigest()[:16]
 
 
@@ -274,9 +284,19 @@ def set_value(key: str, new: Any) -> None:
 
 
 def is_byte_level(tok: Any) -> bool:
-    """True for a byte-level BPE ``core.Tokenizer`` (details, merge traces, vocab bytes);
-    False for the word- and char-level baselines, which only encode and decode."""
+    """True for a tokenizer with details (chips, merge traces, vocab bytes): a
+    ``core.Tokenizer`` or a real model's ``PipelineTokenizer``; False for the word- and
+    char-level baselines, which only encode and decode."""
     return hasattr(tok, "encode_details") and hasattr(tok, "merges")
+
+
+def can_save(tok: Any) -> bool:
+    """True when the library (vocab + merges + pattern) and the merge-list formats hold the
+    tokenizer exactly: a ``core.Tokenizer`` with a merge list. A rank-mode one (Llama 3)
+    or a pipeline (SentencePiece, WordPiece) keeps its own file instead."""
+    from core.tokenizer import Tokenizer
+
+    return isinstance(tok, Tokenizer) and not tok.by_rank
 
 
 #: The text pages start with: English, code, whitespace runs, an emoji, CJK.

@@ -9,8 +9,11 @@ import streamlit as st
 
 from ui import cache, limits, site, state
 
-#: File types the tokenizer loader accepts (core.formats guesses the format from the names).
-TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt"]
+#: File types the tokenizer loader accepts (core.formats tells the format from the content).
+TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt", "model",
+                        "v1", "v2", "v3", "v7", "v7m1"]
+#: Pre-tokenizer choices for files that store none ("custom" opens a regex box).
+PATTERN_CHOICES = ["from the files", "gpt2", "cl100k", "o200k", "llama3", "tekken", "custom regex"]
 
 
 def show_error(err: BaseException, *, what: str = "") -> None:
@@ -108,24 +111,32 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
     """Upload tokenizer files and load them through core's safe loaders.
 
     Accepts the CS336 pickles (``vocab.pkl`` + ``merges.pkl``), GPT-2's ``encoder.json`` +
-    ``vocab.bpe``, a ``.tiktoken`` rank file, or a Hugging Face ``tokenizer.json``. A good
-    upload is registered in the session and made active; its label is returned (once, on the
-    run that loaded it). Bad files show the loader's message.
+    ``vocab.bpe``, a rank file (``.tiktoken``, Meta's Llama 3/4 ``tokenizer.model``), a
+    Hugging Face ``tokenizer.json``, a SentencePiece ``.model`` or a Mistral Tekken json. A
+    good upload is registered in the session and made active; its label is returned (once,
+    on the run that loaded it). Bad files show the loader's message.
     """
     uploads = st.file_uploader(
         label, type=TOKENIZER_FILE_TYPES, accept_multiple_files=True, key=key,
-        help="vocab.pkl + merges.pkl · encoder.json + vocab.bpe · *.tiktoken · tokenizer.json. "
-             "Pickles are read with a restricted loader that never runs code.",
+        help="vocab.pkl + merges.pkl · encoder.json + vocab.bpe · *.tiktoken or Llama 3/4 "
+             "tokenizer.model · tokenizer.json (BPE, WordPiece) · SentencePiece .model · "
+             "Mistral tekken.json. Pickles are read with a restricted loader that never runs "
+             "code.",
     )
     specials_raw = st.text_input(
         "Special tokens", key=key + ".specials", placeholder="<|endoftext|>",
-        help="Comma-separated. Leave empty to use what the files say (pickles and .tiktoken "
-             "files name none).")
+        help="Comma-separated. Leave empty to use what the files say (pickles and unknown "
+             ".tiktoken files name none).")
     pattern = st.selectbox(
-        "Pre-tokenizer pattern", ["from the files", "gpt2", "cl100k", "o200k"],
-        key=key + ".pattern",
-        help="Pickles, GPT-2 files and .tiktoken files do not store it: GPT-2's is the "
-             "default; pick cl100k / o200k for those encodings' rank files.")
+        "Pre-tokenizer pattern", PATTERN_CHOICES, key=key + ".pattern",
+        help="Known files (Llama 3/4, OpenAI's, Tekken, tokenizer.json) carry or imply their "
+             "own. Pickles and GPT-2 files default to GPT-2's. A rank file we do not know "
+             "needs one: a wrong pattern gives wrong IDs.")
+    if pattern == "custom regex":
+        pattern = st.text_input(
+            "Your regex", key=key + ".regex", placeholder=r"\p{L}+|\p{N}+|\s+|[^\s\p{L}\p{N}]+",
+            help="Python `regex` syntax (\\p{L} and friends); each match is one pre-token."
+        ).strip() or "from the files"
     if not uploads:
         return None
     files = {u.name: u.getvalue() for u in uploads}
@@ -143,6 +154,11 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
     try:
         tok = cache.load_files(files, **options)
     except Exception as err:  # noqa: BLE001 - shown to the user
+        from core.errors import PatternNeededError
+
+        if isinstance(err, PatternNeededError):
+            st.warning(f"{err} Pick it under **Pre-tokenizer pattern** above.", icon="✂️")
+            return None
         show_error(err, what="Could not load these files")
         return None
     name = getattr(tok, "name", "") or " + ".join(sorted(files))
@@ -186,7 +202,7 @@ def sidebar() -> None:
                 size = f" · {n:,} tokens"
             st.markdown(f"`{active}`")
             st.caption(state.describe(active) + size)
-            if own is not None and state.is_byte_level(own["tok"]):
+            if own is not None and state.can_save(own["tok"]):
                 if state.saved_id(active) is None:
                     with st.expander("Save to library", icon="📚"):
                         save_to_library(active, key="ui.sidebar_save")
@@ -243,6 +259,10 @@ def export_buttons(tok: Any, *, key: str) -> None:
     warning per format it could not write (which file is missing and why)."""
     if not state.is_byte_level(tok):
         st.info("Export is available for byte-level BPE tokenizers.")
+        return
+    if not hasattr(tok, "by_rank"):
+        st.info(f"A {getattr(tok, 'kind', 'pipeline')} tokenizer keeps its own file format: "
+                "the file you loaded is the one to share.")
         return
     try:
         files, failures = _export(state.fingerprint_of(tok), tok)

@@ -10,21 +10,36 @@ core.errors.FormatError: cannot tell which tokenizer format these files are: not
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from core.errors import FormatError
-from core.formats import gpt2_files, hf_json, pickles, tiktoken_file
+from core.errors import FormatError, PatternNeededError
+from core.formats import gpt2_files, hf_json, pickles, tekken, tiktoken_file
+from core.formats.known import known_file
 from core.formats.safe_pickle import safe_loads
+from core.formats.tekken import looks_like_tekken
+from core.pipeline.hf import pipeline_from_hf_json
+from core.pipeline.sentencepiece import looks_like_sentencepiece, sentencepiece_tokenizer
+from core.pipeline.tokenizer import PipelineTokenizer
+from core.presets import load_preset
+from core.pretokenize import PATTERNS
+from core.template import Template
 from core.tokenizer import Tokenizer
+
+#: What :func:`load_tokenizer_files` returns: the fast byte-level BPE, or a pipeline.
+AnyTokenizer = Tokenizer | PipelineTokenizer
 
 ACCEPTED = (
     "vocab.pkl + merges.pkl (CS336 pickles); "
     "encoder.json + vocab.bpe (GPT-2; also vocab.json + merges.txt); "
-    "one .tiktoken rank file (e.g. gpt2.tiktoken); "
-    "one Hugging Face tokenizer.json (BPE with the ByteLevel pre-tokenizer)"
+    "one tiktoken rank file (.tiktoken, or Meta's Llama 3/4 tokenizer.model); "
+    "one Hugging Face tokenizer.json (BPE, WordPiece or WordLevel); "
+    "one SentencePiece BPE .model (Llama 2, Mistral); "
+    "one Mistral Tekken tekken.json"
 )
 
 # Files that travel with a tokenizer but carry nothing we need: skipped quietly.
@@ -50,9 +65,15 @@ class FileSet:
 
 
 def _sniff(name: str, data: bytes) -> str | None:
-    """What one file looks like: pickle, hf, encoder, bpe, tiktoken, or None."""
+    """What one file looks like: pickle, hf, tekken, encoder, bpe, tiktoken, sentencepiece,
+    or None. The content decides; a name only settles what the content leaves open (an
+    empty or broken file that the loader should then describe)."""
     base = posixpath.basename(name.replace("\\", "/")).lower()
     head = data[:256].lstrip(b"\xef\xbb\xbf").lstrip()
+    if _is_rank_file(data):
+        return "tiktoken"  # a .tiktoken file, or Meta's tokenizer.model (the same format)
+    if looks_like_sentencepiece(data):
+        return "sentencepiece"
     if base.endswith((".pkl", ".pickle")):
         return "pickle"
     if base.endswith(".tiktoken"):
@@ -79,7 +100,25 @@ def _sniff_json(data: bytes, *, hf_name: bool) -> str | None:
         return "hf" if hf_name else "encoder"  # the loader will say where the JSON breaks
     if isinstance(obj, dict) and isinstance(obj.get("model"), dict):
         return "hf"
+    if looks_like_tekken(obj):
+        return "tekken"
     return "encoder" if isinstance(obj, dict) else None
+
+
+def _is_rank_file(data: bytes) -> bool:
+    """The first lines are ``BASE64 RANK``: a tiktoken rank file, whatever its name."""
+    lines = data[:4096].splitlines()[:8]
+    if not lines or (len(data) > 4096 and len(lines) < 2):
+        return False
+    for line in lines if len(data) <= 4096 else lines[:-1]:  # the last may be cut short
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            return False
+        try:
+            base64.b64decode(parts[0], validate=True)
+        except (binascii.Error, ValueError):
+            return False
+    return True
 
 
 def _pickle_role(name: str, data: bytes) -> str | None:
@@ -118,6 +157,10 @@ def identify_files(files: Mapping[str, bytes]) -> FileSet:
         return found("hf", {"tokenizer": by_kind["hf"][0]})
     if shape == {"tiktoken": 1}:
         return found("tiktoken", {"ranks": by_kind["tiktoken"][0]})
+    if shape == {"tekken": 1}:
+        return found("tekken", {"tokenizer": by_kind["tekken"][0]})
+    if shape == {"sentencepiece": 1}:
+        return found("sentencepiece", {"model": by_kind["sentencepiece"][0]})
     if shape == {"hf": 1, "encoder": 1, "bpe": 1}:
         # a Hugging Face GPT-2 repo ships both; tokenizer.json also names specials and pattern
         return FileSet(
@@ -156,6 +199,8 @@ _DESCRIBE = {
     "encoder": "a GPT-2 encoder.json",
     "bpe": "a GPT-2 merges file",
     "tiktoken": "a tiktoken rank file",
+    "tekken": "a Mistral Tekken file",
+    "sentencepiece": "a SentencePiece model",
 }
 
 
@@ -165,18 +210,34 @@ def load_tokenizer_files(
     special_tokens: Sequence[str] | None = None,
     pattern: str | None = None,
     name: str = "",
-) -> Tokenizer:
-    """A :class:`~core.tokenizer.Tokenizer` from uploaded files (file name -> bytes).
+) -> AnyTokenizer:
+    """A tokenizer from uploaded files (file name -> bytes), whatever the format.
+
+    Byte-level BPE (pickles, GPT-2 files, rank files, Tekken, a ByteLevel tokenizer.json)
+    loads as the fast :class:`~core.tokenizer.Tokenizer`; SentencePiece models and the other
+    Hugging Face pipelines (normalizers, Metaspace, WordPiece...) as a
+    :class:`~core.pipeline.tokenizer.PipelineTokenizer`. Both encode, decode and explain.
 
     ``special_tokens``: ``None`` keeps what the files say (Hugging Face files name theirs;
-    for pickles and GPT-2 files, tokens that are neither a byte nor a merge result;
-    ``.tiktoken`` files have none unless given). ``pattern``: the
-    pre-tokenizer pattern (``"gpt2"``, ``"cl100k"``, ``"o200k"`` or a regex); ``None`` uses the
-    file's own (``tokenizer.json``) or ``"gpt2"`` (the others do not store one, so pass the
-    right one for a cl100k/o200k ``.tiktoken`` file).
+    for pickles and GPT-2 files, tokens that are neither a byte nor a merge result; a known
+    rank file gets its model's). ``pattern``: the pre-tokenizer pattern (a name from
+    :data:`core.pretokenize.PATTERNS` or a regex); ``None`` uses the file's own, or
+    ``"gpt2"`` for pickles and GPT-2 files. A rank file we do not recognise by its SHA-256
+    stores none and has no safe default, so it raises :class:`PatternNeededError` unless
+    ``pattern`` is given.
     """
     found = identify_files(files)
     roles = found.roles
+    if found.kind == "tiktoken":
+        return _load_ranks(files[roles["ranks"]], roles["ranks"], special_tokens, pattern, name)
+    if found.kind == "tekken":
+        data = files[roles["tokenizer"]]
+        known = known_file(data)
+        return tekken.tokenizer_from_tekken(data, name=name or (known.name if known else roles["tokenizer"]))
+    if found.kind == "sentencepiece":
+        data = files[roles["model"]]
+        known = known_file(data)
+        return sentencepiece_tokenizer(data, name=name or (known.name if known else roles["model"]))
     if found.kind == "pickles":
         vocab, merges = pickles.loads_pickles(
             files[roles["vocab"]], files[roles["merges"]],
@@ -193,16 +254,44 @@ def load_tokenizer_files(
             pattern=pattern or "gpt2", name=name,
             encoder_name=roles["encoder"], bpe_name=roles["bpe"],
         )  # fmt: skip
-    if found.kind == "hf":
-        tok = hf_json.tokenizer_from_hf_json(
-            files[roles["tokenizer"]], special_tokens, name=name, file_name=roles["tokenizer"]
+    data = files[roles["tokenizer"]]
+    if not hf_json.is_byte_level_bpe(data):
+        return pipeline_from_hf_json(data, name=name or roles["tokenizer"])
+    tok = hf_json.tokenizer_from_hf_json(data, special_tokens, name=name, file_name=roles["tokenizer"])
+    if pattern is None:
+        return tok
+    return Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=pattern, name=name,
+                     ignore_merges=tok.ignore_merges, template=tok.template)  # fmt: skip
+
+
+def _load_ranks(
+    data: bytes, file_name: str, special_tokens: Sequence[str] | None, pattern: str | None,
+    name: str,
+) -> Tokenizer:
+    """A rank file: a known one gets its model's pattern, special tokens and BOS; an
+    unknown one needs ``pattern``."""
+    known = known_file(data)
+    if known is not None and known.kind == "preset" and pattern is None and special_tokens is None:
+        tok = load_preset(known.preset)
+        tok.name = name or known.name
+        return tok
+    if known is not None and known.specials is not None:
+        ranks = tiktoken_file.load_tiktoken_ranks(data, name=file_name)
+        specials = known.specials(len(ranks))
+        bos = specials[known.bos]
+        return tiktoken_file.tokenizer_from_tiktoken(
+            ranks, specials if special_tokens is None else special_tokens,
+            pattern=pattern or known.pattern, name=name or known.name, file_name=file_name,
+            template=Template((bos,), (), f"{known.bos} $A"),
+        )  # fmt: skip
+    if pattern is None:
+        raise PatternNeededError(
+            f"{file_name} is a tiktoken rank file we do not recognise, and a rank file does "
+            "not say how its text is split before BPE. Choose its pre-tokenizer pattern: "
+            f"{', '.join(PATTERNS)} or your own regex (a wrong one gives wrong IDs)."
         )
-        if pattern is None:
-            return tok
-        return Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=pattern, name=name)
     return tiktoken_file.tokenizer_from_tiktoken(
-        files[roles["ranks"]], special_tokens, pattern=pattern or "gpt2", name=name,
-        file_name=roles["ranks"],
+        data, special_tokens, pattern=pattern, name=name, file_name=file_name
     )
 
 
@@ -264,10 +353,23 @@ def export_all(tokenizer: Tokenizer) -> ExportedFiles:
     failures: list[ExportFailure] = []
     for what, names, export in exporters:
         try:
+            if export is not _export_tiktoken:
+                _check_merges_reproduce(tokenizer)
             out.update(export(tokenizer))
         except FormatError as err:
             failures.append(ExportFailure(what, names, str(err)))
     return ExportedFiles(out, failures)
+
+
+def _check_merges_reproduce(tokenizer: Tokenizer) -> None:
+    """A format with a merge list can hold a rank-mode tokenizer only when every token is
+    built by a merge; else the file would encode differently, with no sign."""
+    if tokenizer.by_rank and tokenizer.whole_only:
+        raise FormatError(
+            f"{len(tokenizer.whole_only):,} of this tokenizer's tokens (e.g. "
+            f"{tokenizer.whole_only[0]!r}) are built by no merge of two lower-ranked tokens, "
+            "so a merge list would encode differently; the .tiktoken rank file keeps it exact"
+        )
 
 
 def _tiktoken_name(tokenizer: Tokenizer) -> str:

@@ -35,6 +35,7 @@ from core.formats.safe_pickle import (
     validate_merges_in_vocab,
     validate_vocab,
 )
+from core.pipeline.post_processors import post_processor_from_json
 from core.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
 from core.tokenizer import Tokenizer
 
@@ -190,6 +191,48 @@ def _pattern_of(pre: object, name: str) -> str:
     )
 
 
+_BYTE_LEVEL_POST = {None, "ByteLevel", "TemplateProcessing", "Sequence"}
+
+
+def is_byte_level_bpe(data: bytes | str | dict[str, Any]) -> bool:
+    """Whether a ``tokenizer.json`` is a plain byte-level BPE that the fast
+    :class:`~core.tokenizer.Tokenizer` reproduces exactly: a BPE model with no subword
+    prefix or suffix and no byte fallback, no normalizer, the ByteLevel pre-tokenizer (alone
+    or after one Split), the ByteLevel decoder, and added tokens without strip options.
+    Anything else goes to :mod:`core.pipeline`, which follows every stage.
+
+    >>> is_byte_level_bpe({"model": {"type": "BPE", "vocab": {}, "merges": []},
+    ...                    "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False}})
+    True
+    >>> is_byte_level_bpe({"model": {"type": "WordPiece", "vocab": {}}})
+    False
+    """
+    try:
+        doc = data if isinstance(data, dict) else parse_json(data, "tokenizer.json")
+        model = doc["model"]
+        _pattern_of(doc.get("pre_tokenizer"), "tokenizer.json")
+    except (FormatError, KeyError, TypeError):
+        return False
+    added = doc.get("added_tokens") or []
+    post = doc.get("post_processor")
+    decoder = doc.get("decoder")
+    return (
+        isinstance(model, dict)
+        and model.get("type", "BPE") == "BPE"
+        and not model.get("continuing_subword_prefix")
+        and not model.get("end_of_word_suffix")
+        and not model.get("byte_fallback")
+        and not model.get("dropout")
+        and doc.get("normalizer") is None
+        and (decoder is None or (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"))
+        and (post is None or (isinstance(post, dict) and post.get("type") in _BYTE_LEVEL_POST))
+        and all(
+            isinstance(a, dict) and not (a.get("lstrip") or a.get("rstrip") or a.get("single_word"))
+            for a in added
+        )
+    )
+
+
 def loads_hf_json(
     data: bytes | str, *, name: str = "tokenizer.json"
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]], list[str], str]:
@@ -284,7 +327,15 @@ def tokenizer_from_hf_json(
     tokens come from the file unless ``special_tokens`` is given."""
     vocab, merges, found, pattern = loads_hf_json(data, name=file_name)
     specials = found if special_tokens is None else list(special_tokens)
-    return Tokenizer(vocab, merges, specials, pattern=pattern, name=name)
+    doc = parse_json(data, file_name)
+    by_content = {token.decode("utf-8", "replace"): i for i, token in vocab.items()}
+    by_content.update({to_gpt2_str(token): i for i, token in vocab.items()})
+    template = post_processor_from_json(doc.get("post_processor"), by_content.get)
+    return Tokenizer(
+        vocab, merges, specials, pattern=pattern, name=name, template=template,
+        # Llama 3's layout: a pre-token that is a token is taken whole, as tiktoken does
+        ignore_merges=bool(doc["model"].get("ignore_merges")),
+    )  # fmt: skip
 
 
 def tokenizer_to_hf_json(tokenizer: Tokenizer) -> dict[str, bytes]:

@@ -168,7 +168,7 @@ def ranks_to_merges(ranks: Mapping[bytes, int], *, name: str = "ranks") -> list[
 
 
 def tokenizer_from_tiktoken(
-    data: bytes | str,
+    data: bytes | str | dict[bytes, int],
     special_tokens: Sequence[str] | Mapping[str, int] | None = None,
     *,
     pattern: str = "gpt2",
@@ -176,7 +176,8 @@ def tokenizer_from_tiktoken(
     file_name: str = "ranks.tiktoken",
     **options: Any,
 ) -> Tokenizer:
-    """A :class:`~core.tokenizer.Tokenizer` from a ``.tiktoken`` file: IDs are the ranks.
+    """A :class:`~core.tokenizer.Tokenizer` from a ``.tiktoken`` file (or its parsed ranks,
+    :func:`load_tiktoken_ranks`): IDs are the ranks.
 
     The file stores neither the pre-tokenizer pattern nor special tokens, so pass them. Each
     special token takes the lowest free ID: the IDs below the smallest rank first (so a CS336
@@ -186,7 +187,7 @@ def tokenizer_from_tiktoken(
     It encodes by rank, as tiktoken does, so the ranks may be in any order (Llama 3's are
     not in merge order).
     """
-    ranks = load_tiktoken_ranks(data, name=file_name)
+    ranks = data if isinstance(data, dict) else load_tiktoken_ranks(data, name=file_name)
     missing = [b for b in range(256) if bytes([b]) not in ranks]
     if missing:
         raise FormatError(
