@@ -22,7 +22,7 @@ import json
 import re
 from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from core.basics import check_id, utf8
@@ -42,6 +42,7 @@ __all__ = [
     "MergeStep",
     "TokenSpan",
     "decode_details",
+    "decode_replacements",
     "encode_details",
     "merge_trace",
     "merge_tree",
@@ -77,6 +78,9 @@ class TokenSpan:
     partial: bool
     group: int
     pretoken: int
+    #: the token as its file spells it (``▁the``, ``<0x0A>``, ``##ing``), for tokenizers
+    #: that are not byte-level BPE; "" otherwise
+    piece: str = ""
 
 
 @dataclass(frozen=True)
@@ -169,11 +173,14 @@ def _char_byte_offsets(text: str) -> list[int]:
     return offsets
 
 
-def encode_details(tokenizer: Tokenizer, text: str) -> EncodingDetails:
+def encode_details(
+    tokenizer: Tokenizer, text: str, *, add_special_tokens: bool = False
+) -> EncodingDetails:
     """Everything the Tokenize page shows about ``tokenizer.encode(text)``.
 
-    The IDs are exactly ``tokenizer.encode(text)``. Lone surrogates (which UTF-8 cannot
-    hold) are encoded as U+FFFD, as in :meth:`Tokenizer.encode`.
+    The IDs are exactly ``tokenizer.encode(text, add_special_tokens=...)``: the template's
+    tokens (a model's BOS) come first and last, as special tokens with empty spans. Lone
+    surrogates (which UTF-8 cannot hold) are encoded as U+FFFD, as in :meth:`Tokenizer.encode`.
     """
     if not isinstance(text, str):
         raise PlaygroundError(f"encode_details takes a str, not {type(text).__name__}")
@@ -215,7 +222,8 @@ def encode_details(tokenizer: Tokenizer, text: str) -> EncodingDetails:
             pos = end_byte
         n_bytes += pos
 
-    pieces = split_on_specials(text, tokenizer.special_tokens)
+    matched = tokenizer.special_tokens if tokenizer.specials_in_text else ()
+    pieces = split_on_specials(text, matched)
     start = 0
     for piece, special in pieces:
         if special:
@@ -225,6 +233,8 @@ def encode_details(tokenizer: Tokenizer, text: str) -> EncodingDetails:
                 ids = tokenizer.pretoken_ids(m.group())
                 add_pretoken(m.group(), start + m.start(), ids, False)
         start += len(piece)
+    if add_special_tokens:
+        tokens = _with_template(tokenizer, tokens, len(text))
     return EncodingDetails(
         text=text,
         tokens=tokens,
@@ -233,6 +243,20 @@ def encode_details(tokenizer: Tokenizer, text: str) -> EncodingDetails:
         n_bytes=n_bytes,
         n_tokens=len(tokens),
     )
+
+
+def _with_template(tokenizer: Tokenizer, tokens: list[TokenSpan], end: int) -> list[TokenSpan]:
+    """``tokens`` with the template's prefix and suffix IDs around them, renumbered."""
+
+    def special(tid: int, at: int) -> TokenSpan:
+        token = tokenizer.vocab[tid]
+        return TokenSpan(0, tid, token, at, at, token.decode("utf-8", "replace"), True,
+                         False, -1, -1)  # fmt: skip
+
+    template = tokenizer.template
+    whole = [special(t, 0) for t in template.prefix] + tokens
+    whole += [special(t, end) for t in template.suffix]
+    return [replace(t, index=i) for i, t in enumerate(whole)]
 
 
 # ----------------------------------------------------------------------------------------
@@ -371,7 +395,6 @@ def decode_details(tokenizer: Tokenizer, ids: Iterable[int]) -> DecodeDetails:
         raise PlaygroundError("decode_details takes a list of token IDs; use parse_ids() for text")
     pieces: list[DecodedPiece] = []
     stream: list[bytes] = []
-    owner: list[int] = []  # piece index of each byte of the stream
     for index, item in enumerate(ids):
         tid = check_id(item, index)
         token = tokenizer.vocab.get(tid)
@@ -383,7 +406,17 @@ def decode_details(tokenizer: Tokenizer, ids: Iterable[int]) -> DecodeDetails:
             pieces.append(DecodedPiece(index, tid, token, token.hex(" "), text, False))
             data = token
         stream.append(data)
-        owner.extend([index] * len(data))
+    text, replacements = _walk_utf8(stream)
+    return DecodeDetails(text=text, pieces=pieces, replacements=replacements)
+
+
+def _walk_utf8(
+    stream: list[bytes], *, per_byte: bool = False
+) -> tuple[str, list[tuple[int, list[int]]]]:
+    """Decode the joined pieces as UTF-8 with replacement, and for each U+FFFD its position
+    in the text and the indexes of the pieces its bytes came from. ``per_byte``: one U+FFFD
+    per bad byte (SentencePiece's rule) instead of one per maximal bad subpart (Python's)."""
+    owner = [k for k, piece in enumerate(stream) for _ in piece]
     data = b"".join(stream)
     chars: list[str] = []
     replacements: list[tuple[int, list[int]]] = []
@@ -392,11 +425,29 @@ def decode_details(tokenizer: Tokenizer, ids: Iterable[int]) -> DecodeDetails:
         n, valid = _utf8_step(data, i)
         if valid:
             chars.append(data[i : i + n].decode("utf-8"))
+        elif per_byte:
+            for k in range(i, i + n):
+                replacements.append((len(chars), [owner[k]]))
+                chars.append("\ufffd")
         else:
             replacements.append((len(chars), sorted(set(owner[i : i + n]))))
             chars.append("\ufffd")
         i += n
-    return DecodeDetails(text="".join(chars), pieces=pieces, replacements=replacements)
+    return "".join(chars), replacements
+
+
+def decode_replacements(
+    stream: list[bytes], *, per_byte: bool = False
+) -> list[tuple[int, list[int]]]:
+    """Each U+FFFD that decoding the joined ``stream`` gives: its position in the text and
+    the indexes of the pieces its bytes came from (``per_byte``: one per bad byte).
+
+    >>> decode_replacements([b"a", b"\\xe4\\xb8", b"b"])
+    [(1, [1])]
+    >>> decode_replacements([b"a", b"\\xe4", b"\\xb8"], per_byte=True)
+    [(1, [1]), (2, [2])]
+    """
+    return _walk_utf8(stream, per_byte=per_byte)[1]
 
 
 # ----------------------------------------------------------------------------------------

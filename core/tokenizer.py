@@ -719,9 +719,9 @@ class Tokenizer:
     # Details for the UI (see core.details)
     # ------------------------------------------------------------------------------------
 
-    def encode_details(self, text: str) -> EncodingDetails:
+    def encode_details(self, text: str, *, add_special_tokens: bool = False) -> EncodingDetails:
         """Per-token spans, partial-UTF-8 flags and pre-token boundaries of ``text``."""
-        return details.encode_details(self, text)
+        return details.encode_details(self, text, add_special_tokens=add_special_tokens)
 
     def merge_trace(self, pretoken: str) -> list[MergeStep]:
         """The merges BPE applies to one pre-token, in order, with their ranks."""

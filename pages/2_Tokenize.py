@@ -17,9 +17,11 @@ with top[0]:
 with top[1]:
     show_ids = st.toggle("IDs inline", **state.bind(keys.TOK_SHOW_IDS, True))
 with top[2]:
-    gpt2_view = st.toggle("GPT-2 byte view (Ġ)", **state.bind("tok.gpt2_view", False),
-                          help="Show tokens as GPT-2's encoder.py prints them: "
-                               "every byte as a printable character, Ġ for a space, Ċ for a newline.")
+    gpt2_view = st.toggle("File spelling (Ġ, ▁, ##)", **state.bind("tok.gpt2_view", False),
+                          help="Show tokens as the tokenizer's own files spell them: GPT-2's "
+                               "byte view (Ġ for a space, Ċ for a newline) for byte-level BPE; "
+                               "▁ for a space, <0x0A> for a byte-fallback token, ## for a "
+                               "word's continuation in SentencePiece and WordPiece models.")
 with top[3]:
     st.caption(state.describe(label))
 
@@ -57,8 +59,15 @@ if not state.is_byte_level(tok):
             "compare them side by side on the ⚖️ Compare page.")
     st.stop()
 
+template = getattr(tok, "template", None)
+add_special = bool(template) and st.toggle(
+    f"Add the model's special tokens: {template.text}" if template else "",
+    **state.bind(keys.TOK_ADD_SPECIAL, False),
+    help="What the model's own library adds with add_special_tokens=True (Hugging Face's "
+         "default) or bos=True: the BOS/EOS template. Off: the text's tokens alone, as "
+         "tiktoken's encode and sentencepiece's encode give them.")
 try:
-    details = cache.encode_details(key, text, tok)
+    details = cache.encode_details(key, text, tok, add_special_tokens=add_special)
 except Exception as err:  # noqa: BLE001
     widgets.show_error(err, what="Cannot tokenize")
     st.stop()

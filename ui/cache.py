@@ -94,8 +94,11 @@ def _load_files(digest: str, special_tokens: tuple[str, ...] | None, pattern: st
 
 
 @st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
-def encode_details(tok_key: str, text: str, _tok: Any) -> Any:
-    """``EncodingDetails`` of ``text`` (chips, counts, pre-tokens)."""
+def encode_details(tok_key: str, text: str, _tok: Any, *, add_special_tokens: bool = False) -> Any:
+    """``EncodingDetails`` of ``text`` (chips, counts, pre-tokens); ``add_special_tokens``
+    adds the model's BOS/EOS template."""
+    if add_special_tokens:
+        return _tok.encode_details(text, add_special_tokens=True)
     return _tok.encode_details(text)
 
 

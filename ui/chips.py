@@ -137,10 +137,14 @@ def _chip(span: Any, *, show_ids: bool, gpt2_view: bool) -> str:
         shown = span.text if span.text else show_bytes(token)
     else:
         style = f' style="background:{PALETTE[span.index % len(PALETTE)]}"'
-        shown = token_label(token, gpt2_view=gpt2_view)
+        piece = getattr(span, "piece", "")
+        # a real model's own spelling (▁the, <0xE4>, ##ing) in the file view
+        shown = visible(piece) if gpt2_view and piece else token_label(token, gpt2_view=gpt2_view)
         if span.partial:
             classes.append("tp-partial")
     title = f"ID {span.id} · #{span.index} · bytes {hex_bytes(token)}"
+    if getattr(span, "piece", ""):
+        title += f" · in the file: {span.piece}"
     if span.partial:
         title += " · partial UTF-8: not a whole character on its own"
     if span.is_special:

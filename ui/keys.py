@@ -18,6 +18,7 @@ TOK_WORD = "tok.word"  # the pre-token traced in "Why this split"
 TOK_WORD_DEFAULT = "tok.word_default"  # the word a fresh session would trace (links omit it)
 TOK_SHOW_IDS = "tok.show_ids"
 TOK_GPT2_VIEW = "tok.gpt2_view"
+TOK_ADD_SPECIAL = "tok.add_special"  # add the model's BOS/EOS template
 
 # Decode
 DEC_IDS = "dec.ids"
