@@ -19,9 +19,9 @@ if loaded is None:
     st.stop()
 label, tok = loaded
 if not state.is_byte_level(tok):
-    st.info("This page shows byte-level BPE vocabularies (bytes, merge ranks, merge trees). "
-            "Pick your trained tokenizer or a GPT preset; the baselines are compared on the "
-            "⚖️ Compare page.")
+    st.info("This page shows BPE and WordPiece vocabularies (bytes, merge ranks, merge "
+            "trees). Pick your trained tokenizer, a preset or a loaded model; the baselines "
+            "are compared on the ⚖️ Compare page.")
     st.stop()
 key = state.tokenizer_key(label)
 
@@ -80,8 +80,10 @@ with left:
                                **state.bind(keys.VOC_TOKEN, ids[-1] if ids else 0))
     if token_id in tok.vocab:
         token = tok.vocab[token_id]
-        st.markdown(f"**{len(token)} byte(s)** · hex `{token.hex(' ')}` · GPT-2 form "
-                    f"`{chips.to_gpt2_str(token)}`")
+        pieces = getattr(tok, "pieces", None)
+        spelled = (f"in the file `{pieces.get(token_id, '')}`" if pieces is not None
+                   else f"GPT-2 form `{chips.to_gpt2_str(token)}`")
+        st.markdown(f"**{len(token)} byte(s)** · hex `{token.hex(' ')}` · {spelled}")
         try:
             tree = cache.merge_tree(key, int(token_id), tok)
             st.graphviz_chart(chips.merge_tree_dot(tree), width="stretch")

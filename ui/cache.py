@@ -171,7 +171,7 @@ def vocab_table(tok_key: str, query: str, _tok: Any, *, order: str = "ID") -> An
     import pandas as pd
 
     from core.vocab_table import search_rows
-    from ui.chips import show_bytes, to_gpt2_str, visible
+    from ui.chips import show_bytes, visible
 
     rows = search_rows(_vocab_rows(tok_key, _tok), query)
     if order == "longest first":
@@ -187,9 +187,20 @@ def vocab_table(tok_key: str, query: str, _tok: Any, *, order: str = "ID") -> An
             "left": [None if r.left is None else visible(show_bytes(r.left)) for r in rows],
             "right": [None if r.right is None else visible(show_bytes(r.right)) for r in rows],
             "bytes": [r.token.hex(" ") for r in rows],
-            "GPT-2 form": [to_gpt2_str(r.token) for r in rows],
+            **_spelling(rows, _tok),
         }
     )
+
+
+def _spelling(rows: list[Any], tok: Any) -> dict[str, list[str]]:
+    """How the tokenizer's files write each token: a real model's own pieces (``▁the``,
+    ``<0x0A>``, ``##ing``), else GPT-2's byte-to-unicode form."""
+    from ui.chips import to_gpt2_str
+
+    pieces = getattr(tok, "pieces", None)
+    if pieces is not None:
+        return {"in the file": [pieces.get(r.id, "") for r in rows]}
+    return {"GPT-2 form": [to_gpt2_str(r.token) for r in rows]}
 
 
 @st.cache_resource(max_entries=4)
