@@ -4,9 +4,8 @@ The genuine files ship inside the package, gzipped (``core/data/``, about 3 MB f
 so presets work offline on any machine; each is checked against the SHA-256 tiktoken expects
 when it is loaded. A ``TIKTOKEN_CACHE_DIR`` holding tiktoken's own cache files (named by the
 SHA-1 of their URL) overrides the shipped copies. tiktoken is never imported. Each preset gets
-tiktoken's exact pre-tokenizer pattern, special tokens and IDs, and a merge list recovered
-from the ranks (:func:`core.formats.tiktoken_file.ranks_to_merges`), so ``encode`` gives
-tiktoken's IDs.
+tiktoken's exact pre-tokenizer pattern, special tokens and IDs; cl100k_base and o200k_base encode by rank as tiktoken
+does (:mod:`core.ranks`), GPT-2 with its merge list, so ``encode`` gives tiktoken's IDs.
 
 >>> sorted(PRESETS)
 ['cl100k_base', 'gpt2', 'o200k_base']
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from core.errors import PlaygroundError
 from core.formats.gpt2_files import loads_encoder_json, loads_vocab_bpe
-from core.formats.tiktoken_file import load_tiktoken_ranks, ranks_to_merges
+from core.formats.tiktoken_file import load_tiktoken_ranks
 from core.tokenizer import Tokenizer
 
 __all__ = ["PRESETS", "PresetFile", "load_preset", "preset_files"]
@@ -184,7 +183,7 @@ def _load_cached(name: str, directory: str) -> Tokenizer:
     else:
         file = preset.files[0]
         ranks = load_tiktoken_ranks(_read(file, directory), name=f"{name}.tiktoken")
-        merges = ranks_to_merges(ranks, name=f"{name}.tiktoken")
+        merges = None  # BPE by rank, as tiktoken does (merges are derived when shown)
         vocab = {rank: token for token, rank in ranks.items()}
     for special, sid in preset.special_tokens.items():
         vocab[sid] = special.encode("utf-8")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import json
 import posixpath
 from collections.abc import Mapping, Sequence
@@ -257,7 +258,9 @@ def load_tokenizer_files(
     data = files[roles["tokenizer"]]
     if not hf_json.is_byte_level_bpe(data):
         return pipeline_from_hf_json(data, name=name or roles["tokenizer"])
-    tok = hf_json.tokenizer_from_hf_json(data, special_tokens, name=name, file_name=roles["tokenizer"])
+    tok = hf_json.tokenizer_from_hf_json(
+        data, special_tokens, name=name or roles["tokenizer"], file_name=roles["tokenizer"]
+    )
     if pattern is None:
         return tok
     return Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=pattern, name=name,
@@ -272,7 +275,8 @@ def _load_ranks(
     unknown one needs ``pattern``."""
     known = known_file(data)
     if known is not None and known.kind == "preset" and pattern is None and special_tokens is None:
-        tok = load_preset(known.preset)
+        # a copy: the preset itself is shared by every page (read-only), so it keeps its name
+        tok = copy.copy(load_preset(known.preset))
         tok.name = name or known.name
         return tok
     if known is not None and known.specials is not None:
@@ -284,6 +288,7 @@ def _load_ranks(
             pattern=pattern or known.pattern, name=name or known.name, file_name=file_name,
             template=Template((bos,), (), f"{known.bos} $A"),
         )  # fmt: skip
+    ranks = tiktoken_file.load_tiktoken_ranks(data, name=file_name)  # a broken file says so first
     if pattern is None:
         raise PatternNeededError(
             f"{file_name} is a tiktoken rank file we do not recognise, and a rank file does "
@@ -291,7 +296,7 @@ def _load_ranks(
             f"{', '.join(PATTERNS)} or your own regex (a wrong one gives wrong IDs)."
         )
     return tiktoken_file.tokenizer_from_tiktoken(
-        data, special_tokens, pattern=pattern, name=name, file_name=file_name
+        ranks, special_tokens, pattern=pattern, name=name, file_name=file_name
     )
 
 

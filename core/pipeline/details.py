@@ -59,7 +59,9 @@ def encode_details(
     exactly ``tokenizer.encode(text, add_special_tokens=...)``."""
     if not isinstance(text, str):
         raise PlaygroundError(f"encode_details takes a str, not {type(text).__name__}")
-    spans, pretokens = tokenizer.encode_spans(text, add_special_tokens=add_special_tokens)
+    spans, pretokens = tokenizer.encode_spans(
+        text, add_special_tokens=add_special_tokens
+    )
     vocab = tokenizer.vocab
     pieces = tokenizer.pieces
     specials = set(tokenizer.special_token_ids.values())
@@ -85,7 +87,8 @@ def encode_details(
                 start=start,
                 end=end,
                 # a control token (Llama's <s>) decodes to nothing: show its name
-                text=token.decode("utf-8", "replace") or (pieces.get(tid, "") if special else ""),
+                text=token.decode("utf-8", "replace")
+                or (pieces.get(tid, "") if special else ""),
                 is_special=special,
                 partial=partial,
                 group=group,
@@ -111,7 +114,9 @@ def decode_details(tokenizer: PipelineTokenizer, ids: Iterable[int]) -> DecodeDe
     BPE, and matched in order to those in the decoded text.
     """
     if isinstance(ids, (str, bytes)):
-        raise PlaygroundError("decode_details takes a list of token IDs; use parse_ids() for text")
+        raise PlaygroundError(
+            "decode_details takes a list of token IDs; use parse_ids() for text"
+        )
     vocab = tokenizer.vocab
     pieces: list[DecodedPiece] = []
     stream: list[bytes] = []
@@ -159,7 +164,10 @@ def merge_trace(tokenizer: PipelineTokenizer, pretoken: str) -> list[MergeStep]:
         if word.added_id is not None:
             done.append(word.text.encode("utf-8"))
             continue
-        final = [utf8(tokenizer.id_to_token(i) or "") for i, _, _ in tokenizer.model.tokenize(word.text)]
+        final = [
+            utf8(tokenizer.id_to_token(i) or "")
+            for i, _, _ in tokenizer.model.tokenize(word.text)
+        ]
         for step in trace(word.text):
             steps.append(
                 MergeStep(
@@ -188,7 +196,7 @@ def merge_tree(tokenizer: PipelineTokenizer, token_id: int) -> MergeNode:
     made: dict[str, tuple[int, str, str]] = {}
     prefix = getattr(tokenizer.model, "continuing_subword_prefix", None) or ""
     for rank, (a, b) in enumerate(getattr(tokenizer.model, "merges", None) or []):
-        joined = a + (b[len(prefix):] if prefix and b.startswith(prefix) else b)
+        joined = a + (b[len(prefix) :] if prefix and b.startswith(prefix) else b)
         made.setdefault(joined, (rank, a, b))
     by_token = {t: i for i, t in pieces.items()}
     specials = set(tokenizer.special_token_ids.values())

@@ -87,4 +87,6 @@ class Piece:
     @staticmethod
     def join(pieces: list[Piece]) -> Piece:
         """Concatenate pieces, keeping every character's span."""
-        return Piece("".join(p.text for p in pieces), [s for p in pieces for s in p.spans])
+        return Piece(
+            "".join(p.text for p in pieces), [s for p in pieces for s in p.spans]
+        )

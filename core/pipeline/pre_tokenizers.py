@@ -1,0 +1,566 @@
+"""Pre-tokenizers: cut normalized text into the pieces the model tokenizes one by one.
+
+Each class twins one ``tokenizers`` pre-tokenizer. ``split`` takes pieces and returns the
+pieces they are cut into, in order, never an empty one (Hugging Face drops those too):
+
+>>> pieces = Metaspace().split([Piece.of("Hey you")])
+>>> [(p.text, p.span) for p in pieces]
+[('▁Hey', (0, 3)), ('▁you', (3, 7))]
+>>> [p.text for p in ByteLevel(add_prefix_space=False).split([Piece.of("é!")])]
+['Ã©', '!']
+
+How the tokenizer calls this (what Hugging Face does):
+
+1. The text is cut at added tokens first; each stretch of text between them is a *segment*
+   (the added tokens themselves are never normalized or pre-tokenized).
+2. Each segment is normalized on its own, then pre-tokenized on its own:
+   ``pre_tokenizer.split([normalized_segment])``.
+3. Spans must be positions in the user's whole text, not in the segment:
+   ``Piece.of(segment, offset=start)``. Two pre-tokenizers look at where a piece starts:
+
+   - ``Metaspace(prepend_scheme="first")`` adds ``"▁"`` only to a piece whose first
+     character comes from position 0 of the whole text (Hugging Face checks the piece's
+     original offset). So no ``"▁"`` for a segment after an added token (``"<s>hi"``), nor
+     when a normalizer removed the leading characters (``Strip`` on ``"  hi"``), nor for the
+     later pieces of an earlier split in a ``Sequence``. With ``"always"`` every segment gets
+     one.
+   - ``ByteLevel(add_prefix_space=True)`` adds ``" "`` to *every* segment that does not
+     start with one, including those after added tokens.
+
+   In a pair of texts (``encode(a, b)``) each text starts at position 0 of its own.
+
+Characters are classified with Rust's and the crates' tables (``char::is_whitespace``,
+``char::is_numeric``, the ``unicode_categories`` punctuation), and regexes as Oniguruma
+matches them: see :mod:`core.pipeline.normalizers`, which holds :class:`Pattern`.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, Literal, Protocol
+
+import regex
+
+from core.bytes_unicode import bytes_to_unicode
+from core.errors import FormatError
+from core.pipeline.normalizers import (
+    Pattern,
+    as_unicode_16,
+    byte_level_chars,
+    code_points,
+    is_whitespace,
+    read_field,
+)
+from core.pipeline.piece import Piece
+
+
+class PreTokenizer(Protocol):
+    """One pre-tokenization step: pieces in, the pieces they are cut into out."""
+
+    def split(self, pieces: list[Piece]) -> list[Piece]: ...
+
+
+#: What to do with the delimiters a pattern finds (Hugging Face's ``SplitDelimiterBehavior``).
+Behavior = Literal[
+    "removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous"
+]
+Run = tuple[
+    int, int, bool
+]  # (start, end, is_delimiter): runs that cover a piece's text
+
+
+def split_runs(piece: Piece, runs: list[Run], behavior: Behavior) -> list[Piece]:
+    """Cut ``piece`` at delimiter runs, keeping, dropping or attaching each delimiter as
+    ``behavior`` says. With ``"-"`` in ``"the-final--countdown"``:
+
+    ``removed`` → the, final, countdown; ``isolated`` → the, -, final, -, -, countdown;
+    ``merged_with_previous`` → the-, final-, -, countdown; ``merged_with_next`` →
+    the, -final, -, -countdown; ``contiguous`` → the, -, final, --, countdown.
+
+    >>> p = Piece.of("the-final--countdown")
+    >>> [q.text for q in split_runs(p, _char_runs(p.text, "-".__eq__), "merged_with_next")]
+    ['the', '-final', '-', '-countdown']
+    """
+    kept: list[tuple[int, int]] = []
+    if behavior == "removed":
+        kept = [(s, e) for s, e, delimiter in runs if not delimiter]
+    elif behavior == "isolated":
+        kept = [(s, e) for s, e, _ in runs]
+    elif behavior == "contiguous":
+        kept = _merge(runs, lambda delimiter, prev: delimiter == prev)
+    elif behavior == "merged_with_previous":
+        kept = _merge(runs, lambda delimiter, prev: delimiter and not prev)
+    elif behavior == "merged_with_next":
+        backwards = _merge(
+            [(-e, -s, d) for s, e, d in reversed(runs)],
+            lambda delimiter, prev: delimiter and not prev,
+        )
+        kept = [(-e, -s) for s, e in reversed(backwards)]
+    else:
+        raise ValueError(f"unknown split behavior {behavior!r}")
+    text, spans = piece.text, piece.spans
+    return [Piece(text[s:e], spans[s:e]) for s, e in kept if e > s]
+
+
+def _merge(
+    runs: list[Run], joins: Callable[[bool, bool], bool]
+) -> list[tuple[int, int]]:
+    """Hugging Face's fold: a run extends the previous piece when ``joins(is_delimiter,
+    previous_is_delimiter)``, else starts a new one."""
+    out: list[tuple[int, int]] = []
+    prev = False
+    for start, end, delimiter in runs:
+        if joins(delimiter, prev) and out:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+        prev = delimiter
+    return out
+
+
+def _char_runs(text: str, is_delimiter: Callable[[str], bool]) -> list[Run]:
+    """Runs of ``text`` where every character that ``is_delimiter`` is a run of its own."""
+    if not text:
+        return [(0, 0, False)]
+    runs: list[Run] = []
+    last = 0
+    for i, ch in enumerate(text):
+        if is_delimiter(ch):
+            if last < i:
+                runs.append((last, i, False))
+            runs.append((i, i + 1, True))
+            last = i + 1
+    if last < len(text):
+        runs.append((last, len(text), False))
+    return runs
+
+
+def _each(pieces: list[Piece], cut: Callable[[Piece], list[Piece]]) -> list[Piece]:
+    """Apply ``cut`` to every piece; empty results are dropped, as in Hugging Face."""
+    return [out for piece in pieces for out in cut(piece) if out.text]
+
+
+# ---------------------------------------------------------------------------------------------
+# Character classes
+# ---------------------------------------------------------------------------------------------
+
+_ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def is_punctuation(ch: str) -> bool:
+    """Hugging Face's punctuation (BERT, ``Punctuation``): ASCII punctuation (so ``$+<=>^`|~``
+    too) or a Unicode P* category, in the ``unicode_categories`` crate's tables.
+
+    >>> is_punctuation("$"), is_punctuation("。"), is_punctuation("€")
+    (True, True, False)
+    """
+    punct = ch in _ASCII_PUNCTUATION or unicodedata.category(ch).startswith("P")
+    return punct != (ord(ch) in _PUNCTUATION_FLIPS)
+
+
+def is_numeric(ch: str) -> bool:
+    """Rust's ``char::is_numeric``: general category Nd, Nl or No (``"²"`` and ``"Ⅻ"`` too).
+
+    >>> is_numeric("²"), is_numeric("٣"), is_numeric("x")
+    (True, True, False)
+    """
+    numeric = unicodedata.category(ch) in ("Nd", "Nl", "No")
+    return numeric != (ord(ch) in _NUMERIC_FLIPS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pre-tokenizers
+# ---------------------------------------------------------------------------------------------
+
+#: GPT-2's pattern as Hugging Face's ByteLevel spells it (contractions are lower-case only).
+BYTE_LEVEL_PATTERN = Pattern.regex(
+    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+)
+
+
+@dataclass(frozen=True)
+class ByteLevel:
+    """GPT-2's pre-tokenizer: optionally a leading space, the GPT-2 regex, then every
+    character spelled as its UTF-8 bytes through GPT-2's byte map (each byte character keeps
+    the span of the character it came from).
+
+    ``trim_offsets`` only changes the offsets the ByteLevel *post-processor* reports; it is
+    kept here because the JSON carries it.
+
+    >>> [(p.text, p.span) for p in ByteLevel().split([Piece.of("Hi 中")])]
+    [('ĠHi', (0, 2)), ('Ġä¸Ń', (2, 4))]
+    """
+
+    _: KW_ONLY
+    add_prefix_space: bool = True
+    trim_offsets: bool = True
+    use_regex: bool = True
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        return [_to_byte_chars(piece) for piece in _each(pieces, self._cut)]
+
+    def _cut(self, piece: Piece) -> list[Piece]:
+        if self.add_prefix_space and piece.text and not piece.text.startswith(" "):
+            piece = piece.prepend(" ")
+        if not self.use_regex:
+            return [piece]
+        return split_runs(
+            piece, BYTE_LEVEL_PATTERN.find_matches(piece.text), "isolated"
+        )
+
+
+_ASCII_BYTE_CHARS = {b: bytes_to_unicode()[b] for b in range(128)}
+
+
+def _to_byte_chars(piece: Piece) -> Piece:
+    """``piece`` spelled in GPT-2's byte characters (ASCII maps one to one: fast path)."""
+    if piece.text.isascii():
+        return Piece(piece.text.translate(_ASCII_BYTE_CHARS), piece.spans)
+    return piece.map_chars(byte_level_chars)
+
+
+@dataclass(frozen=True)
+class Split:
+    """Cut at every match of ``pattern`` (with ``invert``: at everything between matches).
+
+    >>> [p.text for p in Split(Pattern.regex(r"\\d+"), "isolated").split([Piece.of("a12b")])]
+    ['a', '12', 'b']
+    """
+
+    pattern: Pattern
+    behavior: Behavior
+    _: KW_ONLY
+    invert: bool = False
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        return _each(pieces, self._cut)
+
+    def _cut(self, piece: Piece) -> list[Piece]:
+        runs = self.pattern.find_matches(piece.text)
+        if self.invert:
+            runs = [(s, e, not delimiter) for s, e, delimiter in runs]
+        return split_runs(piece, runs, self.behavior)
+
+
+PrependScheme = Literal["always", "first", "never"]
+
+
+@dataclass(frozen=True)
+class Metaspace:
+    """SentencePiece's pre-tokenizer: every ``" "`` becomes ``replacement``, a replacement is
+    put in front (``prepend_scheme``: ``"always"``; ``"first"``: only for a piece that starts
+    the whole text, see the module docstring; ``"never"``), then, with ``split_pieces``
+    (``"split"`` in tokenizer.json), the text is cut before each replacement.
+
+    >>> [p.text for p in Metaspace(prepend_scheme="first").split([Piece.of("a b", offset=4)])]
+    ['a', '▁b']
+    """
+
+    _: KW_ONLY
+    replacement: str = "▁"
+    prepend_scheme: PrependScheme = "always"
+    split_pieces: bool = True
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        return _each(pieces, self._cut)
+
+    def _cut(self, piece: Piece) -> list[Piece]:
+        rep = self.replacement
+        if " " in piece.text:
+            piece = piece.map_chars(lambda ch: rep if ch == " " else ch)
+        starts_text = bool(piece.spans) and piece.spans[0][0] == 0
+        if (
+            piece.text
+            and not piece.text.startswith(rep)
+            and (
+                self.prepend_scheme == "always"
+                or (self.prepend_scheme == "first" and starts_text)
+            )
+        ):
+            piece = piece.prepend(rep)
+        if not self.split_pieces:
+            return [piece]
+        return split_runs(piece, _char_runs(piece.text, rep.__eq__), "merged_with_next")
+
+
+@dataclass(frozen=True)
+class Digits:
+    """Cut digits (Rust's ``is_numeric``) from the rest: runs of them, or one by one.
+
+    >>> [p.text for p in Digits(individual_digits=True).split([Piece.of("a123")])]
+    ['a', '1', '2', '3']
+    """
+
+    _: KW_ONLY
+    individual_digits: bool = False
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        behavior: Behavior = "isolated" if self.individual_digits else "contiguous"
+        return _each(
+            pieces, lambda p: split_runs(p, _char_runs(p.text, is_numeric), behavior)
+        )
+
+
+#: subtle: compiled by Rust's ``regex`` crate, not Oniguruma, so ``\w`` is the Unicode one
+#: the ``regex`` module also has (letters, marks, decimal digits, ZWJ...), not Oniguruma's.
+_WORDS = regex.compile(r"\w+|[^\w\s]+")
+
+
+@dataclass(frozen=True)
+class Whitespace:
+    """Words (``\\w+``) and runs of other non-space characters; whitespace is dropped.
+
+    >>> [p.text for p in Whitespace().split([Piece.of("Hi, you!")])]
+    ['Hi', ',', 'you', '!']
+    """
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        return _each(pieces, self._cut)
+
+    def _cut(self, piece: Piece) -> list[Piece]:
+        text, spans = piece.text, piece.spans
+        found = _WORDS.finditer(as_unicode_16(text))
+        return [
+            Piece(text[m.start() : m.end()], spans[m.start() : m.end()]) for m in found
+        ]
+
+
+@dataclass(frozen=True)
+class WhitespaceSplit:
+    """Cut at whitespace (Rust's definition), which is dropped.
+
+    >>> [p.text for p in WhitespaceSplit().split([Piece.of("a\\u3000b  c")])]
+    ['a', 'b', 'c']
+    """
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        return _each(
+            pieces,
+            lambda p: split_runs(p, _char_runs(p.text, is_whitespace), "removed"),
+        )
+
+
+@dataclass(frozen=True)
+class Punctuation:
+    """Cut at each punctuation character (see :func:`is_punctuation`).
+
+    >>> [p.text for p in Punctuation().split([Piece.of("a,b!!")])]
+    ['a', ',', 'b', '!', '!']
+    """
+
+    behavior: Behavior = "isolated"
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        return _each(
+            pieces,
+            lambda p: split_runs(p, _char_runs(p.text, is_punctuation), self.behavior),
+        )
+
+
+@dataclass(frozen=True)
+class BertPreTokenizer:
+    """BERT's: cut at whitespace (dropped), then isolate each punctuation character.
+
+    >>> [p.text for p in BertPreTokenizer().split([Piece.of("Don't stop.")])]
+    ['Don', "'", 't', 'stop', '.']
+    """
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        return Punctuation("isolated").split(WhitespaceSplit().split(pieces))
+
+
+@dataclass(frozen=True)
+class CharDelimiterSplit:
+    """Cut at ``delimiter`` (one character), which is dropped.
+
+    >>> [p.text for p in CharDelimiterSplit("_").split([Piece.of("a_b__c")])]
+    ['a', 'b', 'c']
+    """
+
+    delimiter: str
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        is_delimiter = self.delimiter.__eq__
+        return _each(
+            pieces, lambda p: split_runs(p, _char_runs(p.text, is_delimiter), "removed")
+        )
+
+
+@dataclass(frozen=True)
+class FixedLength:
+    """Cut into pieces of ``length`` characters (the last may be shorter).
+
+    >>> [p.text for p in FixedLength(2).split([Piece.of("abcde")])]
+    ['ab', 'cd', 'e']
+    """
+
+    length: int = 5
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        n = self.length
+        return _each(pieces, lambda p: [p[i : i + n] for i in range(0, len(p), n)])
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """Apply ``pre_tokenizers`` in order, each to the pieces the previous one made.
+
+    >>> seq = Sequence((WhitespaceSplit(), Digits(individual_digits=True)))
+    >>> [p.text for p in seq.split([Piece.of("ab12 c")])]
+    ['ab', '1', '2', 'c']
+    """
+
+    pre_tokenizers: tuple[PreTokenizer, ...] = ()
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        for pre_tokenizer in self.pre_tokenizers:
+            pieces = pre_tokenizer.split(pieces)
+        return pieces
+
+
+# ---------------------------------------------------------------------------------------------
+# tokenizer.json
+# ---------------------------------------------------------------------------------------------
+
+_BEHAVIORS: dict[str, Behavior] = {
+    "Removed": "removed",
+    "Isolated": "isolated",
+    "MergedWithPrevious": "merged_with_previous",
+    "MergedWithNext": "merged_with_next",
+    "Contiguous": "contiguous",
+}
+
+
+def _behavior(name: str, where: str) -> Behavior:
+    if name not in _BEHAVIORS:
+        raise FormatError(
+            f"{where}: behavior {name!r} is not one of {', '.join(_BEHAVIORS)}"
+        )
+    return _BEHAVIORS[name]
+
+
+def _char(obj: Mapping[str, Any], key: str, where: str) -> str:
+    value = read_field(obj, key, str, where=where)
+    if len(value) != 1:
+        raise FormatError(
+            f"{where}: {key!r} should be a single character, not {value!r}"
+        )
+    return value
+
+
+def _metaspace(obj: Mapping[str, Any], where: str) -> PreTokenizer:
+    scheme = read_field(obj, "prepend_scheme", str, where=where, default="always")
+    if scheme not in ("always", "first", "never"):
+        raise FormatError(
+            f"{where}: prepend_scheme {scheme!r} should be 'always', 'first' or 'never'"
+        )
+    # subtle: the legacy field. Hugging Face now refuses add_prefix_space=false next to a
+    # scheme other than "never" (even the default); older versions read it as "never", as we do
+    if (
+        read_field(
+            obj, "add_prefix_space", (bool, type(None)), where=where, default=None
+        )
+        is False
+    ):
+        scheme = "never"
+    return Metaspace(
+        replacement=_char(obj, "replacement", where),
+        prepend_scheme=scheme,  # type: ignore[arg-type]
+        split_pieces=read_field(obj, "split", bool, where=where, default=True),
+    )
+
+
+def _sequence(obj: Mapping[str, Any], where: str) -> PreTokenizer:
+    items = read_field(obj, "pretokenizers", list, where=where)
+    steps = [
+        pre_tokenizer_from_json(item, name=f"{where}, item {i + 1}")
+        for i, item in enumerate(items)
+    ]
+    return Sequence(tuple(step for step in steps if step is not None))
+
+
+def _fixed_length(obj: Mapping[str, Any], where: str) -> PreTokenizer:
+    length = read_field(obj, "length", int, where=where, default=5)
+    if length < 1:
+        raise FormatError(f"{where}: length should be at least 1, not {length}")
+    return FixedLength(length)
+
+
+_FROM_JSON: dict[str, Callable[[Mapping[str, Any], str], PreTokenizer]] = {
+    "BertPreTokenizer": lambda obj, where: BertPreTokenizer(),
+    "ByteLevel": lambda obj, where: ByteLevel(
+        add_prefix_space=read_field(obj, "add_prefix_space", bool, where=where),
+        trim_offsets=read_field(obj, "trim_offsets", bool, where=where),
+        use_regex=read_field(obj, "use_regex", bool, where=where, default=True),
+    ),
+    "CharDelimiterSplit": lambda obj, where: CharDelimiterSplit(
+        _char(obj, "delimiter", where)
+    ),
+    "Digits": lambda obj, where: Digits(
+        individual_digits=read_field(obj, "individual_digits", bool, where=where)
+    ),
+    "FixedLength": _fixed_length,
+    "Metaspace": _metaspace,
+    "Punctuation": lambda obj, where: Punctuation(
+        _behavior(
+            read_field(obj, "behavior", str, where=where, default="Isolated"), where
+        )
+    ),
+    "Sequence": _sequence,
+    "Split": lambda obj, where: Split(
+        Pattern.from_json(read_field(obj, "pattern", dict, where=where), where=where),
+        _behavior(read_field(obj, "behavior", str, where=where), where),
+        invert=read_field(obj, "invert", bool, where=where),
+    ),
+    "Whitespace": lambda obj, where: Whitespace(),
+    "WhitespaceSplit": lambda obj, where: WhitespaceSplit(),
+}
+
+
+def pre_tokenizer_from_json(
+    obj: Any, *, name: str = "tokenizer.json"
+) -> PreTokenizer | None:
+    """The pre-tokenizer a ``tokenizer.json`` describes (its ``"pre_tokenizer"``); None for null.
+
+    >>> pre_tokenizer_from_json({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first"})
+    Metaspace(replacement='▁', prepend_scheme='first', split_pieces=True)
+    >>> pre_tokenizer_from_json({"type": "UnicodeScripts"})
+    Traceback (most recent call last):
+    ...
+    core.errors.FormatError: tokenizer.json: pre_tokenizer type 'UnicodeScripts' is not supported yet (supported: BertPreTokenizer, ByteLevel, CharDelimiterSplit, Digits, FixedLength, Metaspace, Punctuation, Sequence, Split, Whitespace, WhitespaceSplit)
+    """
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise FormatError(
+            f"{name}: a pre_tokenizer should be a JSON object or null, not {obj!r}"
+        )
+    kind = obj.get("type")
+    build = _FROM_JSON.get(kind) if isinstance(kind, str) else None
+    if build is None:
+        raise FormatError(
+            f"{name}: pre_tokenizer type {kind!r} is not supported yet "
+            f"(supported: {', '.join(sorted(_FROM_JSON))})"
+        )
+    return build(obj, f"{name}: pre_tokenizer {kind!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Unicode tables where the crates differ from Python 3.11's unicodedata (see normalizers.py)
+# ---------------------------------------------------------------------------------------------
+
+#: Where "is punctuation" (``unicode_categories``, Unicode ~8) differs from Python's answer.
+_PUNCTUATION_FLIPS = code_points(
+    "061D 09FD 0A76 0C77 0C84 166D 1B7D-1B7E 2E43-2E4F 2E52-2E5D 10EAD 10F55-10F59 "
+    "10F86-10F89 111C9 1144B-1144F 1145A-1145B 1145D 11660-1166C 116B9 1183B 11944-11946 "
+    "119E2 11A3F-11A46 11A9A-11A9C 11A9E-11AA2 11C41-11C45 11C70-11C71 11EF7-11EF8 11FFF "
+    "12FF1-12FF2 16E97-16E9A 16FE2 1E95E-1E95F"
+)
+
+#: Where Rust's ``char::is_numeric`` (Unicode 16) differs from Python's answer.
+_NUMERIC_FLIPS = code_points(
+    "10D40-10D49 116D0-116E3 11BF0-11BF9 11DE0-11DE9 11F50-11F59 16130-16139 16D70-16D79 "
+    "16FF4-16FF6 1CCF0-1CCF9 1D2C0-1D2D3 1E4F0-1E4F9 1E5F1-1E5FA"
+)

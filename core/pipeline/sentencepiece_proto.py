@@ -1,0 +1,367 @@
+"""A SentencePiece ``.model`` file read without protobuf: just enough of the wire format.
+
+A ``.model`` file is one serialized ``ModelProto`` message (``sentencepiece_model.proto``,
+proto2). Its wire format is a sequence of fields, each a key varint ``field_number << 3 |
+wire_type`` followed by the value: wire type 0 a varint, 1 eight little-endian bytes,
+2 a varint length and that many bytes (strings and sub-messages), 5 four bytes (``float``).
+We read the fields SentencePiece needs for encoding and decoding, skip every other one (as
+protobuf does, so files from newer versions load), and raise :class:`FormatError` saying
+where the bytes stop making sense.
+
+>>> blob = bytes([0x0A, 0x09, 0x0A, 0x02]) + "▁a".encode()[:2] + bytes([0x15, 0, 0, 0x80, 0xBF])
+>>> parse_model_proto(blob).pieces  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+core.errors.FormatError: tokenizer.model: byte 4: pieces[0].piece is not valid UTF-8; ...
+>>> blob = bytes([0x0A, 0x0A, 0x0A, 0x03]) + "▁".encode() + bytes([0x15, 0, 0, 0x80, 0xBF, 0x18, 1])
+>>> parse_model_proto(blob).pieces
+[ProtoPiece(piece='▁', score=-1.0, type=1)]
+>>> parse_model_proto(blob).trainer_spec.model_type   # absent: proto2 default UNIGRAM
+1
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.errors import FormatError
+
+__all__ = [
+    "BPE",
+    "BYTE",
+    "CHAR",
+    "CONTROL",
+    "NORMAL",
+    "UNIGRAM",
+    "UNKNOWN",
+    "UNUSED",
+    "USER_DEFINED",
+    "WORD",
+    "ModelProto",
+    "NormalizerSpec",
+    "ProtoPiece",
+    "TrainerSpec",
+    "parse_model_proto",
+    "sniff_model_proto",
+]
+
+# ModelProto.SentencePiece.Type
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+# TrainerSpec.ModelType
+UNIGRAM, BPE, WORD, CHAR = 1, 2, 3, 4
+
+_NOT_SPM = "this does not look like a SentencePiece model (.model) file"
+
+
+@dataclass(frozen=True)
+class ProtoPiece:
+    """One ``ModelProto.SentencePiece``: the piece, its score (a float32) and its type."""
+
+    piece: str
+    score: float = 0.0
+    type: int = NORMAL
+
+
+@dataclass
+class TrainerSpec:
+    """The ``TrainerSpec`` fields that matter once a model is trained (proto2 defaults)."""
+
+    model_type: int = UNIGRAM
+    vocab_size: int = 8000
+    treat_whitespace_as_suffix: bool = False
+    allow_whitespace_only_pieces: bool = False
+    split_digits: bool = False
+    split_by_whitespace: bool = True
+    byte_fallback: bool = False
+    unk_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+    pad_id: int = -1
+    unk_piece: str = "<unk>"
+    bos_piece: str = "<s>"
+    eos_piece: str = "</s>"
+    pad_piece: str = "<pad>"
+    unk_surface: str = " \u2047 "
+    control_symbols: list[str] = field(default_factory=list)
+    user_defined_symbols: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NormalizerSpec:
+    """``NormalizerSpec``: the normalization rule (a compiled char map) and space handling."""
+
+    name: str = ""
+    precompiled_charsmap: bytes = b""
+    add_dummy_prefix: bool = True
+    remove_extra_whitespaces: bool = True
+    escape_whitespaces: bool = True
+    normalization_rule_tsv: str = ""
+
+
+@dataclass
+class ModelProto:
+    """A parsed ``.model`` file. ``denormalizer_spec`` is None when the file has none."""
+
+    pieces: list[ProtoPiece] = field(default_factory=list)
+    trainer_spec: TrainerSpec = field(default_factory=TrainerSpec)
+    normalizer_spec: NormalizerSpec = field(default_factory=NormalizerSpec)
+    denormalizer_spec: NormalizerSpec | None = None
+    self_test_samples: list[tuple[str, str]] = field(default_factory=list)
+
+
+class _Broken(Exception):
+    """Raised inside the reader; turned into a FormatError naming the file and byte."""
+
+    def __init__(self, at: int, what: str) -> None:
+        super().__init__(what)
+        self.at, self.what = at, what
+
+
+def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    start, result, shift = pos, 0, 0
+    while True:
+        if pos >= end:
+            raise _Broken(
+                start, "a varint runs past the end of its message (truncated file?)"
+            )
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift >= 70:
+            raise _Broken(start, "a varint longer than 10 bytes")
+
+
+def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, Any, int]]:
+    """Yield ``(field_number, wire_type, value, at)`` for each field of ``buf[pos:end]``.
+
+    ``value`` is an int for wire types 0, 1, 5 and a ``(start, stop)`` pair for type 2;
+    ``at`` is the byte offset of the field's key. Groups (types 3/4) are skipped.
+    """
+    while pos < end:
+        at = pos
+        key, pos = _varint(buf, pos, end)
+        number, wire = key >> 3, key & 7
+        if number == 0:
+            raise _Broken(at, "a field numbered 0")
+        if wire == 0:
+            value, pos = _varint(buf, pos, end)
+            yield number, 0, value, at
+        elif wire == 1:
+            if pos + 8 > end:
+                raise _Broken(at, "an 8-byte field runs past the end of its message")
+            yield number, 1, int.from_bytes(buf[pos : pos + 8], "little"), at
+            pos += 8
+        elif wire == 5:
+            if pos + 4 > end:
+                raise _Broken(at, "a 4-byte field runs past the end of its message")
+            yield number, 5, int.from_bytes(buf[pos : pos + 4], "little"), at
+            pos += 4
+        elif wire == 2:
+            length, pos = _varint(buf, pos, end)
+            if pos + length > end:
+                raise _Broken(
+                    at, f"field {number} says {length} bytes follow, more than are left"
+                )
+            yield number, 2, (pos, pos + length), at
+            pos += length
+        elif wire == 3:
+            pos = _skip_group(buf, pos, end, number, at)
+        else:  # 4 (an end-group without a start) or 6, 7 (do not exist)
+            raise _Broken(
+                at, f"field {number} has wire type {wire}, which protobuf never writes"
+            )
+
+
+def _skip_group(buf: bytes, pos: int, end: int, number: int, at: int) -> int:
+    depth = [number]
+    while depth:
+        if pos >= end:
+            raise _Broken(at, f"group {number} is never closed")
+        key_at = pos
+        key, pos = _varint(buf, pos, end)
+        n, wire = key >> 3, key & 7
+        if wire == 0:
+            _, pos = _varint(buf, pos, end)
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        elif wire == 2:
+            length, pos = _varint(buf, pos, end)
+            pos += length
+        elif wire == 3:
+            depth.append(n)
+        elif wire == 4 and n == depth[-1]:
+            depth.pop()
+        else:
+            raise _Broken(key_at, f"a malformed group (field {n}, wire type {wire})")
+        if pos > end:
+            raise _Broken(key_at, "a group runs past the end of its message")
+    return pos
+
+
+def _int32(value: int) -> int:
+    """A varint read as protobuf's int32/enum: the low 32 bits, two's complement."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _text(buf: bytes, span: tuple[int, int], what: str) -> str:
+    try:
+        return buf[span[0] : span[1]].decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Broken(span[0], f"{what} is not valid UTF-8") from None
+
+
+def _float32(bits: int) -> float:
+    return struct.unpack("<f", bits.to_bytes(4, "little"))[0]
+
+
+def _expect(wire: int, want: int) -> bool:
+    """Protobuf keeps a field whose wire type does not match its declaration as an unknown
+    field (skipped); we do the same."""
+    return wire == want
+
+
+def _parse_piece(buf: bytes, start: int, end: int, index: int) -> ProtoPiece:
+    piece, score, kind = "", 0.0, NORMAL
+    for number, wire, value, _ in _fields(buf, start, end):
+        if number == 1 and _expect(wire, 2):
+            piece = _text(buf, value, f"pieces[{index}].piece")
+        elif number == 2 and _expect(wire, 5):
+            score = _float32(value)
+        elif number == 3 and _expect(wire, 0) and 1 <= _int32(value) <= 6:
+            # (proto2: an enum value the schema does not know goes to unknown fields)
+            kind = _int32(value)
+    return ProtoPiece(piece, score, kind)
+
+
+_TRAINER_INTS = {3: "model_type", 4: "vocab_size", 40: "unk_id", 41: "bos_id", 42: "eos_id",
+                 43: "pad_id"}  # fmt: skip
+_TRAINER_BOOLS = {24: "treat_whitespace_as_suffix", 26: "allow_whitespace_only_pieces",
+                  25: "split_digits", 22: "split_by_whitespace", 35: "byte_fallback"}  # fmt: skip
+_TRAINER_STRS = {45: "unk_piece", 46: "bos_piece", 47: "eos_piece", 48: "pad_piece",
+                 44: "unk_surface"}  # fmt: skip
+_TRAINER_LISTS = {30: "control_symbols", 31: "user_defined_symbols"}
+
+
+def _parse_trainer(buf: bytes, start: int, end: int, spec: TrainerSpec) -> None:
+    for number, wire, value, _ in _fields(buf, start, end):
+        if number in _TRAINER_INTS and _expect(wire, 0):
+            if number == 3 and not 1 <= _int32(value) <= 4:
+                continue  # unknown enum value: protobuf leaves the field as it was
+            setattr(spec, _TRAINER_INTS[number], _int32(value))
+        elif number in _TRAINER_BOOLS and _expect(wire, 0):
+            setattr(spec, _TRAINER_BOOLS[number], value != 0)
+        elif number in _TRAINER_STRS and _expect(wire, 2):
+            setattr(
+                spec,
+                _TRAINER_STRS[number],
+                _text(buf, value, f"trainer_spec field {number}"),
+            )
+        elif number in _TRAINER_LISTS and _expect(wire, 2):
+            text = _text(buf, value, f"trainer_spec field {number}")
+            getattr(spec, _TRAINER_LISTS[number]).append(text)
+
+
+def _parse_normalizer(
+    buf: bytes, start: int, end: int, spec: NormalizerSpec, what: str
+) -> None:
+    for number, wire, value, _ in _fields(buf, start, end):
+        if number == 1 and _expect(wire, 2):
+            spec.name = _text(buf, value, f"{what}.name")
+        elif number == 2 and _expect(wire, 2):
+            spec.precompiled_charsmap = bytes(buf[value[0] : value[1]])
+        elif number == 3 and _expect(wire, 0):
+            spec.add_dummy_prefix = value != 0
+        elif number == 4 and _expect(wire, 0):
+            spec.remove_extra_whitespaces = value != 0
+        elif number == 5 and _expect(wire, 0):
+            spec.escape_whitespaces = value != 0
+        elif number == 6 and _expect(wire, 2):
+            spec.normalization_rule_tsv = _text(
+                buf, value, f"{what}.normalization_rule_tsv"
+            )
+
+
+def _parse_self_test(
+    buf: bytes, start: int, end: int, out: list[tuple[str, str]]
+) -> None:
+    for number, wire, value, _ in _fields(buf, start, end):
+        if number == 1 and _expect(wire, 2):
+            sample = ["", ""]
+            for n, w, v, _ in _fields(buf, value[0], value[1]):
+                if n in (1, 2) and _expect(w, 2):
+                    sample[n - 1] = _text(buf, v, "self_test_data sample")
+            out.append((sample[0], sample[1]))
+
+
+def parse_model_proto(data: bytes, *, name: str = "tokenizer.model") -> ModelProto:
+    """Parse a serialized ``ModelProto`` (the bytes of a SentencePiece ``.model`` file).
+
+    Only the wire format is checked here (plus UTF-8 in strings); what the fields *mean*
+    (one ``<unk>``, 256 byte pieces, ...) is checked by :mod:`core.pipeline.sentencepiece`.
+    A sub-message that appears twice is merged, as protobuf does.
+    """
+    buf = bytes(data)
+    model = ModelProto()
+    try:
+        for number, wire, value, _ in _fields(buf, 0, len(buf)):
+            if number == 1 and _expect(wire, 2):
+                model.pieces.append(
+                    _parse_piece(buf, value[0], value[1], len(model.pieces))
+                )
+            elif number == 2 and _expect(wire, 2):
+                _parse_trainer(buf, value[0], value[1], model.trainer_spec)
+            elif number == 3 and _expect(wire, 2):
+                _parse_normalizer(
+                    buf, value[0], value[1], model.normalizer_spec, "normalizer_spec"
+                )
+            elif number == 4 and _expect(wire, 2):
+                _parse_self_test(buf, value[0], value[1], model.self_test_samples)
+            elif number == 5 and _expect(wire, 2):
+                if model.denormalizer_spec is None:
+                    model.denormalizer_spec = NormalizerSpec()
+                spec = model.denormalizer_spec
+                _parse_normalizer(buf, value[0], value[1], spec, "denormalizer_spec")
+    except _Broken as err:
+        raise FormatError(f"{name}: byte {err.at}: {err.what}; {_NOT_SPM}") from None
+    return model
+
+
+_OTHER_MODEL_FIELDS = frozenset(n << 3 | 2 for n in (2, 3, 4, 5))
+
+
+def sniff_model_proto(data: bytes, pieces: int = 3) -> bool:
+    """Cheap check: do the first bytes parse as ``pieces`` SentencePiece entries (field 1,
+    each holding a non-empty UTF-8 piece and a float32 score), or as fewer followed by
+    another ``ModelProto`` field (a tiny model)?
+
+    >>> sniff_model_proto(b'{"model": {}}'), sniff_model_proto(b"")
+    (False, False)
+    """
+    buf = bytes(data[:4096])
+    pos, seen = 0, 0
+    try:
+        while seen < pieces:
+            key, pos = _varint(buf, pos, len(buf))
+            if key != (1 << 3 | 2):
+                return seen > 0 and key in _OTHER_MODEL_FIELDS
+            length, pos = _varint(buf, pos, len(buf))
+            if length > 1024 or pos + length > len(buf):
+                return False
+            piece = _parse_piece(buf, pos, pos + length, seen)
+            found = [n for n, w, _, _ in _fields(buf, pos, pos + length)]
+            if not piece.piece or 2 not in found or not set(found) <= {1, 2, 3}:
+                return False
+            pos += length
+            seen += 1
+    except _Broken:
+        return False
+    return True

@@ -1,0 +1,553 @@
+"""The Hugging Face pipeline put together: :class:`PipelineTokenizer`.
+
+Encoding one text goes as in ``tokenizers`` (``TokenizerImpl::encode_single_sequence``):
+
+1. added tokens with ``normalized: false`` are cut out of the *original* text (the
+   longest one wins where several start at the same place; ``single_word``, ``lstrip``
+   and ``rstrip`` as in ``added_vocabulary.rs``);
+2. each piece between them is normalized *on its own* (so a ``Prepend("▁")`` normalizer
+   prepends to every piece, as Hugging Face does), then added tokens with
+   ``normalized: true`` are cut out of the normalized pieces;
+3. the pre-tokenizer splits each remaining piece into words, and the model turns each
+   word into tokens;
+4. ``add_special_tokens=True`` wraps the IDs in the post-processor's :class:`Template`.
+
+Decoding looks every ID up (added tokens first), drops special tokens if asked, and runs
+the *whole* list, added tokens included, through the decoder, as ``Tokenizer::decode``
+does.
+
+>>> from core.pipeline.models import WordLevelModel
+>>> tok = PipelineTokenizer(model=WordLevelModel({"<unk>": 0, "hi": 1}),
+...                         added_tokens=[AddedToken("[X]", special=True)])
+>>> tok.encode("hi[X]hi"), tok.special_token_ids
+([1, 2, 1], {'[X]': 2})
+>>> tok.decode([1, 2, 1]), tok.decode([1, 2, 1], skip_special_tokens=True)
+('hi [X] hi', 'hi hi')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any, NamedTuple
+
+import regex
+
+from core.basics import check_id
+from core.bytes_unicode import from_gpt2_str, unicode_to_bytes
+from core.errors import PlaygroundError
+from core.pipeline.decoders import decode_tokens
+from core.pipeline.piece import Piece, Span
+from core.pipeline.post_processors import Template
+
+__all__ = ["AddedToken", "PipelineTokenizer", "PreToken"]
+
+Token = tuple[int, int, int]  # (id, start, end) in characters of the original text
+
+# Hugging Face's added-token rules use Rust's Unicode-aware \w and \s.
+_WORD_CHAR = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+_SPACE_CHAR = regex.compile(r"\p{White_Space}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_BYTE_TOKEN = re.compile(r"<0x([0-9A-F]{2})>")
+# What an unknown ID decodes to. Hugging Face skips such IDs (and Python's binding raises
+# on negative ones); showing U+FFFD keeps the user's mistake visible. It goes through the
+# decoder like any token, so the text around it decodes exactly as without it.
+_UNKNOWN_ID_TOKEN = "\ufffd"
+# A token decoded after this one shows what it adds in the middle of a text: a decoder
+# treats the first token specially (drops Llama's leading space, keeps "##").
+_ANCHOR = "\x00"
+_NO_TEMPLATE = Template()
+_end = itemgetter(1)
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    """An entry of ``tokenizer.json``'s ``added_tokens``.
+
+    ``normalized``: matched in the normalized text (``True``) or the original one.
+    ``single_word``: only where no word character touches it; ``lstrip``/``rstrip``: it
+    swallows the whitespace on that side. ``special``: dropped by
+    ``decode(..., skip_special_tokens=True)``. ``id``: ``None`` to number it as Hugging
+    Face does (the model's ID if the vocab has the string, else the next free ID).
+    """
+
+    content: str
+    special: bool = False
+    single_word: bool = False
+    lstrip: bool = False
+    rstrip: bool = False
+    normalized: bool = True
+    id: int | None = None
+
+
+class PreToken(NamedTuple):
+    """One word the model saw (``text``: after normalization), with its span in the
+    original text; ``added_id`` is the ID when it is an added token (the model never
+    sees those)."""
+
+    text: str
+    span: Span
+    added_id: int | None
+
+
+class _Matcher:
+    """Leftmost-longest, non-overlapping search for a set of strings (the Aho-Corasick
+    ``LeftmostLongest`` search of ``tokenizers``): a regex finds a possible first
+    character, a trie walk finds the longest string starting there.
+
+    >>> list(_Matcher({"<s>": 1, "<s>x": 2, "x": 3}).finditer("a<s>xx<s"))
+    [(1, 5, 2), (5, 6, 3)]
+    """
+
+    _END = ""  # trie key marking the end of a string (never a character)
+
+    def __init__(self, patterns: dict[str, int]) -> None:
+        self._trie: dict[str, Any] = {}
+        for text, value in patterns.items():
+            node = self._trie
+            for ch in text:
+                node = node.setdefault(ch, {})
+            node[self._END] = value
+        firsts = "".join(sorted(self._trie))
+        self._first = re.compile("[" + re.escape(firsts) + "]") if firsts else None
+
+    def finditer(self, text: str) -> Iterator[tuple[int, int, int]]:
+        """``(start, end, value)`` of each match, left to right."""
+        if self._first is None:
+            return
+        search = self._first.search
+        n = len(text)
+        m = search(text)
+        while m is not None:
+            start = m.start()
+            node = self._trie
+            best: tuple[int, int] | None = None
+            k = start
+            while k < n:
+                node = node.get(text[k])
+                if node is None:
+                    break
+                k += 1
+                if self._END in node:
+                    best = (k, node[self._END])
+            if best is None:
+                m = search(text, start + 1)
+                continue
+            yield start, best[0], best[1]
+            m = search(text, best[0])
+
+
+def _strip_run(text: str, start: int, step: int) -> int:
+    """From ``start``, the far end of the run of whitespace going ``step`` (+1 or -1)."""
+    k = start
+    if step < 0:
+        while k > 0 and _SPACE_CHAR.match(text[k - 1]):
+            k -= 1
+    else:
+        while k < len(text) and _SPACE_CHAR.match(text[k]):
+            k += 1
+    return k
+
+
+class PipelineTokenizer:
+    """A Hugging Face-style pipeline: normalizer, pre-tokenizer, model, template, decoder.
+
+    Any objects with the stage protocols work: ``normalizer.normalize(Piece) -> Piece``,
+    ``pre_tokenizer.split(list[Piece]) -> list[Piece]``, ``model.tokenize(str) ->
+    [(id, start, end)]`` (plus ``vocab``, ``id_to_token``, ``token_to_id``) and
+    ``decoder.decode_chain(list[str]) -> list[str]``. ``pattern`` describes the
+    pre-tokenizer for display.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: Any,
+        normalizer: Any = None,
+        pre_tokenizer: Any = None,
+        template: Template = _NO_TEMPLATE,
+        decoder: Any = None,
+        added_tokens: Iterable[AddedToken] = (),
+        name: str = "",
+        kind: str = "",
+        pattern: str = "",
+    ) -> None:
+        self.model = model
+        self.normalizer = normalizer
+        self.pre_tokenizer = pre_tokenizer
+        self.template = template
+        self.decoder = decoder
+        self.name = name
+        self.kind = kind or getattr(model, "kind", "") or type(model).__name__
+        self.pattern = pattern or _describe(pre_tokenizer)
+        self._add_tokens(list(added_tokens))
+        self._vocab: dict[int, bytes] | None = None
+        self._pieces: dict[int, str] | None = None
+        self._strings: dict[int, str] | None = None
+
+    # ------------------------------------------------------------------------------------
+    # Added tokens
+    # ------------------------------------------------------------------------------------
+
+    def _add_tokens(self, tokens: list[AddedToken]) -> None:
+        """Number the added tokens as ``AddedVocabulary::add_tokens`` does, and build the
+        two matchers (original text / normalized text)."""
+        model_vocab: dict[str, int] = self.model.vocab
+        next_id = len(model_vocab)  # Hugging Face counts entries, not max ID + 1
+        self._added_ids: dict[str, int] = {}  # content -> ID
+        self._added: dict[int, AddedToken] = {}  # ID -> token (the last one listed)
+        self._special_contents: set[str] = set()
+        for token in tokens:
+            if not isinstance(token, AddedToken):
+                raise PlaygroundError(
+                    f"added_tokens holds {token!r}, not an AddedToken"
+                )
+            if not token.content:
+                continue  # Hugging Face ignores empty added tokens
+            token_id = token.id
+            if token_id is None:
+                token_id = self._added_ids.get(token.content)
+            if token_id is None:
+                token_id = model_vocab.get(token.content)
+            if token_id is None:
+                token_id = next_id
+                next_id += 1
+            self._added_ids[token.content] = token_id
+            self._added[token_id] = token
+            if token.special:
+                self._special_contents.add(token.content)
+        # what decode and id_to_token use: the normalized form of a normalized token
+        # (Hugging Face's normalized_cache), so that the decoder can undo it
+        self._added_strings: dict[int, str] = {}
+        plain: dict[str, int] = {}
+        normalized: dict[str, int] = {}
+        for token_id, token in self._added.items():
+            text = token.content
+            if token.normalized and self.normalizer is not None:
+                text = self.normalizer.normalize(Piece.of(text)).text
+            self._added_strings[token_id] = text
+            if token.normalized:
+                normalized[text] = token_id
+            else:
+                plain[text] = token_id
+        self._plain_matcher = _Matcher(plain)
+        self._normalized_matcher = _Matcher(normalized)
+        self.special_tokens: list[str] = [
+            self._added[i].content
+            for i in sorted(self._added)
+            if self._added[i].special
+        ]
+        self.special_token_ids: dict[str, int] = {
+            t: self._added_ids[t] for t in self.special_tokens
+        }
+
+    @property
+    def added_tokens(self) -> dict[int, AddedToken]:
+        """ID -> added token (special or not), as numbered."""
+        return dict(self._added)
+
+    # ------------------------------------------------------------------------------------
+    # Vocabulary views
+    # ------------------------------------------------------------------------------------
+
+    def token_to_id(self, token: str) -> int | None:
+        """The ID of a token string (added tokens first), or ``None``."""
+        found = self._added_ids.get(token)
+        return found if found is not None else self.model.token_to_id(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """The token string of an ID (an added token's normalized form, as in Hugging
+        Face), or ``None``."""
+        found = self._added_strings.get(token_id)
+        return found if found is not None else self.model.id_to_token(token_id)
+
+    @property
+    def pieces(self) -> dict[int, str]:
+        """ID -> the token as the file spells it (``"▁the"``, ``"##ing"``, ``"Ġthe"``), by
+        ID. Computed on first use; do not modify it."""
+        if self._pieces is None:
+            model = self.model
+            out = {i: model.id_to_token(i) for i in set(model.vocab.values())}
+            out.update((i, t.content) for i, t in self._added.items())
+            self._pieces = dict(sorted(out.items()))
+        return self._pieces
+
+    def _decode_strings(self) -> dict[int, str]:
+        """ID -> the string decode hands to the decoder (:meth:`id_to_token` as a table)."""
+        if self._strings is None:
+            model = self.model
+            table = {i: model.id_to_token(i) for i in set(model.vocab.values())}
+            table.update(self._added_strings)
+            self._strings = table
+        return self._strings
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest ID."""
+        return (
+            max(
+                max(self.model.vocab.values(), default=-1), max(self._added, default=-1)
+            )
+            + 1
+        )
+
+    @property
+    def vocab(self) -> dict[int, bytes]:
+        """ID -> the bytes the token adds to a decoded text, in the middle of it: ``▁`` ->
+        ``b" "``, ``<0x0A>`` -> ``b"\\n"``, ``##ing`` -> ``b"ing"``, ``Ġthe`` -> ``b" the"``;
+        an added token -> its text. (A WordPiece word shows the space its decoder puts
+        before it: ``the`` -> ``b" the"``.) Computed on first use."""
+        if self._vocab is None:
+            self._vocab = self._shown_vocab()
+        return self._vocab
+
+    def _shown_vocab(self) -> dict[int, bytes]:
+        out: dict[int, bytes] = {}
+        anchor = decode_tokens(self.decoder, [_ANCHOR]) if self.decoder else ""
+        gpt2 = unicode_to_bytes()
+        for token_id, token in self.pieces.items():
+            if token_id in self._added:
+                out[token_id] = token.encode("utf-8")
+                continue
+            byte = _BYTE_TOKEN.fullmatch(token)
+            if byte and getattr(self.model, "byte_fallback", False):
+                out[token_id] = bytes([int(byte.group(1), 16)])
+                continue
+            if self.decoder is None:
+                out[token_id] = token.encode("utf-8")
+                continue
+            text = decode_tokens(self.decoder, [_ANCHOR, token])
+            text = text.removeprefix(anchor)
+            if (
+                "\ufffd" in text
+                and "\ufffd" not in token
+                and all(c in gpt2 for c in token)
+            ):
+                # part of a UTF-8 character in a byte-level vocab: its raw bytes
+                out[token_id] = from_gpt2_str(token)
+            else:
+                out[token_id] = text.encode("utf-8")
+        return out
+
+    @property
+    def merges(self) -> list[tuple[bytes, bytes]]:
+        """The model's merges in rank order, spelled as :attr:`vocab` spells tokens
+        (``[]`` for a model without merges)."""
+        pairs = getattr(self.model, "merges", None) or []
+        ids = self.model.vocab
+        shown = self.vocab
+        return [(shown[ids[a]], shown[ids[b]]) for a, b in pairs]
+
+    def __repr__(self) -> str:
+        return (
+            f"PipelineTokenizer(name={self.name!r}, kind={self.kind!r}, "
+            f"n_vocab={self.n_vocab}, template={self.template.text!r})"
+        )
+
+    # ------------------------------------------------------------------------------------
+    # Encoding
+    # ------------------------------------------------------------------------------------
+
+    def _splits(
+        self, piece: Piece, matcher: _Matcher
+    ) -> list[tuple[Piece, int | None]]:
+        """``AddedVocabulary::find_matches``: ``piece`` cut at the added tokens
+        ``matcher`` finds, each part with its added token's ID or ``None``."""
+        text = piece.text
+        n = len(text)
+        out: list[tuple[Piece, int | None]] = []
+        done = 0  # where the last kept match ended
+        for start, stop, token_id in matcher.finditer(text):
+            token = self._added[token_id]
+            if token.single_word and (
+                (start > 0 and _WORD_CHAR.match(text[start - 1]))
+                or (stop < n and _WORD_CHAR.match(text[stop]))
+            ):
+                continue  # a dropped match still ends the search there, as in HF
+            if token.lstrip:
+                start = max(_strip_run(text, start, -1), done)
+            if token.rstrip:
+                stop = _strip_run(text, stop, +1)
+            if start > stop:
+                # an lstrip after an rstrip that took more than this match: Hugging Face
+                # panics ("AddedVocabulary bad split"); we drop the match
+                continue
+            if done < start:
+                out.append((piece[done:start], None))
+            if start < stop:  # (empty when an rstrip before it took its text)
+                out.append((piece[start:stop], token_id))
+            done = stop
+        if done < n:
+            out.append((piece[done:] if done else piece, None))
+        return out
+
+    def pre_tokens(self, text: str) -> list[PreToken]:
+        """The words the model sees, in order, with their original spans (added tokens
+        included, with their IDs).
+
+        >>> from core.pipeline.models import WordLevelModel
+        >>> tok = PipelineTokenizer(model=WordLevelModel({"<unk>": 0}),
+        ...                         added_tokens=[AddedToken("<s>", normalized=False)])
+        >>> [(p.text, p.added_id) for p in tok.pre_tokens("a<s>b")]
+        [('a', None), ('<s>', 1), ('b', None)]
+        """
+        text = _check_text(text)
+        out: list[PreToken] = []
+        if not text:
+            return out
+        normalizer = self.normalizer
+        for part, added in self._splits(Piece.of(text), self._plain_matcher):
+            if added is not None:
+                out.append(PreToken(part.text, part.span, added))
+                continue
+            if normalizer is not None:
+                part = normalizer.normalize(part)
+            if not part.text:
+                continue
+            for sub, sub_added in self._splits(part, self._normalized_matcher):
+                if sub_added is not None:
+                    out.append(PreToken(sub.text, sub.span, sub_added))
+                    continue
+                words = (
+                    [sub]
+                    if self.pre_tokenizer is None
+                    else self.pre_tokenizer.split([sub])
+                )
+                out.extend(PreToken(w.text, w.span, None) for w in words if w.text)
+        return out
+
+    def _encode(self, text: str) -> tuple[list[Token], list[Span]]:
+        text = _check_text(text)
+        tokens: list[Token] = []
+        spans: list[Span] = []
+        if not text:
+            return tokens, spans
+        tokenize = self.model.tokenize
+        normalizer = self.normalizer
+        pre_tokenizer = self.pre_tokenizer
+        for part, added in self._splits(Piece.of(text), self._plain_matcher):
+            if added is not None:
+                tokens.append((added, *part.span))
+                spans.append(part.span)
+                continue
+            if normalizer is not None:
+                part = normalizer.normalize(part)
+            if not part.text:
+                continue
+            for sub, sub_added in self._splits(part, self._normalized_matcher):
+                if sub_added is not None:
+                    tokens.append((sub_added, *sub.span))
+                    spans.append(sub.span)
+                    continue
+                words = [sub] if pre_tokenizer is None else pre_tokenizer.split([sub])
+                for word in words:
+                    if not word.text:
+                        continue
+                    chars = word.spans
+                    spans.append(_span(chars, 0, len(chars)))
+                    tokens.extend(
+                        (i, *_span(chars, s, e)) for i, s, e in tokenize(word.text)
+                    )
+        return tokens, spans
+
+    def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
+        """Token IDs of ``text``; ``add_special_tokens=True`` adds the template's tokens
+        (Llama's ``<s>``, BERT's ``[CLS]`` ... ``[SEP]``), as Hugging Face's ``encode``
+        does by default."""
+        tokens, _ = self._encode(text)
+        ids = [t[0] for t in tokens]
+        return self.template.apply(ids) if add_special_tokens else ids
+
+    def encode_spans(
+        self, text: str, *, add_special_tokens: bool = False
+    ) -> tuple[list[Token], list[Span]]:
+        """Each token's ``(id, start, end)`` in characters of the original ``text``
+        (template tokens get empty spans at the start / end), and each pre-token's span.
+
+        >>> from core.pipeline.models import WordLevelModel
+        >>> tok = PipelineTokenizer(model=WordLevelModel({"<unk>": 0, "hi": 1}),
+        ...                         template=Template((9,), (), "<s> $A"))
+        >>> tok.encode_spans("hi", add_special_tokens=True)
+        ([(9, 0, 0), (1, 0, 2)], [(0, 2)])
+        """
+        tokens, spans = self._encode(text)
+        if add_special_tokens:
+            end = len(text)
+            tokens = (
+                [(i, 0, 0) for i in self.template.prefix]
+                + tokens
+                + [(i, end, end) for i in self.template.suffix]
+            )
+        return tokens, spans
+
+    # ------------------------------------------------------------------------------------
+    # Decoding
+    # ------------------------------------------------------------------------------------
+
+    def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> str:
+        """Text of the IDs, as Hugging Face's ``decode`` gives it: every token, added ones
+        included, goes through the decoder (with no decoder, tokens are joined with
+        spaces). ``skip_special_tokens=True`` drops special added tokens. An ID outside the
+        vocab decodes to U+FFFD (Hugging Face skips it; a negative one raises there).
+
+        >>> from core.pipeline.models import WordLevelModel
+        >>> PipelineTokenizer(model=WordLevelModel({"<unk>": 0, "hi": 1})).decode([1, 7])
+        'hi \\ufffd'
+        """
+        if isinstance(ids, (str, bytes)):
+            raise PlaygroundError(
+                f"decode takes a list of token IDs, not {type(ids).__name__}"
+            )
+        ids = ids if isinstance(ids, list) else list(ids)
+        if not set(map(type, ids)) <= {int}:
+            ids = [check_id(item, index) for index, item in enumerate(ids)]
+        get = self._decode_strings().get
+        tokens = [get(i, _UNKNOWN_ID_TOKEN) for i in ids]
+        if skip_special_tokens and self._special_contents:
+            # subtle: Hugging Face tests the *string*, so a normalized added token whose
+            # normalized form differs from its content is not skipped
+            specials = self._special_contents
+            tokens = [t for t in tokens if t not in specials]
+        return decode_tokens(self.decoder, tokens)
+
+
+# ----------------------------------------------------------------------------------------
+# Helpers
+# ----------------------------------------------------------------------------------------
+
+
+def _span(spans: list[Span], start: int, end: int) -> Span:
+    """``Piece.span_of`` for a non-empty range, in C: the hot path of encode_spans.
+
+    >>> _span([(0, 1), (0, 0), (1, 3), (3, 4)], 1, 3)
+    (0, 3)
+    """
+    if end - start == 1:
+        return spans[start]
+    part = spans[start:end]
+    return min(part)[0], max(map(_end, part))
+
+
+def _check_text(text: object) -> str:
+    """``text`` if it is a str; lone surrogates (possible in Python, never in UTF-8, and
+    refused by Hugging Face's binding) become U+FFFD one for one, so spans still line up."""
+    if not isinstance(text, str):
+        hint = (
+            " (decode bytes with .decode('utf-8') first)"
+            if isinstance(text, bytes)
+            else ""
+        )
+        raise PlaygroundError(f"encode takes a str, not {type(text).__name__}{hint}")
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _describe(pre_tokenizer: Any) -> str:
+    """A short description of a pre-tokenizer for display."""
+    if pre_tokenizer is None:
+        return "none (each piece between added tokens is one word)"
+    described = getattr(pre_tokenizer, "description", None)
+    if isinstance(described, str) and described:
+        return described
+    return type(pre_tokenizer).__name__
