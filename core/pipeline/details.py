@@ -201,9 +201,21 @@ def merge_tree(tokenizer: PipelineTokenizer, token_id: int) -> MergeNode:
     by_token = {t: i for i, t in pieces.items()}
     specials = set(tokenizer.special_token_ids.values())
 
+    trace = getattr(tokenizer.model, "trace", None)
+
+    def split(piece: str) -> tuple[int, str, str] | None:
+        found = made.get(piece)
+        if found is None and not made and trace is not None:
+            # no merge list (SentencePiece: scores): the last merge BPE makes on the piece's
+            # own text, when BPE rebuilds the piece, is the pair that makes it
+            steps = trace(piece)
+            if steps and steps[-1].after == (piece,):
+                return steps[-1].rank, steps[-1].left, steps[-1].right
+        return found
+
     def build(tid: int, depth: int) -> MergeNode:
         piece = pieces.get(tid, "")
-        found = None if tid in specials or depth > 64 else made.get(piece)
+        found = None if tid in specials or depth > 64 else split(piece)
         left = right = None
         if found is not None:
             left_id, right_id = by_token.get(found[1]), by_token.get(found[2])

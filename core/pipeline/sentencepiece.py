@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from array import array
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -55,14 +55,14 @@ from core.pipeline.tokenizer import PipelineTokenizer
 __all__ = [
     "SentencePieceBPE",
     "SentencePieceDecoder",
+    "SentencePieceModel",
     "SentencePieceNormalizer",
+    "load_sentencepiece_model",
     "looks_like_sentencepiece",
     "sentencepiece_tokenizer",
 ]
 
 SPACE = "\u2581"  # ▁ LOWER ONE EIGHTH BLOCK: SentencePiece's visible space
-_TYPE_NAMES = {NORMAL: "NORMAL", UNKNOWN: "UNKNOWN", CONTROL: "CONTROL",
-               USER_DEFINED: "USER_DEFINED", UNUSED: "UNUSED", BYTE: "BYTE"}  # fmt: skip
 _MODEL_NAMES = {UNIGRAM: "Unigram", BPE: "BPE", WORD: "WORD", CHAR: "CHAR"}
 
 
@@ -102,11 +102,8 @@ class _CharsMap:
             raise FormatError(
                 f"{what}: the normalization rule's trie size ({size}) is broken"
             )
-        units = array("I")
-        units.frombytes(blob[4 : 4 + size])
-        if array("I", [1]).tobytes() != b"\x01\x00\x00\x00":  # big-endian machine
-            units.byteswap()
-        self.units = units.tolist()
+        # little-endian uint32 units, whatever the machine
+        self.units = list(struct.unpack_from(f"<{size // 4}I", blob, 4))
         self.normalized = blob[4 + size :]
         self._cache: dict[int, str] = {}
 
@@ -369,8 +366,8 @@ class SentencePieceBPE:
             if p.type == UNKNOWN and self.unk_id < 0:
                 self.unk_id = i
         self._normal = normal
-        self._reserved = reserved
-        #: token -> ID as SentencePiece's PieceToId answers (reserved pieces first)
+        #: token -> ID as SentencePiece's PieceToId answers (reserved pieces first, should
+        #: a file spell two pieces alike; a checked file does not)
         self.vocab: dict[str, int] = {**normal, **reserved}
         self._merge_score = {s: self.scores[i] for s, i in normal.items()}
         # the simple loop marks "no piece" with -inf: only exact if no piece scores -inf
@@ -386,6 +383,10 @@ class SentencePieceBPE:
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = {}
 
     # -- the Model protocol --
+
+    @property
+    def kind(self) -> str:
+        return "SentencePiece BPE"
 
     def id_to_token(self, token_id: int) -> str | None:
         return self._tokens[token_id] if 0 <= token_id < len(self._tokens) else None
@@ -451,6 +452,16 @@ class SentencePieceBPE:
     # character that precedes a ▁ inside some piece (Mistral/Llama: only ▁ does, in "▁▁"),
     # and after a ▁ whose right neighbour never follows a ▁ inside a piece. Words longer
     # than _LONG are then cut at every pair of characters that no piece contains.
+
+    def words(self, text: str) -> list[str]:
+        """The independent words :meth:`tokenize` cuts ``text`` into (the proof is above);
+        ``[text]`` when the model has UNUSED pieces, whose words are not independent.
+
+        These are SentencePiece's pre-tokens in all but name: no token spans two of them.
+        """
+        if not text:
+            return []
+        return [text] if self._has_unused else self._words(text)
 
     def _words(self, text: str) -> list[str]:
         words = self._cut.split(text) if self._cut is not None else [text]
@@ -767,6 +778,28 @@ class SentencePieceDecoder:
 # ─── the file ───────────────────────────────────────────────────────────────────────────
 
 
+class SentencePieceWords:
+    """A pre-tokenizer made of :meth:`SentencePieceBPE.words`: it shows the pages where no
+    token can cross (SentencePiece itself has no pre-tokenizer), so "why this split" traces
+    one word instead of the whole text. Encoding is unchanged: each word is what the model
+    would cut anyway.
+    """
+
+    description = "SentencePiece words (cut where no piece can cross)"
+
+    def __init__(self, model: SentencePieceBPE) -> None:
+        self.model = model
+
+    def split(self, pieces: list[Piece]) -> list[Piece]:
+        out: list[Piece] = []
+        for piece in pieces:
+            start = 0
+            for word in self.model.words(piece.text):
+                out.append(piece[start : start + len(word)])
+                start += len(word)
+        return out
+
+
 @dataclass(frozen=True)
 class SentencePieceModel:
     """A checked ``.model``: the parts :func:`sentencepiece_tokenizer` puts together."""
@@ -785,8 +818,7 @@ def _check_pieces(proto: ModelProto, name: str) -> None:
         raise FormatError(
             f"{name}: the model has no pieces; is this a SentencePiece model?"
         )
-    normal: dict[str, int] = {}
-    reserved: dict[str, int] = {}
+    seen: dict[str, int] = {}
     unk = -1
     byte_found: set[int] = set()
     byte_fallback = proto.trainer_spec.byte_fallback
@@ -795,12 +827,13 @@ def _check_pieces(proto: ModelProto, name: str) -> None:
             raise FormatError(
                 f"{name}: piece {i} is empty; SentencePiece refuses such a model"
             )
-        table = reserved if p.type in (CONTROL, UNKNOWN, BYTE) else normal
-        if p.piece in table:
+        # (sentencepiece before 0.2.3 kept normal and reserved pieces in two maps, so a
+        # normal "<s>" beside the control "<s>" loaded; 0.2.3 refuses it, as we do)
+        first = seen.setdefault(p.piece, i)
+        if first != i:
             raise FormatError(
-                f"{name}: piece {p.piece!r} is defined twice (IDs {table[p.piece]} and {i})"
+                f"{name}: piece {p.piece!r} is defined twice (IDs {first} and {i})"
             )
-        table[p.piece] = i
         if p.type == UNKNOWN:
             if unk >= 0:
                 raise FormatError(f"{name}: two <unk> pieces (IDs {unk} and {i})")
@@ -912,11 +945,12 @@ def sentencepiece_tokenizer(
     tok = PipelineTokenizer(
         model=loaded.model,
         normalizer=loaded.normalizer,
+        pre_tokenizer=SentencePieceWords(loaded.model),
         template=template,
         decoder=loaded.decoder,
         name=name,
         kind="SentencePiece BPE",
-        pattern="none (SentencePiece runs BPE over the whole normalized text)",
+        pattern="none: BPE over the whole normalized text (shown cut where no token crosses)",
     )
     # Control pieces are special but never matched in the input text, so they are not
     # PipelineTokenizer added tokens (those always are matched): listed here instead.
