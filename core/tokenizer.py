@@ -387,6 +387,11 @@ class Tokenizer:
         return self._pretoken_cache[pretoken]
 
     @property
+    def kind(self) -> str:
+        """What kind of tokenizer this is, in a few words (pipelines say theirs too)."""
+        return "byte-level BPE (by rank)" if self.by_rank else "byte-level BPE"
+
+    @property
     def n_vocab(self) -> int:
         """One more than the largest ID (as tiktoken counts; ``len(vocab)`` when IDs have no
         gaps, which holds except for cl100k_base's unused IDs 100261-100275)."""

@@ -48,7 +48,7 @@ for label, (tok, details, cov) in results.items():
     stats = tokenization_stats(text, cov.n_tokens, n_unknown=cov.n_unknown)
     rows.append({
         "tokenizer": label,
-        "kind": "byte-level BPE" if details is not None else "baseline",
+        "kind": getattr(tok, "kind", "baseline") if details is not None else "baseline",
         "vocab size": tok.n_vocab,
         "tokens": stats.n_tokens,
         "chars / token": round(stats.chars_per_token, 2),
@@ -58,7 +58,7 @@ for label, (tok, details, cov) in results.items():
         "round trip": "✓" if cov.round_trip else "✗ lossy",
     })
 st.dataframe(rows, hide_index=True, width="stretch")
-if any(r["unknown tokens"] for r in rows):
+if any(r["unknown tokens"] for r in rows) and any(r["kind"] == "byte-level BPE" for r in rows):
     st.caption("Why byte-level BPE won: the baselines turn anything they did not see in "
                "training into <|unk|> and cannot give the text back; byte-level BPE starts "
                "from all 256 bytes, so every text round-trips.")
@@ -71,8 +71,10 @@ for col, (label, (tok, details, cov)) in zip(cols, results.items()):
             st.html(chips.chips_html(details.tokens, text=text, show_ids=False,
                                      limit=chips.MAX_CHIPS))
         else:
-            st.html(chips.word_chips_html(tok.tokenize(text), cache.encode(
-                state.tokenizer_key(label), text, tok), unk_id=tok.unk_id, show_ids=False))
+            key = state.tokenizer_key(label)
+            st.html(chips.word_chips_html(cache.baseline_pieces(key, text, tok),
+                                          cache.encode(key, text, tok), unk_id=tok.unk_id,
+                                          show_ids=False))
 
 byte_level = {label: d for label, (_, d, _) in results.items() if d is not None}
 st.subheader("Where the boundaries differ")

@@ -39,6 +39,8 @@ from core.basics import check_id
 from core.bytes_unicode import from_gpt2_str, unicode_to_bytes
 from core.errors import PlaygroundError
 from core.pipeline.decoders import decode_tokens
+from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
+from core.pipeline import details
 from core.pipeline.piece import Piece, Span
 from core.pipeline.post_processors import Template
 
@@ -339,6 +341,26 @@ class PipelineTokenizer:
         ids = self.model.vocab
         shown = self.vocab
         return [(shown[ids[a]], shown[ids[b]]) for a, b in pairs]
+
+    # ------------------------------------------------------------------------------------
+    # What the pages draw (core.pipeline.details; the same data classes as core.details)
+    # ------------------------------------------------------------------------------------
+
+    def encode_details(self, text: str, *, add_special_tokens: bool = False) -> EncodingDetails:
+        """Per-token spans, file spellings and partial-UTF-8 groups of ``text``."""
+        return details.encode_details(self, text, add_special_tokens=add_special_tokens)
+
+    def decode_details(self, ids: Iterable[int]) -> DecodeDetails:
+        """Per-ID pieces and the origin of every U+FFFD in :meth:`decode`."""
+        return details.decode_details(self, ids)
+
+    def merge_trace(self, pretoken: str) -> list[MergeStep]:
+        """The merges the model makes in the words of ``pretoken`` ([] for WordPiece)."""
+        return details.merge_trace(self, pretoken)
+
+    def merge_tree(self, token_id: int) -> MergeNode:
+        """How the model's merges build token ``token_id``."""
+        return details.merge_tree(self, token_id)
 
     def __repr__(self) -> str:
         return (
