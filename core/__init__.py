@@ -22,6 +22,8 @@ from core.details import parse_ids as parse_ids
 from core.presets import PRESETS as PRESETS
 from core.presets import load_preset as load_preset
 from core.tokenizer import Tokenizer as Tokenizer
+from core.pipeline.tokenizer import PipelineTokenizer as PipelineTokenizer
+from core.template import Template as Template
 
 # pre-tokenization
 from core.pretokenize import PATTERNS as PATTERNS
@@ -43,6 +45,7 @@ from core.library import TokenizerLibrary as TokenizerLibrary
 # errors: every error core raises is a PlaygroundError whose message says what to do
 from core.errors import CorpusError as CorpusError
 from core.errors import FormatError as FormatError
+from core.errors import PatternNeededError as PatternNeededError
 from core.errors import PlaygroundError as PlaygroundError
 from core.errors import TrainingConfigError as TrainingConfigError
 from core.errors import UnsafePickleError as UnsafePickleError
