@@ -945,7 +945,9 @@ def sentencepiece_tokenizer(
     tok = PipelineTokenizer(
         model=loaded.model,
         normalizer=loaded.normalizer,
-        pre_tokenizer=SentencePieceWords(loaded.model),
+        # subtle: without byte fallback a run of unknown characters is one <unk> even across
+        # words, so words are shown only when byte fallback keeps them independent
+        pre_tokenizer=SentencePieceWords(loaded.model) if loaded.model.byte_fallback else None,
         template=template,
         decoder=loaded.decoder,
         name=name,
