@@ -14,8 +14,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.page import setup
-from ui import jobs, keys, limits, links, state
-from ui.widgets import save_to_library, show_error, show_export_failures
+from ui import charts, jobs, keys, limits, links, state
+from ui.widgets import save_to_library, show_error, show_export_failures, upload_size_cap_mb
 
 setup("Train")
 
@@ -66,6 +66,7 @@ def corpus_section() -> tuple[list[str], str] | None:
     limit = limits.max_upload_bytes()
     uploads = st.file_uploader(
         "Text files (UTF-8)", type=["txt"], accept_multiple_files=True, key="train.uploads",
+        max_upload_size=upload_size_cap_mb(),
         help=f"One or more plain-text files, at most {limits.format_bytes(limit)} in total "
              "(TOKPLAY_MAX_UPLOAD_MB).",
     )
@@ -76,14 +77,10 @@ def corpus_section() -> tuple[list[str], str] | None:
     names: list[str] = []
     total = 0
     for upload in uploads:
-        data = upload.getvalue()
-        if total + len(data) > limit:
-            st.error(
-                f"“{upload.name}” ({limits.format_bytes(len(data))}) would take the corpus past "
-                f"this server's limit of {limits.format_bytes(limit)}: it is left out. Upload "
-                "less text (or raise TOKPLAY_MAX_UPLOAD_MB).", icon="⚠️",
-            )
+        if too_large := limits.corpus_file_too_large(upload.name, upload.size, before=total):
+            st.error(too_large, icon="⚠️")
             continue
+        data = upload.getvalue()
         try:
             texts.append(limits.decode_upload(upload.name, data))
         except Exception as err:  # noqa: BLE001 - CorpusError: shown, the other files still count
@@ -160,6 +157,7 @@ def draw_charts(snap: jobs.JobSnapshot) -> None:
     ))
     counts.update_layout(
         title="Count of each new merge", xaxis_title="merge rank", yaxis_title="pair count",
+        xaxis=charts.integer_axis(rows[0][0], rows[-1][0]),
         yaxis={"type": "log", "dtick": 1, "tickformat": "~s"}, height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10},
     )
     left.plotly_chart(counts, key="train.chart.counts")
@@ -169,7 +167,8 @@ def draw_charts(snap: jobs.JobSnapshot) -> None:
     growth = go.Figure(go.Scatter(x=times, y=sizes, mode="lines", line={"color": "#f58518"}))
     growth.update_layout(
         title="Vocab size over time", xaxis_title="seconds since start", yaxis_title="vocab size",
-        height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        yaxis=charts.integer_axis(base, sizes[-1]), height=320,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
     )
     right.plotly_chart(growth, key="train.chart.growth")
 

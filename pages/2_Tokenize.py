@@ -7,9 +7,12 @@ from ui import cache, chips, keys, limits, links, state, widgets
 
 setup("Tokenize")
 
+IDS_HELP = ("Copy them with the button at their right (shown on hover), and paste them on the "
+            "🔢 Decode page to go back to text.")
+
 st.title("🔤 Tokenize")
 st.caption("Type text and see how a tokenizer cuts it. Hover a chip for its ID and bytes.")
-links.share("Tokenize")
+link_slot = st.container()  # the link, drawn once the traced word is settled (as on Decode)
 
 top = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 with top[0]:
@@ -21,7 +24,8 @@ with top[2]:
                           help="Show tokens as the tokenizer's own files spell them: GPT-2's "
                                "byte view (Ġ for a space, Ċ for a newline) for byte-level BPE; "
                                "▁ for a space, <0x0A> for a byte-fallback token, ## for a "
-                               "word's continuation in SentencePiece and WordPiece models.")
+                               "word's continuation in SentencePiece and WordPiece models; "
+                               "the Hugging Face course's Ġ and Ċ for the char-level baseline.")
 with top[3]:
     st.caption(state.describe(label))
 
@@ -34,15 +38,41 @@ if too_long := limits.text_too_long(len(text), limit=cache.MAX_TEXT_CHARS):
 
 loaded = widgets.load_tokenizer(label)
 if loaded is None:
+    with link_slot:
+        links.share("Tokenize")
     st.stop()
 label, tok = loaded
 key = state.tokenizer_key(label)
+
+details = None
+if state.is_byte_level(tok):
+    template = getattr(tok, "template", None)
+    add_special = bool(template) and st.toggle(
+        f"Add the model's special tokens: {template.text}" if template else "",
+        **state.bind(keys.TOK_ADD_SPECIAL, False),
+        help="What the model's own library adds with add_special_tokens=True (Hugging Face's "
+             "default) or bos=True: the BOS/EOS template. Off: the text's tokens alone, as "
+             "tiktoken's encode and sentencepiece's encode give them.")
+    try:
+        details = cache.encode_details(key, text, tok, add_special_tokens=add_special)
+    except Exception as err:  # noqa: BLE001
+        widgets.show_error(err, what="Cannot tokenize")
+
+# The pre-token "Why this split" traces: the user's while the text still has it, else the
+# longest (what a fresh session shows, so a link may leave it out); none without a trace.
+words = chips.distinct_pretokens(text, details.pretokens, limit=500) if details else []
+state.set_value(keys.TOK_WORD_DEFAULT, max(words, key=len) if words else None)
+if state.value(keys.TOK_WORD) not in words:
+    state.set_value(keys.TOK_WORD, state.value(keys.TOK_WORD_DEFAULT))
+with link_slot:
+    links.share("Tokenize")  # now: the link names the word traced below, never a stale one
 
 if not state.is_byte_level(tok):
     # Baselines: word- or character-level, with an unknown token instead of bytes.
     try:
         ids = cache.encode(key, text, tok)
-        pieces = tok.tokenize(text)
+        # what the text is made of (·, ↵ as everywhere); the course's own Ġ spelling on request
+        pieces = tok.tokenize(text) if gpt2_view else cache.baseline_pieces(key, text, tok)
         cov = cache.coverage(key, text, tok)
     except Exception as err:  # noqa: BLE001 - shown, not raised
         widgets.show_error(err, what="Cannot tokenize")
@@ -54,22 +84,13 @@ if not state.is_byte_level(tok):
     m[3].metric("Round trip", "✓ exact" if cov.round_trip else "✗ lossy")
     st.html(chips.word_chips_html(pieces, ids, unk_id=getattr(tok, "unk_id", None),
                                   show_ids=show_ids))
+    widgets.copy_row("🔢 IDs", ", ".join(map(str, ids)), key="tok-ids",
+                     help=IDS_HELP)
     st.info("This baseline maps unseen words or characters to one unknown token, so decoding "
             "loses them. Byte-level BPE starts from all 256 bytes and can encode any text: "
             "compare them side by side on the ⚖️ Compare page.")
     st.stop()
-
-template = getattr(tok, "template", None)
-add_special = bool(template) and st.toggle(
-    f"Add the model's special tokens: {template.text}" if template else "",
-    **state.bind(keys.TOK_ADD_SPECIAL, False),
-    help="What the model's own library adds with add_special_tokens=True (Hugging Face's "
-         "default) or bos=True: the BOS/EOS template. Off: the text's tokens alone, as "
-         "tiktoken's encode and sentencepiece's encode give them.")
-try:
-    details = cache.encode_details(key, text, tok, add_special_tokens=add_special)
-except Exception as err:  # noqa: BLE001
-    widgets.show_error(err, what="Cannot tokenize")
+if details is None:
     st.stop()
 
 m = st.columns(4)
@@ -89,9 +110,11 @@ else:
     if any(t.partial for t in details.tokens):
         st.caption("Dashed chips hold part of a UTF-8 character; the orange frame groups the "
                    "tokens that make the character shown at its left.")
+    widgets.copy_row("🔢 IDs", ", ".join(str(t.id) for t in details.tokens), key="tok-ids",
+                     help=IDS_HELP)
 
-tab_pre, tab_why, tab_ids, tab_export = st.tabs(
-    ["✂️ Pre-tokens", "🔍 Why this split", "🔢 IDs", "⬇️ Export"])
+tab_pre, tab_why, tab_export = st.tabs(
+    ["✂️ Pre-tokens", "🔍 Why this split", "⬇️ Export"])
 
 with tab_pre:
     st.caption(f"The pre-tokenizer cuts the text into {len(details.pretokens):,} pieces before "
@@ -99,31 +122,20 @@ with tab_pre:
     st.html(chips.pretokens_html(text, details.pretokens[: chips.MAX_CHIPS]))
 
 with tab_why:
-    words = chips.distinct_pretokens(text, details.pretokens, limit=500)
     if not words:
         st.info("Type some text to trace its merges.")
     else:
-        default = max(words, key=len)
-        state.set_value(keys.TOK_WORD_DEFAULT, default)  # what a link may leave out
-        current = state.value(keys.TOK_WORD)
-        state.set_value(keys.TOK_WORD, current if current in words else default)
-        if current != state.value(keys.TOK_WORD):
-            links.refresh("Tokenize")  # the address bar names the word shown
-        word = st.selectbox("Pre-token", words, format_func=chips.visible,
+        word = st.selectbox("Pre-token", words, format_func=chips.label_text,
                             **state.bind(keys.TOK_WORD))
         try:
             steps = cache.merge_trace(key, word, tok)
         except Exception as err:  # noqa: BLE001
             widgets.show_error(err, what="Cannot trace this pre-token")
         else:
-            st.caption(f"Start from the bytes of {chips.visible(word)!r} and apply, lowest rank "
-                       f"first, every merge the tokenizer knows: {len(steps)} merge(s) apply.")
+            st.caption(f"Start from the bytes of “{chips.label_text(word)}” and apply, lowest "
+                       f"rank first, every merge the tokenizer knows: {len(steps)} merge(s) "
+                       "apply.")
             st.html(chips.trace_html(word, steps, gpt2_view=gpt2_view))
-
-with tab_ids:
-    ids = [t.id for t in details.tokens]
-    st.code(", ".join(map(str, ids)) or "(no tokens)", language=None, wrap_lines=True)
-    st.caption("Paste these on the 🔢 Decode page to go back to text.")
 
 with tab_export:
     widgets.export_buttons(tok, key="tok.export")

@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, chips, keys, links, state, widgets
+from ui import cache, charts, chips, keys, links, state, widgets
 
 setup("Vocabulary")
 
@@ -45,7 +45,8 @@ except Exception as err:  # noqa: BLE001
 st.caption(f"{len(table):,} token(s) match. Click a column header to sort, a row to select it.")
 picked = st.dataframe(
     table, hide_index=True, width="stretch", height=390, key="voc.table",
-    on_select="rerun", selection_mode="single-row",
+    on_select="rerun", selection_mode="single-cell",  # a click anywhere in a row selects it
+    placeholder="",  # a byte or special token has no merge rank or parts: a blank cell
     column_config={
         "ID": st.column_config.NumberColumn(format="%d"),
         "len": st.column_config.NumberColumn(help="length in bytes"),
@@ -55,7 +56,7 @@ picked = st.dataframe(
         "right": st.column_config.TextColumn(help="second part of the merge"),
     },
 )
-rows = picked.selection.rows if picked is not None else []
+rows = [row for row, _ in picked.selection.cells] if picked is not None else []
 selected = int(table.iloc[rows[0]]["ID"]) if rows and rows[0] < len(table) else None
 if selected is not None and selected != state.value(keys.VOC_PICKED):
     # a new click (not the selection still standing from an earlier run, which would undo a
@@ -98,6 +99,8 @@ with right:
     fig = go.Figure(go.Bar(x=list(counts), y=list(counts.values()), marker_color="#5b6cf0",
                            hovertemplate="%{y:,} tokens of %{x} bytes<extra></extra>"))
     fig.update_layout(xaxis_title="token length (bytes)", yaxis_title="tokens", height=340,
+                      xaxis=charts.integer_axis(min(counts, default=0), max(counts, default=1)),
+                      yaxis=charts.integer_axis(0, max(counts.values(), default=1)),
                       margin=dict(l=10, r=10, t=10, b=10), bargap=0.15)
     st.plotly_chart(fig, key="voc.lengths", width="stretch")
 

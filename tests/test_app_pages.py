@@ -199,6 +199,51 @@ def test_tokenize_word_baseline(tok: Tokenizer) -> None:
     assert metric(at, "Unknown tokens") == "2"
 
 
+def test_tokenize_ids_are_on_the_page_ready_to_copy(tok: Tokenizer) -> None:
+    """One click copies the IDs: they are an ``st.code`` line under the chips (Streamlit's
+    copy button), not inside a tab that must be opened first."""
+    at = open_page(TOKENIZE, ("mine", tok))
+    text = "the cat sat on the mat."
+    at.text_area[0].set_value(text).run()
+    assert not at.exception
+    (ids,) = [c for c in at.main.code if c.value == ", ".join(map(str, tok.encode(text)))]
+    assert not ids.proto.wrap_lines
+    assert "🔢 IDs" not in [t.label for t in at.tabs]
+
+
+def test_tokenize_why_this_split_names_a_zero_width_joiner() -> None:
+    """The caption quotes the pre-token as text, never as Python's repr (``\\u200d``)."""
+    at = open_page(TOKENIZE)
+    at.text_area[0].set_value("hi 👨\u200d👩\u200d👧").run()
+    assert not at.exception
+    assert at.selectbox(key="_w.tok.word").value == " 👨\u200d👩\u200d👧"
+    (caption,) = [c.value for c in at.caption if c.value.startswith("Start from the bytes")]
+    assert caption.startswith("Start from the bytes of “·👨⟨ZWJ⟩👩⟨ZWJ⟩👧” and apply")
+    assert "\\u" not in caption and "'" not in caption
+
+
+@pytest.mark.parametrize("page_script", [TOKENIZE, COMPARE])
+def test_char_baseline_shows_whitespace_as_every_other_view(page_script: str) -> None:
+    """The char-level baseline's chips show · and ↵ like every other view, not the course's
+    Ġ and Ċ (which Tokenize's "File spelling" toggle still offers)."""
+    text = "a b\nc"
+    at = open_page(page_script)
+    if page_script == TOKENIZE:
+        at.selectbox(key="tok.tokenizer").set_value("Char-level baseline").run()
+    else:
+        at.multiselect[0].set_value(["GPT-2 (gpt2)", "Char-level baseline"]).run()
+    at.text_area[0].set_value(text).run()
+    assert not at.exception, [e.value for e in at.exception]
+    html = all_html(at)
+    baseline = html.split("Char-level")[-1] if page_script == COMPARE else html
+    assert ">·b" in baseline or ">·<" in baseline
+    assert ">↵" in baseline
+    assert "Ġ" not in baseline and "Ċ" not in baseline
+    if page_script == TOKENIZE:
+        at.toggle(key="_w.tok.gpt2_view").set_value(True).run()
+        assert "Ġ" in all_html(at) and "Ċ" in all_html(at)
+
+
 # ---- Decode ----------------------------------------------------------------------------------
 
 
@@ -260,6 +305,39 @@ def test_vocabulary_table_search_and_tree(tok: Tokenizer) -> None:
     assert table["merge rank"].iloc[0] == len(tok.merges) - 1
 
 
+def test_vocabulary_length_chart_has_whole_number_ticks(tok: Tokenizer) -> None:
+    """Token lengths and token counts are whole numbers: no tick at 2.5 bytes or 7.5 tokens."""
+    import json
+
+    at = open_page(VOCAB, ("mine", tok))
+    (chart,) = at.get("plotly_chart")
+    layout = json.loads(chart.proto.spec)["layout"]
+    for axis in ("xaxis", "yaxis"):
+        assert isinstance(layout[axis]["dtick"], int) and layout[axis]["dtick"] >= 1, layout[axis]
+        assert layout[axis]["tick0"] == 0 and layout[axis]["tickformat"] == ",d"
+
+
+def test_vocabulary_a_click_on_any_cell_selects_its_row(tok: Tokenizer) -> None:
+    """Cell selection: a click anywhere in a row picks its token (no checkbox to tick), and
+    the cells a byte has no value for (merge rank, parts) are blank, not a grey "None"."""
+    from streamlit.proto.Dataframe_pb2 import Dataframe
+
+    at = open_page(VOCAB, ("mine", tok))
+    grid = at.dataframe[0]
+    assert list(grid.proto.selection_mode) == [Dataframe.SelectionMode.SINGLE_CELL]
+    assert grid.proto.HasField("placeholder") and grid.proto.placeholder == ""
+    table = grid.value
+    row = 270  # a merged token, not the default (the last one)
+    assert table["ID"].iloc[row] != at.number_input(key="_w.voc.token").value
+    at.session_state["voc.table"] = {"selection": {"cells": [[row, "left"]]}}  # what a click sends
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    picked = int(table["ID"].iloc[row])
+    assert at.number_input(key="_w.voc.token").value == picked
+    assert at.query_params["token"] == str(picked)  # the link names it too
+    assert any(tok.vocab[picked].hex(" ") in m.value for m in at.markdown)
+
+
 # ---- Compare ---------------------------------------------------------------------------------
 
 
@@ -274,6 +352,19 @@ def test_compare_two_trained_and_baseline(tok: Tokenizer) -> None:
     assert list(rows["tokenizer"]) == ["small", "big", "Word-level baseline"]
     assert rows["tokens"][0] == len(tok.encode("the tokenizers sat on the mat."))
     assert "tp-regions" in all_html(at) or any("same places" in s.value for s in at.success)
+
+
+def test_compare_says_why_byte_level_bpe_won_only_when_one_is_compared() -> None:
+    why = "Why byte-level BPE won"
+    at = open_page(COMPARE)
+    at.text_area[0].set_value("zxqv wibble 日本").run()  # unknown to both baselines
+    at.multiselect[0].set_value(["Word-level baseline", "Char-level baseline"]).run()
+    assert not at.exception
+    assert at.dataframe[0].value["unknown tokens"].sum() > 0
+    assert not [c for c in at.caption if why in c.value]
+    at.multiselect[0].set_value(["GPT-2 (gpt2)", "Word-level baseline"]).run()
+    assert not at.exception
+    assert [c for c in at.caption if why in c.value]
 
 
 def test_compare_needs_two(tok: Tokenizer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from pathlib import Path
@@ -65,7 +66,7 @@ def test_page_loads_with_its_widgets():
 def test_upload_of_a_good_file_shows_name_and_size():
     at = upload(page(), [("notes.txt", b"hello world, hello tokens\n" * 100)])
     shown = texts(at.markdown)
-    assert "notes.txt" in shown and "2.5 KB" in shown
+    assert "notes.txt" in shown and "2.6 KB" in shown  # 2,600 bytes: decimal, as the uploader
     assert not at.error
     assert not start_button(at).disabled
 
@@ -111,6 +112,9 @@ def test_training_on_the_builtin_corpus_ends_and_becomes_active():
     assert any(m.label == "Merges" and m.value == "143" for m in at.metric)  # 400 - 256 - 1
     # charts and the newest-merges table were drawn
     assert len(at.get("plotly_chart")) == 2
+    counts, growth = (json.loads(c.proto.spec)["layout"] for c in at.get("plotly_chart"))
+    for axis in (counts["xaxis"], growth["yaxis"]):  # merge ranks, vocab sizes: whole numbers
+        assert isinstance(axis["dtick"], int) and axis["dtick"] >= 1 and axis["tick0"] == 0, axis
     assert len(at.table) == 1
     assert at.session_state["train.done"]
     active = at.session_state["ui.active"]

@@ -201,7 +201,7 @@ def test_chips_partial_group_frame_escapes_title_and_label(tok: Tokenizer) -> No
     out = chips.chips_html(details.tokens, text=GROUP_TEXT)
     assert_only_our_markup(out)
     frame = next(e for e in elements(out) if e[1].get("class") == "tp-grp")
-    assert frame[1]["title"] == f"2 tokens make {GROUP_TEXT!r}"  # one attribute, whole text
+    assert frame[1]["title"] == f"2 tokens make “{chips.visible(GROUP_TEXT)}”"  # one attribute, whole text
     assert_in_one_chip(out, chips.visible(GROUP_TEXT), cls="tp-grp-char")
     assert_in_one_chip(out, shown(GROUP_ATTACK) + "\\xe4\\xbd")
 

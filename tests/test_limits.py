@@ -40,7 +40,7 @@ PAGES = {
 }
 CORPUS = "the cat sat on the mat. the dog sat on the log. tokens become numbers.\n" * 20
 SPECIAL = "<|endoftext|>"
-MIB = 1024 * 1024
+MB = 1000 * 1000  # decimal, as Streamlit's uploader shows sizes (ui/limits.py)
 
 #: The page limits frozen at import (see the module docstring): N for the AppTests.
 TEXT_N = cache.MAX_TEXT_CHARS
@@ -114,7 +114,7 @@ def test_limits_are_read_per_call_but_the_page_limits_at_import(monkeypatch: pyt
     assert limits.max_text_chars() == limits.DEFAULT_MAX_TEXT_CHARS == 50_000
     assert limits.max_ids() == limits.DEFAULT_MAX_IDS == 20_000
     assert limits.url_text_chars() == limits.DEFAULT_URL_TEXT_CHARS == 1_500
-    assert limits.max_upload_bytes() == limits.DEFAULT_MAX_UPLOAD_MB * MIB == 50 * MIB
+    assert limits.max_upload_bytes() == limits.DEFAULT_MAX_UPLOAD_MB * MB == 50 * MB
     assert limits.max_vocab_size() == limits.DEFAULT_MAX_VOCAB == 50_000
     monkeypatch.setenv("TOKPLAY_MAX_TEXT_CHARS", "10")
     monkeypatch.setenv("TOKPLAY_MAX_IDS", "7")
@@ -122,7 +122,7 @@ def test_limits_are_read_per_call_but_the_page_limits_at_import(monkeypatch: pyt
     monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "3")
     monkeypatch.setenv("TOKPLAY_MAX_VOCAB", "1000")
     assert (limits.max_text_chars(), limits.max_ids(), limits.url_text_chars(),
-            limits.max_upload_bytes(), limits.max_vocab_size()) == (10, 7, 20, 3 * MIB, 1000)
+            limits.max_upload_bytes(), limits.max_vocab_size()) == (10, 7, 20, 3 * MB, 1000)
     # frozen when ui.cache was imported (the server start): a restart picks a new value up
     assert (cache.MAX_TEXT_CHARS, cache.MAX_IDS) == (TEXT_N, IDS_N)
 
@@ -335,25 +335,75 @@ def test_decode_link_length_at_n_and_n_plus_1(tok: Tokenizer, library_dir: Path,
 
 
 def test_upload_too_large_at_n_and_n_plus_1_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    n = limits.max_upload_bytes()  # the default, 50 MiB
-    assert n == 50 * MIB
+    """At N+1 the two sizes would both round to "50.0 MB": the message gives exact bytes."""
+    n = limits.max_upload_bytes()  # the default, 50 MB
+    assert n == 50 * MB == 50_000_000
     assert limits.upload_too_large(n) is None
     assert limits.upload_too_large(n + 1) == (
-        "These files are 50.0 MB together; this server accepts at most 50.0 MB "
+        "These files are 50,000,001 bytes together; this server accepts at most 50,000,000 "
+        "bytes (TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.")
+    assert limits.upload_too_large(60 * MB) == (
+        "These files are 60.0 MB together; this server accepts at most 50.0 MB "
         "(TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.")
     monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "1")
-    assert limits.upload_too_large(MIB) is None
-    assert limits.upload_too_large(MIB + 1) == (
-        "These files are 1.0 MB together; this server accepts at most 1.0 MB "
+    assert limits.upload_too_large(MB) is None
+    assert limits.upload_too_large(MB + 1) == (
+        "These files are 1,000,001 bytes together; this server accepts at most 1,000,000 bytes "
         "(TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.")
     assert limits.upload_too_large(2048, limit=2048) is None
     assert limits.upload_too_large(2049, limit=2048) is not None
 
 
+def test_corpus_file_too_large_at_n_and_n_plus_1_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "1")
+    assert limits.corpus_file_too_large("a.txt", MB) is None
+    assert limits.corpus_file_too_large("a.txt", MB + 1) == (
+        "“a.txt” is 1,000,001 bytes, more than this server's limit of 1,000,000 bytes: it is "
+        "left out. Upload less text (or raise TOKPLAY_MAX_UPLOAD_MB).")
+    assert limits.corpus_file_too_large("b.txt", MB // 2, before=MB // 2) is None
+    assert limits.corpus_file_too_large("b.txt", MB // 2 + 1, before=MB // 2) == (
+        "“b.txt” (500.0 KB) would take the corpus to 1,000,001 bytes, past this server's limit "
+        "of 1,000,000 bytes: it is left out. Upload less text (or raise TOKPLAY_MAX_UPLOAD_MB).")
+    assert limits.corpus_file_too_large("c.txt", 3 * MB, before=MB // 2) == (
+        "“c.txt” (3.0 MB) would take the corpus to 3.5 MB, past this server's limit of 1.0 MB: "
+        "it is left out. Upload less text (or raise TOKPLAY_MAX_UPLOAD_MB).")
+
+
+def test_sizes_read_as_streamlits_uploader_shows_them() -> None:
+    """Streamlit's uploader shows a 41,200,008-byte file as "41.2MB" (decimal units): every
+    message says the same, and a size over the limit never reads like the limit."""
+    assert limits.format_bytes(41_200_008) == "41.2 MB"
+    assert limits.format_sizes(41_200_008, 50 * MB) == ("41.2 MB", "50.0 MB")
+    assert limits.format_sizes(50 * MB + 1, 50 * MB) == ("50,000,001 bytes", "50,000,000 bytes")
+    assert limits.format_sizes(50 * MB, 50 * MB) == ("50.0 MB", "50.0 MB")  # equal: no need
+
+
+def test_the_uploaders_let_a_file_twice_too_large_reach_the_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Streamlit refuses a file over an uploader's ``max_upload_size`` in the browser, with
+    its reason only on hover. Both uploaders let files up to twice the limit through, so the
+    page itself says why it refuses one; .streamlit/config.toml's server cap allows that."""
+    import tomllib
+
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] >= 2 * limits.DEFAULT_MAX_UPLOAD_MB
+    assert limits.upload_transport_mb() == 2 * limits.DEFAULT_MAX_UPLOAD_MB == 100
+    at = open_page("Tokenize")
+    assert at.sidebar.get("file_uploader")[0].proto.max_upload_size_mb == 100
+    at = AppTest.from_file(TRAIN, default_timeout=60)
+    at.run()
+    at.radio[0].set_value("Upload .txt files").run()
+    assert at.file_uploader(key="train.uploads").proto.max_upload_size_mb == 100
+    monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "3")  # a smaller limit lowers the cap too
+    at.run()
+    assert at.file_uploader(key="train.uploads").proto.max_upload_size_mb == 6
+
+
 def test_sidebar_tokenizer_upload_at_n_and_n_plus_1_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """The sidebar's loader sums the files (ui/widgets.py tokenizer_uploader)."""
     monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "1")
-    for size, refused in ((MIB, False), (MIB + 1, True)):
+    for size, refused in ((MB, False), (MB + 1, True)):
         at = open_page("Tokenize")
         half = size // 2
         at.sidebar.get("file_uploader")[0].set_value([
@@ -363,8 +413,8 @@ def test_sidebar_tokenizer_upload_at_n_and_n_plus_1_bytes(monkeypatch: pytest.Mo
         size_errors = messages(at, "TOKPLAY_MAX_UPLOAD_MB")
         if refused:
             assert size_errors == [
-                ("These files are 1.0 MB together; this server accepts at most 1.0 MB "
-                 "(TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.")]
+                ("These files are 1,000,001 bytes together; this server accepts at most "
+                 "1,000,000 bytes (TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.")]
         else:
             assert size_errors == []
             # accepted for loading: the loader itself answers (these are not tokenizer files)
@@ -380,20 +430,21 @@ def test_train_corpus_upload_at_n_and_n_plus_1_bytes(monkeypatch: pytest.MonkeyP
     assert_ok(at)
     at.radio[0].set_value("Upload .txt files").run()
     uploader = at.file_uploader(key="train.uploads")
-    uploader.set_value([("first.txt", b"a " * (MIB // 4), "text/plain"),
-                        ("second.txt", b"b " * (MIB // 4), "text/plain")]).run()  # exactly N
+    uploader.set_value([("first.txt", b"a " * (MB // 4), "text/plain"),
+                        ("second.txt", b"b " * (MB // 4), "text/plain")]).run()  # exactly N
     assert_ok(at)
     assert messages(at, "TOKPLAY_MAX_UPLOAD_MB") == []
     shown = "\n".join(m.value for m in at.markdown)
-    assert "`first.txt` · 512.0 KB" in shown and "`second.txt` · 512.0 KB" in shown
+    assert "`first.txt` · 500.0 KB" in shown and "`second.txt` · 500.0 KB" in shown
     assert not at.button(key="train.start").disabled
     at.file_uploader(key="train.uploads").set_value(
-        [("first.txt", b"a " * (MIB // 4), "text/plain"),
-         ("second.txt", b"b " * (MIB // 4) + b"!", "text/plain")]).run()  # N + 1
+        [("first.txt", b"a " * (MB // 4), "text/plain"),
+         ("second.txt", b"b " * (MB // 4) + b"!", "text/plain")]).run()  # N + 1
     assert_ok(at)
     assert messages(at, "TOKPLAY_MAX_UPLOAD_MB") == [
-        ("“second.txt” (512.0 KB) would take the corpus past this server's limit of 1.0 MB: it "
-         "is left out. Upload less text (or raise TOKPLAY_MAX_UPLOAD_MB).")]
+        ("“second.txt” (500.0 KB) would take the corpus to 1,000,001 bytes, past this server's "
+         "limit of 1,000,000 bytes: it is left out. Upload less text (or raise "
+         "TOKPLAY_MAX_UPLOAD_MB).")]
     shown = "\n".join(m.value for m in at.markdown)
     assert "`first.txt`" in shown and "`second.txt`" not in shown
     assert not at.button(key="train.start").disabled  # the file that fits is still used
@@ -497,9 +548,11 @@ def test_readable_token_shows_every_kind_of_byte() -> None:
 
 
 def test_format_bytes_at_its_unit_boundaries() -> None:
-    assert [limits.format_bytes(n) for n in (0, 1023, 1024, 1024 * 1024 - 1, 1024 * 1024)] == [
-        "0 B", "1023 B", "1.0 KB", "1024.0 KB", "1.0 MB"]
-    assert limits.format_bytes(1000 * 1024 * 1024) == "1000.0 MB"
+    assert [limits.format_bytes(n) for n in (0, 999, 1000, 999_949, 999_950, MB)] == [
+        "0 B", "999 B", "1.0 KB", "999.9 KB", "1.0 MB", "1.0 MB"]
+    assert limits.format_bytes(999_949_999) == "999.9 MB"
+    assert limits.format_bytes(1000 * MB) == "1.0 GB"
+    assert limits.format_bytes(5000 * 1000 * MB) == "5000.0 GB"
 
 
 def test_readable_token_makes_whitespace_visible_and_keeps_broken_bytes() -> None:

@@ -137,6 +137,38 @@ def test_tokenize_toggles_and_word_from_link(gpt2: Tokenizer) -> None:
     assert at.query_params["word"] == " cat" and at.query_params["gpt2"] == "1"
 
 
+def test_the_link_never_names_a_word_the_text_lost(gpt2: Tokenizer) -> None:
+    """The traced word follows the text: after an edit that drops it, the link (drawn at the
+    top of the page) names the word the page traces now, not the old one."""
+    at = open_url("Tokenize", {"tok": GPT2, "text": "the cat sat", "word": " cat"})
+    assert params_of(the_link(at))["word"] == [" cat"]
+    at.text_area[0].set_value("hello wonderful world").run()
+    assert not at.exception
+    assert at.selectbox(key="_w.tok.word").value == " wonderful"  # the longest: the default
+    link = the_link(at)
+    assert params_of(link)["word"] == [" wonderful"]
+    assert "word" not in at.query_params  # the default: the address bar leaves it out
+    again = reopen(link)
+    assert again.selectbox(key="_w.tok.word").value == " wonderful"
+    at.text_area[0].set_value("").run()  # no text, no word to trace: the link names none
+    assert not at.exception
+    assert "word" not in params_of(the_link(at))
+
+
+def test_the_link_is_on_the_page_ready_to_copy(gpt2: Tokenizer) -> None:
+    """One click copies the link: it is an ``st.code`` block on the page itself (Streamlit's
+    copy button), not inside a popover that must be opened first."""
+    for name in PAGES:
+        at = open_url(name, {"tok": GPT2})
+        assert not at.get("popover"), name  # nothing to open: the session has no unsaved tokenizer
+        (code,) = [c for c in at.code if c.value.startswith("/" + name)]
+        assert not code.proto.wrap_lines  # one line
+
+
+def params_of(link: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(link).query)
+
+
 def test_widget_changes_write_back_to_the_url(gpt2: Tokenizer) -> None:
     at = open_url("Tokenize", {"tok": GPT2, "text": "hello"})
     at.text_area[0].set_value("bye now").run()

@@ -251,7 +251,7 @@ def test_chips_exact_markup_with_group_special_and_default_ids() -> None:
         '<div class="tp-chips">'
         '<span class="tp-chip" style="background:#cfe8ff" title="ID 97 · #0 · bytes 61">'
         "a<sub>97</sub></span>"
-        '<span class="tp-grp" title="2 tokens make \'你\'"><span class="tp-grp-char">你</span>'
+        '<span class="tp-grp" title="2 tokens make “你”"><span class="tp-grp-char">你</span>'
         f'<span class="tp-chip tp-partial" style="background:#ffe0b3" '
         f'title="ID 300 · #1 · bytes e4 bd{PARTIAL}">\\xe4\\xbd<sub>300</sub></span>'
         f'<span class="tp-chip tp-partial" style="background:#d4f5d0" '
@@ -298,9 +298,34 @@ def test_chips_group_of_three_partial_tokens_holds_exactly_those_three() -> None
     out = chips.chips_html(spans, text=text, show_ids=False)
     frame, _, rest = body(out).partition("</span></span>")
     assert frame.count('class="tp-chip tp-partial"') == 3
-    assert "3 tokens make &#x27;🙂&#x27;" in frame
+    assert "3 tokens make “🙂”" in frame
     assert rest == ('<span class="tp-chip" style="background:#ffd6e0" '
                     'title="ID 33 · #3 · bytes 21">!</span></div>')
+
+
+def test_a_zero_width_joiner_frame_is_labelled_by_name() -> None:
+    """GPT-2 cuts 👨‍👩‍👧 into one frame per character: the frames of the two zero-width joiners
+    (U+200D, which draws nothing) say "⟨ZWJ⟩" instead of an empty label, and no title holds a
+    Python escape."""
+    from core.presets import load_preset
+
+    text = "family 👨\u200d👩\u200d👧"
+    out = chips.chips_html(load_preset("gpt2").encode_details(text).tokens, text=text)
+    labels = re.findall(r'<span class="tp-grp-char">([^<]*)</span>', out)
+    assert labels == ["·👨", "⟨ZWJ⟩", "👩", "⟨ZWJ⟩", "👧"]
+    titles = re.findall(r'<span class="tp-grp" title="([^"]*)"', out)
+    assert titles == ["2 tokens make “·👨”", "2 tokens make “⟨ZWJ⟩”", "2 tokens make “👩”",
+                      "2 tokens make “⟨ZWJ⟩”", "2 tokens make “👧”"]
+    assert "\\u" not in out
+
+
+def test_label_text_names_what_draws_nothing_and_keeps_the_rest() -> None:
+    assert chips.label_text(" 👨\u200d👩\n") == "·👨⟨ZWJ⟩👩↵"
+    assert chips.label_text("a\u200bb\u00ad\ufeff") == "a⟨ZWSP⟩b⟨SHY⟩⟨BOM⟩"
+    assert chips.label_text("\u200c\u200e\u200f\u2060\ufe0e") == "⟨ZWNJ⟩⟨LRM⟩⟨RLM⟩⟨WJ⟩⟨VS15⟩"
+    assert chips.label_text("\ufe01\U000e0100\u2066") == "⟨U+FE01⟩⟨U+E0100⟩⟨U+2066⟩"
+    assert chips.label_text("é日本\u0301") == "é日本\u0301"  # a combining accent draws: kept
+    assert chips.label_text("<b>") == "<b>"  # not HTML: the callers escape it
 
 
 def test_word_chips_exact_markup_unknown_and_limit() -> None:

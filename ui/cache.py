@@ -120,6 +120,14 @@ def encode(tok_key: str, text: str, _tok: Any) -> list[int]:
     return list(_tok.encode(text))
 
 
+@st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
+def baseline_pieces(tok_key: str, text: str, _tok: Any) -> list[str]:
+    """A baseline's tokens of ``text`` as the text they stand for (each ID decoded alone), so
+    chips show ``·``/``↵`` like every other view; ``tokenize()`` spells the char-level
+    baseline's tokens the Hugging Face course's way (``Ġ`` for a space, ``Ċ`` for a newline)."""
+    return [_tok.decode([i]) for i in encode(tok_key, text, _tok)]
+
+
 @st.cache_data(max_entries=128, ttl=3600, show_spinner=False)
 def merge_tree(tok_key: str, token_id: int, _tok: Any) -> Any:
     """``MergeNode`` tree of one token down to bytes."""

@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import html
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -84,6 +85,35 @@ def visible(text: str) -> str:
     \\x00\\x1b
     """
     return text.translate(_WS)
+
+
+#: Short names of the characters that draw nothing on their own (Unicode "format" characters
+#: and variation selectors); others of their kind are named by code point (``U+2064``).
+_INVISIBLE_NAMES = {
+    "\u00ad": "SHY", "\u200b": "ZWSP", "\u200c": "ZWNJ", "\u200d": "ZWJ", "\u200e": "LRM",
+    "\u200f": "RLM", "\u2060": "WJ", "\ufeff": "BOM", "\ufe0e": "VS15", "\ufe0f": "VS16",
+}
+
+
+def _is_invisible(char: str) -> bool:
+    return (unicodedata.category(char) == "Cf" or "\ufe00" <= char <= "\ufe0f"
+            or "\U000e0100" <= char <= "\U000e01ef")
+
+
+def label_text(text: str) -> str:
+    """A label for a piece of text (a pre-token, the character a group of chips makes):
+    whitespace made visible as :func:`visible` does, and every character that draws nothing
+    on its own named, so a label is never blank and never a Python escape.
+
+    >>> label_text("\u200d"), label_text(" a\u200db"), label_text("❤\ufe0f")
+    ('⟨ZWJ⟩', '·a⟨ZWJ⟩b', '❤⟨VS16⟩')
+    >>> label_text("\u2064")
+    '⟨U+2064⟩'
+    """
+    return "".join(
+        f"⟨{_INVISIBLE_NAMES.get(c, f'U+{ord(c):04X}')}⟩" if _is_invisible(c) else c
+        for c in visible(text)
+    )
 
 
 def show_bytes(token: bytes) -> str:
@@ -187,11 +217,11 @@ def chips_html(
             members = shown[i:j]
             start = min(m.start for m in members)
             end = max(m.end for m in members)
-            char = text[start:end] if text else ""
-            title = f"{len(members)} tokens make {char!r}" if char else "partial UTF-8 group"
+            char = label_text(text[start:end]) if text else ""
+            title = f"{len(members)} tokens make “{char}”" if char else "partial UTF-8 group"
             out.append(f'<span class="tp-grp" title="{_esc(title)}">')
-            if char:
-                out.append(f'<span class="tp-grp-char">{_esc(visible(char))}</span>')
+            if char:  # a zero-width joiner draws nothing: its name does
+                out.append(f'<span class="tp-grp-char">{_esc(char)}</span>')
             out.extend(_chip(m, show_ids=show_ids, gpt2_view=gpt2_view) for m in members)
             out.append("</span>")
             i = j

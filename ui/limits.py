@@ -7,16 +7,22 @@ was cut and how to get more.
 =========================  ==========  ==============================================================
 Environment variable       Default     What it bounds
 =========================  ==========  ==============================================================
-TOKPLAY_MAX_UPLOAD_MB      50          corpus uploads (Train) and tokenizer files (sidebar), in total;
-                                       keep ``server.maxUploadSize`` in .streamlit/config.toml >= it
+TOKPLAY_MAX_UPLOAD_MB      50          corpus uploads (Train) and tokenizer files (sidebar), in total,
+                                       in decimal MB; the uploaders let one file up to twice that
+                                       reach the page (which says why it is refused), and
+                                       ``server.maxUploadSize`` in .streamlit/config.toml must be at
+                                       least twice it
 TOKPLAY_MAX_TEXT_CHARS     50,000      text tokenized on Tokenize and Compare (the rest is cut off)
 TOKPLAY_MAX_IDS            20,000      IDs decoded on Decode
 TOKPLAY_MAX_VOCAB          50,000      vocab size a training may ask for
-TOKPLAY_TRAIN_MEMORY_MB    2,048       address space of each training worker (its own job ends)
+TOKPLAY_TRAIN_MEMORY_MB    2,048       address space of each training worker in MB (its job ends)
 TOKPLAY_MAX_TRAININGS      2           trainings running at once; more wait in a queue
 TOKPLAY_URL_TEXT_CHARS     1,500       longest text kept in a link; longer ones are stored on the
                                        server (the link says ``text=@<id>``)
 =========================  ==========  ==============================================================
+
+Sizes are in decimal units everywhere (1 MB = 1,000,000 bytes), as Streamlit's file uploader
+shows them: a file the uploader calls "41.2MB" is "41.2 MB" in every message.
 
 >>> max_text_chars() >= 1
 True
@@ -37,9 +43,12 @@ __all__ = [
     "DEFAULT_MEMORY_MB",
     "DEFAULT_URL_TEXT_CHARS",
     "MAX_PARAM_CHARS",
+    "MB",
+    "corpus_file_too_large",
     "decode_upload",
     "env_int",
     "format_bytes",
+    "format_sizes",
     "max_concurrent_trainings",
     "max_ids",
     "max_text_chars",
@@ -50,6 +59,7 @@ __all__ = [
     "text_too_long",
     "train_memory_mb",
     "upload_too_large",
+    "upload_transport_mb",
     "url_text_chars",
     "vocab_size_problem",
 ]
@@ -63,6 +73,8 @@ DEFAULT_MAX_IDS = 20_000
 DEFAULT_URL_TEXT_CHARS = 1_500
 #: Anything longer in one URL parameter is hostile or broken; it is never processed in full.
 MAX_PARAM_CHARS = 200_000
+#: Bytes in a megabyte: decimal, the unit Streamlit's file uploader shows ("41.2MB").
+MB = 1000 * 1000
 
 
 def max_text_chars() -> int:
@@ -81,7 +93,7 @@ def url_text_chars() -> int:
 
 
 def train_memory_mb() -> int:
-    """Address-space limit of one training worker in MiB (``TOKPLAY_TRAIN_MEMORY_MB``; 0 = none)."""
+    """Address-space limit of one training worker in MB (``TOKPLAY_TRAIN_MEMORY_MB``; 0 = none)."""
     return env_int("TOKPLAY_TRAIN_MEMORY_MB", DEFAULT_MEMORY_MB, minimum=0)
 
 
@@ -110,14 +122,42 @@ def upload_too_large(n_bytes: int, *, limit: int | None = None) -> str | None:
 
     >>> upload_too_large(10, limit=100) is None
     True
-    >>> upload_too_large(2048, limit=1024)
-    'These files are 2.0 KB together; this server accepts at most 1.0 KB (TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.'
+    >>> upload_too_large(2600, limit=1000)
+    'These files are 2.6 KB together; this server accepts at most 1.0 KB (TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.'
+    >>> upload_too_large(1_000_001, limit=1_000_000)
+    'These files are 1,000,001 bytes together; this server accepts at most 1,000,000 bytes (TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.'
     """
     limit = max_upload_bytes() if limit is None else limit
     if n_bytes <= limit:
         return None
-    return (f"These files are {format_bytes(n_bytes)} together; this server accepts at most "
-            f"{format_bytes(limit)} (TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.")
+    size, most = format_sizes(n_bytes, limit)
+    return (f"These files are {size} together; this server accepts at most {most} "
+            "(TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.")
+
+
+def corpus_file_too_large(name: str, n_bytes: int, *, before: int = 0,
+                          limit: int | None = None) -> str | None:
+    """The message for a corpus file that would take the upload past the limit (``before``:
+    the bytes of the files already taken), or None.
+
+    >>> corpus_file_too_large("a.txt", 10, limit=100) is None
+    True
+    >>> corpus_file_too_large("big.txt", 60_000_000, limit=50_000_000)
+    "“big.txt” is 60.0 MB, more than this server's limit of 50.0 MB: it is left out. Upload less text (or raise TOKPLAY_MAX_UPLOAD_MB)."
+    >>> corpus_file_too_large("b.txt", 500_001, before=500_000, limit=1_000_000)
+    "“b.txt” (500.0 KB) would take the corpus to 1,000,001 bytes, past this server's limit of 1,000,000 bytes: it is left out. Upload less text (or raise TOKPLAY_MAX_UPLOAD_MB)."
+    """
+    limit = max_upload_bytes() if limit is None else limit
+    total = before + n_bytes
+    if total <= limit:
+        return None
+    size, most = format_sizes(total, limit)
+    if before:
+        what = (f"“{name}” ({format_bytes(n_bytes)}) would take the corpus to {size}, past this "
+                f"server's limit of {most}")
+    else:
+        what = f"“{name}” is {size}, more than this server's limit of {most}"
+    return f"{what}: it is left out. Upload less text (or raise TOKPLAY_MAX_UPLOAD_MB)."
 
 
 def env_int(name: str, default: int, *, minimum: int = 1) -> int:
@@ -143,8 +183,25 @@ def max_vocab_size() -> int:
 
 
 def max_upload_bytes() -> int:
-    """The most corpus bytes a training may upload (``TOKPLAY_MAX_UPLOAD_MB``, default 50)."""
-    return env_int("TOKPLAY_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB) * 1024 * 1024
+    """The most bytes one upload may carry in total: the corpus files on Train, the tokenizer
+    files in the sidebar (``TOKPLAY_MAX_UPLOAD_MB`` decimal megabytes, default 50)."""
+    return env_int("TOKPLAY_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB) * MB
+
+
+def upload_transport_mb() -> int:
+    """The largest file (decimal MB) the uploaders let the browser send: twice
+    ``TOKPLAY_MAX_UPLOAD_MB``.
+
+    subtle: Streamlit refuses a file over its uploader's limit in the browser, with the
+    reason only on hover, and the page never hears of it. So the uploaders accept files up to
+    twice the limit, and :func:`upload_too_large` / :func:`corpus_file_too_large` refuse them
+    in the page, saying why; ``server.maxUploadSize`` in .streamlit/config.toml (the server's
+    own cap per file, which no browser can pass) must be at least this.
+
+    >>> upload_transport_mb() == 2 * max_upload_bytes() // MB
+    True
+    """
+    return 2 * env_int("TOKPLAY_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB)
 
 
 def parse_special_tokens(text: str) -> list[str]:
@@ -235,13 +292,31 @@ def readable_token(token: bytes) -> str:
 
 
 def format_bytes(n: int) -> str:
-    """Human-readable size.
+    """Human-readable size in decimal units (1 KB = 1,000 bytes), as Streamlit's uploader
+    shows sizes.
 
-    >>> format_bytes(532), format_bytes(2048), format_bytes(5 * 1024 * 1024)
-    ('532 B', '2.0 KB', '5.0 MB')
+    >>> format_bytes(532), format_bytes(2600), format_bytes(41_200_008)
+    ('532 B', '2.6 KB', '41.2 MB')
     """
-    if n < 1024:
+    if n < 1000:
         return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KB"
-    return f"{n / 1024 / 1024:.1f} MB"
+    for unit, size in (("KB", 1000), ("MB", MB), ("GB", 1000 * MB)):
+        shown = f"{n / size:.1f}"
+        if float(shown) < 1000 or unit == "GB":
+            return f"{shown} {unit}"
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def format_sizes(n: int, limit: int) -> tuple[str, str]:
+    """``n`` and ``limit`` as :func:`format_bytes` shows them, or both in exact bytes when
+    rounding would make two different sizes read the same (a limit's N+1).
+
+    >>> format_sizes(60_000_000, 50_000_000)
+    ('60.0 MB', '50.0 MB')
+    >>> format_sizes(50_000_001, 50_000_000)
+    ('50,000,001 bytes', '50,000,000 bytes')
+    """
+    shown = format_bytes(n), format_bytes(limit)
+    if n != limit and shown[0] == shown[1]:
+        return f"{n:,} bytes", f"{limit:,} bytes"
+    return shown

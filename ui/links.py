@@ -7,8 +7,8 @@ How it works
   ``ui.state`` (``ui.active``, ``tok.text``, ``dec.ids``, ...), validating each one. A bad
   parameter becomes a note ("what was wrong, what the page shows instead"), never an error.
 - :func:`share` (called by each page under its title) writes the current view back to
-  ``st.query_params``, so the address bar always names the view, and draws the
-  "🔗 Copy link" popover with the full link.
+  ``st.query_params``, so the address bar always names the view, and shows the full link on
+  one line with Streamlit's own copy button (``st.code``): one click copies it.
 
 Parameters
 ----------
@@ -34,7 +34,8 @@ value is checked in, how the session's value is written out, its default): addin
 row, plus its ``apply`` function if no existing one fits.
 
 Tokenizers trained or uploaded in a session live only in that session; a link cannot name
-them until they are saved to the library (the popover says so and offers saving).
+them until they are saved to the library (the "What it leaves out" popover beside the link
+says so and offers saving).
 """
 
 from __future__ import annotations
@@ -557,29 +558,31 @@ def page_url(page: str, params: dict[str, str | list[str]] | None = None) -> str
 
 
 def share(page: str) -> str:
-    """Notes about the link this page was opened with, the URL write-back, and the
-    "🔗 Copy link" control. Call it under the page title; returns the link."""
+    """Notes about the link this page was opened with, the URL write-back, and the link
+    itself, ready to copy in one click. Call it once the page's view is settled (under the
+    title, or into a container drawn there); returns the link."""
     for message in st.session_state.get(keys.LINKS_NOTES, {}).pop(page, []):
         st.warning(f"Link problem: {message}", icon="🔗")
     params, notes = view_params(page)
     write_url(page, view_params(page, explicit=False)[0])
     link = page_url(page, params)
-    with st.popover("Copy link", icon="🔗",
-                    help="A link that opens this view (tokenizer, text, selection) in any "
-                         "browser that can reach this server."):
-        st.markdown("**Link to this view** (hover it for the copy button):")
-        st.code(link, language=None, wrap_lines=True)
-        st.caption("Opening it in a new browser shows the same tokenizer, text and selection."
-                   + (" Long texts are stored on the server (`@<ID>` in the link)."
-                      if "@" in str(params.get("text", "")) + str(params.get("ids", "")) else ""))
-        for note in notes:
-            st.info(note, icon="ℹ️")
-        unsaved = [label for label in _linked_labels(page) if link_name(label) is None
-                   and label in state.session_tokenizers()]
-        if unsaved:
-            from ui import widgets
+    stored = "@" in str(params.get("text", "")) + str(params.get("ids", ""))
+    unsaved = [label for label in _linked_labels(page) if link_name(label) is None
+               and label in state.session_tokenizers()]
+    from ui import widgets
 
-            widgets.save_to_library(unsaved[0], key=f"links.{page}.save")
+    row = widgets.copy_row(
+        "🔗 Link to this view", link, key=f"links-{page}",
+        help="Copy it with the button at its right (shown on hover). Opening it in a new "
+             "browser shows the same tokenizer, text and selection."
+             + (" Long texts are stored on the server (`@<ID>` in the link)." if stored else ""))
+    if notes or unsaved:
+        with row, st.popover("What it leaves out", icon="ℹ️",
+                             help="What a teammate opening this link would not see."):
+            for note in notes:
+                st.info(note, icon="ℹ️")
+            if unsaved:
+                widgets.save_to_library(unsaved[0], key=f"links.{page}.save")
     return link
 
 
@@ -590,12 +593,14 @@ def _linked_labels(page: str) -> list[str]:
 
 
 def share_plain(page: str) -> str:
-    """The "🔗 Copy link" control for pages without view state (Home, Train)."""
+    """The link, ready to copy in one click, for pages without view state (Home, Train)."""
+    from ui import widgets
+
     link = page_url(page)
-    with st.popover("Copy link", icon="🔗"):
-        st.code(link, language=None, wrap_lines=True)
-        st.caption("Training runs and their results stay in your session: save a trained "
-                   "tokenizer to the library to share it.")
+    widgets.copy_row("🔗 Link to this page", link, key=f"links-{page}",
+                     help="Copy it with the button at its right (shown on hover). Training "
+                          "runs and their results stay in your session: save a trained "
+                          "tokenizer to the library to share it.")
     return link
 
 

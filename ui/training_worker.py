@@ -122,7 +122,7 @@ def _limit_memory(memory_mb: int) -> None:
         import resource
     except ImportError:  # not on this platform: run unbounded
         return
-    limit = memory_mb * 1024 * 1024
+    limit = memory_mb * 1000 * 1000  # decimal MB, as every size on the pages (ui/limits.py)
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)

@@ -16,6 +16,17 @@ TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt", "mode
 PATTERN_CHOICES = ["from the files", "gpt2", "cl100k", "o200k", "llama3", "tekken", "custom regex"]
 
 
+def copy_row(label: str, text: str, *, key: str, help: str | None = None) -> Any:
+    """``label`` and ``text`` on one line, with Streamlit's own copy button (``st.code``):
+    one click copies the text (a link, token IDs). Returns the row, for a control at its
+    right (``with copy_row(...):``)."""
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small", key=key)
+    with row:
+        st.caption(label, help=help, width="content")
+        st.code(text, language=None, width="stretch")
+    return row
+
+
 def show_error(err: BaseException, *, what: str = "") -> None:
     """Show an error the user can act on, never a traceback.
 
@@ -107,6 +118,13 @@ def tokenizer_multi_picker(key: str, *, label: str = "Tokenizers", max_selection
     return st.multiselect(label, options, max_selections=max_selections, **kwargs)
 
 
+def upload_size_cap_mb() -> int:
+    """``max_upload_size`` for every file uploader: ``limits.upload_transport_mb()`` (twice
+    the upload limit, so a file that is too large still reaches the page, which says why it
+    is refused), never above the server's own cap (``server.maxUploadSize``)."""
+    return min(limits.upload_transport_mb(), int(st.get_option("server.maxUploadSize")))
+
+
 def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | None:
     """Upload tokenizer files and load them through core's safe loaders.
 
@@ -118,10 +136,12 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
     """
     uploads = st.file_uploader(
         label, type=TOKENIZER_FILE_TYPES, accept_multiple_files=True, key=key,
+        max_upload_size=upload_size_cap_mb(),
         help="vocab.pkl + merges.pkl · encoder.json + vocab.bpe · *.tiktoken or Llama 3/4 "
              "tokenizer.model · tokenizer.json (BPE, WordPiece) · SentencePiece .model · "
              "Mistral tekken.json. Pickles are read with a restricted loader that never runs "
-             "code.",
+             f"code. At most {limits.format_bytes(limits.max_upload_bytes())} in total "
+             "(TOKPLAY_MAX_UPLOAD_MB).",
     )
     specials_raw = st.text_input(
         "Special tokens", key=key + ".specials", placeholder="<|endoftext|>",
@@ -139,11 +159,11 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
         ).strip() or "from the files"
     if not uploads:
         return None
-    files = {u.name: u.getvalue() for u in uploads}
-    too_large = limits.upload_too_large(sum(len(d) for d in files.values()))
-    if too_large:
+    too_large = limits.upload_too_large(sum(u.size for u in uploads))
+    if too_large:  # checked before the bytes are copied out of the uploader
         st.error(too_large, icon="⚠️")
         return None
+    files = {u.name: u.getvalue() for u in uploads}
     specials = [t.strip() for t in specials_raw.split(",") if t.strip()] or None
     options = {"special_tokens": specials,
                "pattern": None if pattern == "from the files" else pattern}

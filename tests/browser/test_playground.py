@@ -147,6 +147,30 @@ def test_bad_ids_are_flagged_with_their_position(app: AppBrowser) -> None:
     app.assert_healthy()
 
 
+# ---- Vocabulary ----------------------------------------------------------------------
+
+
+def test_a_click_on_a_vocabulary_row_selects_its_token(app: AppBrowser) -> None:
+    """A plain click on any cell of a row (no checkbox to tick) shows that token's tree."""
+    from core.vocab_table import search_rows, vocab_rows
+
+    gpt2 = load_preset("gpt2")
+    wanted = search_rows(vocab_rows(gpt2.vocab, gpt2.merges), "ing")[2]  # the third row
+    app.goto("Vocabulary?tok=gpt2&q=ing")
+    page = app.page
+    token_box = page.get_by_label("Token ID", exact=True)
+    assert token_box.input_value() != str(wanted.id)
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    box = grid.bounding_box()
+    row_px = 35  # Streamlit's row height, the header's too
+    with app.rerun():  # the "left" column (the 5th) of the third row
+        page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + row_px * 3.5)
+    assert token_box.input_value() == str(wanted.id)
+    shown = page.get_by_text(re.compile(r"byte\(s\) · hex")).inner_text()
+    assert wanted.token.hex(" ") in shown
+    app.assert_healthy()
+
+
 # ---- Untrusted uploads ---------------------------------------------------------------
 
 
@@ -179,3 +203,40 @@ def test_malicious_pickle_upload_is_refused_and_runs_nothing(app: AppBrowser, tm
     assert "refused" in message and "system" in message, message
     assert not marker.exists(), "the pickle ran code on the server"
     assert app.exceptions() == []
+
+
+def test_an_upload_over_the_limit_is_refused_in_the_page_saying_why(
+    app: AppBrowser, tmp_path: Path
+) -> None:
+    """One byte over TOKPLAY_MAX_UPLOAD_MB (50 MB, decimal as Streamlit's uploader counts):
+    the page says why, in bytes, since both sizes would read "50.0 MB". Streamlit's own
+    client-side refusal (a red icon, the reason on hover) would leave the page silent."""
+    alert_text = '[data-testid="stMarkdownContainer"]'  # an alert's text, not its icon
+    big = tmp_path / "big.txt"
+    with open(big, "wb") as fh:
+        fh.truncate(50_000_001)  # sparse: NUL bytes, never decoded (refused by size first)
+    page = app.page
+
+    app.goto("Train")
+    with app.rerun():
+        page.get_by_text("Upload .txt files", exact=True).click()
+    main = page.locator('[data-testid="stMain"]')
+    with app.rerun():
+        main.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(big)])
+    error = main.locator(f'[data-testid="stAlertContentError"] {alert_text}')
+    error.first.wait_for()
+    assert error.all_inner_texts() == [(
+        "“big.txt” is 50,000,001 bytes, more than this server's limit of 50,000,000 bytes: it "
+        "is left out. Upload less text (or raise TOKPLAY_MAX_UPLOAD_MB).")]
+    assert "50.0MB" in main.locator('[data-testid="stFileChip"]').inner_text()  # same unit
+
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("Load tokenizer files").click()
+    with app.rerun():
+        sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(big)])
+    error = sidebar.locator(f'[data-testid="stAlertContentError"] {alert_text}')
+    error.first.wait_for()
+    assert error.all_inner_texts() == [(
+        "These files are 50,000,001 bytes together; this server accepts at most 50,000,000 "
+        "bytes (TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.")]
+    app.assert_healthy()

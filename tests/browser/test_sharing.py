@@ -39,15 +39,23 @@ SPECIAL = "<|endoftext|>"
 session = browser_session  # another fresh browser context (= Streamlit session)
 
 
-def copied_link(app: AppBrowser) -> str:
-    """Open the "🔗 Copy link" popover and read the link it offers."""
+def copy_with_one_click(app: AppBrowser, row_key: str) -> str:
+    """Click the copy button of the ``st.code`` line in the row keyed ``row_key`` (Streamlit's
+    own button, shown on hover) and read what it put on the clipboard."""
     page = app.page
-    page.locator('[data-testid="stPopover"] button').first.click()
-    code = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"] code').first
-    code.wait_for()
-    link = code.inner_text().replace("\n", "")
-    page.keyboard.press("Escape")
-    return link
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app.base_url)
+    page.evaluate("navigator.clipboard.writeText('')")  # nothing left from an earlier copy
+    row = page.locator(f".st-key-{row_key}")
+    row.locator('[data-testid="stCode"]').hover()
+    row.get_by_role("button", name="Copy to clipboard").click()
+    row.get_by_role("button", name="Copied").wait_for()  # the button says so once it is done
+    return str(page.evaluate("navigator.clipboard.readText()"))
+
+
+def copied_link(app: AppBrowser) -> str:
+    """Copy the link under the page title as a user does: one click on its copy button."""
+    page_name = urlsplit(address(app)).path.strip("/") or "Home"
+    return copy_with_one_click(app, f"links-{page_name}")
 
 
 def open_link(app: AppBrowser, link: str) -> None:
@@ -144,14 +152,14 @@ def test_copied_link_reopens_the_view_in_a_fresh_session(
     commit_text(app, "Text", text)
     wait_until(lambda: url_params(app).get("text") == [text], "the text in the address bar")
     app.page.locator('[data-testid="stCheckbox"] label').filter(
-        has_text="GPT-2 byte view").click()  # a toggle is part of the view
+        has_text="File spelling").click()  # a toggle is part of the view
     wait_until(lambda: url_params(app).get("gpt2") == ["1"], "the toggle in the address bar")
     app.wait()
     link = copied_link(app)
     assert link.startswith(streamlit_server.url + "/Tokenize?"), link
     # the address bar says the same (it leaves out only what a fresh session shows anyway)
     assert url_params(app).items() <= params_of(link).items()
-    assert params_of(link).keys() - url_params(app).keys() <= {"tok", "word"}
+    assert params_of(link).keys() - url_params(app).keys() <= {"tok", "word", "special"}
     assert params_of(link)["tok"] == [GPT2] and params_of(link)["text"] == [text]
     ids = chip_ids(app)
     assert ids, "no chips"
@@ -186,6 +194,31 @@ def test_copied_vocabulary_link_keeps_the_selected_token(
                    "the token in the new session")
         assert other.page.get_by_text(re.compile(r"byte\(s\) · hex")).inner_text() == shown
         other.assert_healthy()
+
+
+@pytest.mark.parametrize("path", ["", "Train", "Tokenize", "Decode", "Vocabulary", "Compare"])
+def test_one_click_copies_the_link_on_every_page(app: AppBrowser, path: str) -> None:
+    app.goto(path)
+    link = copied_link(app)
+    assert link.startswith(f"{app.base_url}/{path}"), link
+    shown = app.page.locator(f'.st-key-links-{path or "Home"} [data-testid="stCode"]').inner_text()
+    assert link == shown.replace("\n", "")  # the line on the page is what was copied
+    assert app.page.locator('[data-testid="stPopover"]').count() == 0  # nothing to open first
+    app.assert_healthy()
+
+
+def test_one_click_copies_the_ids(app: AppBrowser) -> None:
+    from core import load_preset
+
+    text = "Copy me: 日本 🧩"
+    app.goto("Tokenize?tok=gpt2")
+    commit_text(app, "Text", text)
+    copied = copy_with_one_click(app, "tok-ids")
+    assert copied == ", ".join(map(str, load_preset("gpt2").encode(text)))
+    app.goto("Decode?tok=gpt2")  # pasted on Decode, they give the text back
+    commit_text(app, "Token IDs", copied)
+    assert text in app.page.locator(".tp-text").first.inner_text()
+    app.assert_healthy()
 
 
 # ---- hostile links ------------------------------------------------------------------------
