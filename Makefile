@@ -42,6 +42,7 @@ bench: setup-dev
 	$(PY) benchmarks/bench_encode.py
 	$(PY) benchmarks/bench_tokenize_page.py
 	$(PY) benchmarks/bench_ui_train.py
+	$(PY) benchmarks/real_models.py --docs 200
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
