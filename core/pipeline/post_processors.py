@@ -240,7 +240,7 @@ def _processor(obj: object, name: str, lookup: _Lookup) -> _Processor:
         sep = _pair(obj.get("sep"), "sep", name)
         # subtle: Hugging Face reads these untagged, trying RoBERTa first and ignoring
         # "type", so RoBERTa's treatment follows from its two extra fields being there
-        roberta = not all(
+        roberta = all(
             isinstance(obj.get(k), bool) for k in ("trim_offsets", "add_prefix_space")
         )
         return _cls_sep(cls, sep, roberta=roberta)

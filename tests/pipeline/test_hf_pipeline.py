@@ -21,14 +21,22 @@ from importlib import resources
 from typing import Any
 
 import pytest
+import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.builtin_corpus import builtin_corpus_text
 from core.errors import FormatError, PlaygroundError
 from core.pipeline.hf import pipeline_from_hf_json
+from core.pipeline.models import BPEModel
+from core.pipeline.piece import Piece
 from core.pipeline.post_processors import Template
-from core.pipeline.tokenizer import PipelineTokenizer
+from core.pipeline.tokenizer import (
+    _WORD_FLIPS,
+    PipelineTokenizer,
+    is_space_char,
+    is_word_char,
+)
 from tests.conftest import need_module
 
 CORPUS = builtin_corpus_text()[:300_000]
@@ -720,6 +728,24 @@ def test_spans_cover_the_original_text() -> None:
     assert [text[s:e] for s, e in words][:3] == ["Café", "ﬁne", " [MASK]"]
 
 
+class _Reverse:
+    """A normalizer that reverses the text (and its spans): a token's span is then the
+    smallest and largest of its characters' spans, not its first and last ones."""
+
+    def normalize(self, piece: Piece) -> Piece:
+        return Piece(piece.text[::-1], piece.spans[::-1])
+
+
+def test_token_spans_are_piece_spans() -> None:
+    model = BPEModel({"a": 0, "b": 1, "c": 2, "cb": 3}, [("c", "b")])
+    tok = PipelineTokenizer(model=model, normalizer=_Reverse())
+    tokens, words = tok.encode_spans("abc")
+    assert tokens == [(3, 1, 3), (0, 0, 1)]
+    piece = _Reverse().normalize(Piece.of("abc"))
+    assert [(s, e) for _, s, e in tokens] == [piece.span_of(0, 2), piece.span_of(2, 3)]
+    assert words == [(0, 3)]
+
+
 def test_pre_tokens_show_what_the_model_sees() -> None:
     llama, _, _ = load("llama2-legacy")
     seen = llama.pre_tokens("Hi <s>there")
@@ -800,6 +826,100 @@ def test_added_token_rules_match(tokens: list[dict[str, Any]], lowercase: bool) 
             ours.encode_spans(sample, add_special_tokens=True)
             continue
         ids = check_encode("flags", ours, oracle, sample)
+        check_decode(ours, oracle, ids)
+
+
+def test_added_token_flags_default_like_tokenizers_constructor() -> None:
+    # tokenizers refuses an entry without every flag; we read it with AddedToken's
+    # defaults: a special token is matched in the original text, others after normalizing
+    model = {"type": "WordLevel", "vocab": {"<unk>": 0}, "unk_token": "<unk>"}
+    entries = [
+        {"id": 1, "content": "<X>", "special": True},
+        {"id": 2, "content": "<Y>"},
+    ]
+    tok = pipeline_from_hf_json(
+        doc(model, added_tokens=entries, normalizer={"type": "Lowercase"})
+    )
+    assert tok.encode("<X>") == [1]
+    assert tok.encode("<x>") == [0]  # "<X>" is not normalized: no match in "<x>"
+    assert tok.encode("<y>") == [2]  # "<Y>" is: it matches the normalized text
+    assert tok.id_to_token(2) == "<y>"  # and decodes as its normalized form
+
+
+def _ranges(points: list[int]) -> str:
+    out: list[list[int]] = []
+    for c in sorted(points):
+        if out and out[-1][1] == c - 1:
+            out[-1][1] = c
+        else:
+            out.append([c, c])
+    return " ".join(f"{a:04X}" if a == b else f"{a:04X}-{b:04X}" for a, b in out)
+
+
+def _flag_tokenizer(flag: str) -> Any:
+    tk = need_module("tokenizers")
+    entry = added("Q", **{flag: True})
+    model = {"type": "WordLevel", "vocab": {"<unk>": 0}, "unk_token": "<unk>"}
+    return tk.Tokenizer.from_str(doc(model, added_tokens=[entry]))
+
+
+def test_word_characters_are_those_of_tokenizers() -> None:
+    # single_word: "Q" after a word character is not matched. Every code point the
+    # regex module calls a word character (or the table flips) is checked.
+    oracle = _flag_tokenizer("single_word")
+    word = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+    points = [
+        c
+        for c in range(0x110000)
+        if not 0xD800 <= c <= 0xDFFF and (word.match(chr(c)) or c in _WORD_FLIPS)
+    ]
+    encodings = oracle.encode_batch(
+        [chr(c) + "Q" for c in points], add_special_tokens=False
+    )
+    wrong = [
+        c
+        for c, e in zip(points, encodings, strict=True)
+        if is_word_char(chr(c)) != (1 not in e.ids)
+    ]
+    flips = sorted(set(wrong) ^ _WORD_FLIPS)
+    assert not wrong, f"_WORD_FLIPS should be code_points({_ranges(flips)!r})"
+
+
+def test_space_characters_are_those_of_tokenizers() -> None:
+    oracle = _flag_tokenizer("lstrip")
+    points = [
+        c
+        for c in range(0x30000)
+        if chr(c).isspace() or unicodedata.category(chr(c))[0] in "ZC" and c < 0xD800
+    ]
+    encodings = oracle.encode_batch(
+        [chr(c) + "Q" for c in points], add_special_tokens=False
+    )
+    for c, e in zip(points, encodings, strict=True):
+        assert is_space_char(chr(c)) == (e.offsets[-1][0] == 0), hex(c)
+
+
+def test_normalized_added_tokens_decode_as_their_normalized_form() -> None:
+    # with a ByteLevel normalizer, " héllo" is matched (and decoded) as "ĠhÃ©llo", so the
+    # ByteLevel decoder turns it back into " héllo" (tokenizers >= 0.23)
+    tk = need_module("tokenizers")
+    data = json.loads(load("bytelevel-gpt2")[2])
+    data["normalizer"] = {"type": "ByteLevel"}
+    data["pre_tokenizer"] = {
+        "type": "Split",
+        "pattern": {"Regex": "Ġ?[^Ġ]+|Ġ+"},
+        "behavior": "Isolated",
+        "invert": False,
+    }
+    data["added_tokens"] += [
+        added(" héllo", special=False),
+        added("<SP>", normalized=True),
+    ]
+    text = json.dumps(data)
+    ours, oracle = pipeline_from_hf_json(text), tk.Tokenizer.from_str(text)
+    assert ours.id_to_token(ours.token_to_id(" héllo")) == "ĠhÃ©llo"
+    for sample in ["say héllo héllo<SP>x", " héllo", "héllo", "<SP> héllo<SP>"]:
+        ids = check_encode("bytelevel-gpt2", ours, oracle, sample)  # (trimmed offsets)
         check_decode(ours, oracle, ids)
 
 
