@@ -28,35 +28,17 @@ the spaces of ``Ġ`` tokens, and type IDs do not exist for one sequence.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from core.errors import FormatError
+from core.template import Template  # one home: the fast Tokenizer uses it too
 
 __all__ = ["Template", "post_processor_from_json"]
 
 _SUPPORTED = (
     "TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel and Sequence are"
 )
-
-
-@dataclass(frozen=True)
-class Template:
-    """IDs added before (``prefix``) and after (``suffix``) one sequence; ``text`` shows
-    the template with ``$A`` for the sequence (``"<s> $A"``)."""
-
-    prefix: tuple[int, ...] = ()
-    suffix: tuple[int, ...] = ()
-    text: str = "$A"
-
-    def apply(self, ids: Sequence[int]) -> list[int]:
-        """``prefix + ids + suffix``.
-
-        >>> Template((1,), (), "<s> $A").apply([5])
-        [1, 5]
-        """
-        return [*self.prefix, *ids, *self.suffix]
 
 
 # ----------------------------------------------------------------------------------------
