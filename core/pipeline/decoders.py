@@ -26,7 +26,7 @@ from typing import Any, Literal, Protocol
 
 from core.bytes_unicode import unicode_to_bytes
 from core.errors import FormatError
-from core.pipeline.normalizers import Pattern, read_field
+from core.pipeline.normalizers import Pattern, build_from_table, read_field
 
 
 class Decoder(Protocol):
@@ -402,11 +402,4 @@ def decoder_from_json(obj: Any, *, name: str = "tokenizer.json") -> Decoder | No
         raise FormatError(
             f"{name}: a decoder should be a JSON object or null, not {obj!r}"
         )
-    kind = obj.get("type")
-    build = _FROM_JSON.get(kind) if isinstance(kind, str) else None
-    if build is None:
-        raise FormatError(
-            f"{name}: decoder type {kind!r} is not supported yet "
-            f"(supported: {', '.join(sorted(_FROM_JSON))})"
-        )
-    return build(obj, f"{name}: decoder {kind!r}")
+    return build_from_table(obj, _FROM_JSON, stage="decoder", name=name)

@@ -912,13 +912,23 @@ def normalizer_from_json(
     kind = obj.get("type")
     if kind == "Precompiled":
         return _precompiled(obj, name)
-    build = _FROM_JSON.get(kind) if isinstance(kind, str) else None
+    return build_from_table(obj, _FROM_JSON, stage="normalizer", name=name)
+
+
+def build_from_table(
+    obj: dict[str, Any], table: dict[str, Callable[[dict[str, Any], str], Any]], *,
+    stage: str, name: str,
+) -> Any:
+    """The component ``table[obj["type"]]`` builds (normalizer, pre-tokenizer, decoder), or
+    a :class:`FormatError` naming the type and listing the supported ones."""
+    kind = obj.get("type")
+    build = table.get(kind) if isinstance(kind, str) else None
     if build is None:
         raise FormatError(
-            f"{name}: normalizer type {kind!r} is not supported yet "
-            f"(supported: {', '.join(sorted(_FROM_JSON))})"
+            f"{name}: {stage} type {kind!r} is not supported yet "
+            f"(supported: {', '.join(sorted(table))})"
         )
-    return build(obj, f"{name}: normalizer {kind!r}")
+    return build(obj, f"{name}: {stage} {kind!r}")
 
 
 # ---------------------------------------------------------------------------------------------

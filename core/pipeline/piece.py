@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 
 Span = tuple[int, int]
 
@@ -52,14 +53,12 @@ class Piece:
     @property
     def span(self) -> Span:
         """The original characters the whole piece covers, ``(start, end)``."""
-        if not self.spans:
-            return (0, 0)
-        return (min(s for s, _ in self.spans), max(e for _, e in self.spans))
+        return cover(self.spans, 0, len(self.spans))
 
     def span_of(self, start: int, end: int) -> Span:
         """The original span of this piece's characters ``start:end`` (one token's)."""
         if end > start:
-            return self[start:end].span
+            return cover(self.spans, start, end)
         # an empty token (rare: an empty added token) sits where the next character starts
         at = self.spans[start][0] if start < len(self.spans) else self.span[1]
         return (at, at)
@@ -90,3 +89,21 @@ class Piece:
         return Piece(
             "".join(p.text for p in pieces), [s for p in pieces for s in p.spans]
         )
+
+
+_end = itemgetter(1)
+
+
+def cover(spans: list[Span], start: int, end: int) -> Span:
+    """The original ``(start, end)`` that ``spans[start:end]`` cover together; ``(0, 0)``
+    for an empty range. Written for speed (min/max in C): encoding calls it per token.
+
+    >>> cover([(0, 1), (0, 0), (1, 3), (3, 4)], 1, 3)
+    (0, 3)
+    """
+    if end - start == 1:
+        return spans[start]
+    if end <= start:
+        return (0, 0)
+    part = spans[start:end]
+    return min(part)[0], max(map(_end, part))

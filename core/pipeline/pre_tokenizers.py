@@ -48,6 +48,7 @@ from core.errors import FormatError
 from core.pipeline.normalizers import (
     Pattern,
     as_unicode_16,
+    build_from_table,
     byte_level_chars,
     code_points,
     is_whitespace,
@@ -537,14 +538,7 @@ def pre_tokenizer_from_json(
         raise FormatError(
             f"{name}: a pre_tokenizer should be a JSON object or null, not {obj!r}"
         )
-    kind = obj.get("type")
-    build = _FROM_JSON.get(kind) if isinstance(kind, str) else None
-    if build is None:
-        raise FormatError(
-            f"{name}: pre_tokenizer type {kind!r} is not supported yet "
-            f"(supported: {', '.join(sorted(_FROM_JSON))})"
-        )
-    return build(obj, f"{name}: pre_tokenizer {kind!r}")
+    return build_from_table(obj, _FROM_JSON, stage="pre_tokenizer", name=name)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,7 +30,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 import regex
@@ -42,7 +41,7 @@ from core.errors import PlaygroundError
 from core.pipeline import details
 from core.pipeline.decoders import decode_tokens
 from core.pipeline.normalizers import code_points
-from core.pipeline.piece import Piece, Span
+from core.pipeline.piece import Piece, Span, cover
 from core.pipeline.post_processors import Template
 
 __all__ = [
@@ -81,7 +80,6 @@ _UNKNOWN_ID_TOKEN = "\ufffd"
 # treats the first token specially (drops Llama's leading space, keeps "##").
 _ANCHOR = "\x00"
 _NO_TEMPLATE = Template()
-_end = itemgetter(1)
 
 
 @dataclass(frozen=True)
@@ -442,6 +440,29 @@ class PipelineTokenizer:
             out.append((piece[done:] if done else piece, None))
         return out
 
+    def _segments(self, text: str) -> Iterator[tuple[Piece, int | None]]:
+        """The pieces the model sees, in order: each word (normalized, pre-tokenized) with
+        ``None``, each added token with its ID. The one walk behind :meth:`pre_tokens` and
+        encoding."""
+        normalizer = self.normalizer
+        pre_tokenizer = self.pre_tokenizer
+        for part, added in self._splits(Piece.of(text), self._plain_matcher):
+            if added is not None:
+                yield part, added
+                continue
+            if normalizer is not None:
+                part = normalizer.normalize(part)
+            if not part.text:
+                continue
+            for sub, sub_added in self._splits(part, self._normalized_matcher):
+                if sub_added is not None:
+                    yield sub, sub_added
+                    continue
+                words = [sub] if pre_tokenizer is None else pre_tokenizer.split([sub])
+                for word in words:
+                    if word.text:
+                        yield word, None
+
     def pre_tokens(self, text: str) -> list[PreToken]:
         """The words the model sees, in order, with their original spans (added tokens
         included, with their IDs).
@@ -453,62 +474,21 @@ class PipelineTokenizer:
         [('a', None), ('<s>', 1), ('b', None)]
         """
         text = _check_text(text)
-        out: list[PreToken] = []
-        if not text:
-            return out
-        normalizer = self.normalizer
-        for part, added in self._splits(Piece.of(text), self._plain_matcher):
-            if added is not None:
-                out.append(PreToken(part.text, part.span, added))
-                continue
-            if normalizer is not None:
-                part = normalizer.normalize(part)
-            if not part.text:
-                continue
-            for sub, sub_added in self._splits(part, self._normalized_matcher):
-                if sub_added is not None:
-                    out.append(PreToken(sub.text, sub.span, sub_added))
-                    continue
-                words = (
-                    [sub]
-                    if self.pre_tokenizer is None
-                    else self.pre_tokenizer.split([sub])
-                )
-                out.extend(PreToken(w.text, w.span, None) for w in words if w.text)
-        return out
+        return [PreToken(p.text, p.span, added) for p, added in self._segments(text)]
 
     def _encode(self, text: str) -> tuple[list[Token], list[Span]]:
         text = _check_text(text)
         tokens: list[Token] = []
         spans: list[Span] = []
-        if not text:
-            return tokens, spans
         tokenize = self.model.tokenize
-        normalizer = self.normalizer
-        pre_tokenizer = self.pre_tokenizer
-        for part, added in self._splits(Piece.of(text), self._plain_matcher):
+        for piece, added in self._segments(text):
+            chars = piece.spans
+            span = cover(chars, 0, len(chars))
+            spans.append(span)
             if added is not None:
-                tokens.append((added, *part.span))
-                spans.append(part.span)
-                continue
-            if normalizer is not None:
-                part = normalizer.normalize(part)
-            if not part.text:
-                continue
-            for sub, sub_added in self._splits(part, self._normalized_matcher):
-                if sub_added is not None:
-                    tokens.append((sub_added, *sub.span))
-                    spans.append(sub.span)
-                    continue
-                words = [sub] if pre_tokenizer is None else pre_tokenizer.split([sub])
-                for word in words:
-                    if not word.text:
-                        continue
-                    chars = word.spans
-                    spans.append(_span(chars, 0, len(chars)))
-                    tokens.extend(
-                        (i, *_span(chars, s, e)) for i, s, e in tokenize(word.text)
-                    )
+                tokens.append((added, *span))
+            else:
+                tokens.extend((i, *cover(chars, s, e)) for i, s, e in tokenize(piece.text))
         return tokens, spans
 
     def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
@@ -575,18 +555,6 @@ class PipelineTokenizer:
 # ----------------------------------------------------------------------------------------
 # Helpers
 # ----------------------------------------------------------------------------------------
-
-
-def _span(spans: list[Span], start: int, end: int) -> Span:
-    """``Piece.span_of`` for a non-empty range, in C: the hot path of encode_spans.
-
-    >>> _span([(0, 1), (0, 0), (1, 3), (3, 4)], 1, 3)
-    (0, 3)
-    """
-    if end - start == 1:
-        return spans[start]
-    part = spans[start:end]
-    return min(part)[0], max(map(_end, part))
 
 
 def _check_text(text: object) -> str:
