@@ -287,7 +287,8 @@ def adopt_tokenizer(snap: jobs.JobSnapshot) -> Any | None:
         done[snap.job_id] = state.register_tokenizer(
             label, tok, source=f"trained here on {snap.corpus_name} "
                                f"({limits.format_bytes(snap.corpus_bytes)}, {snap.pattern})",
-            meta={"corpus_name": snap.corpus_name, "corpus_size": snap.corpus_bytes})
+            meta={"corpus_name": snap.corpus_name, "corpus_size": snap.corpus_bytes,
+                  "rows": snap.rows, "special_count": len(snap.special_tokens)})
         state.set_active(done[snap.job_id])
         st.session_state[keys.TRAIN_TOAST] = done[snap.job_id]
         st.rerun()  # so the sidebar (drawn before this) shows the new active tokenizer

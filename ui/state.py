@@ -109,6 +109,17 @@ def register_tokenizer(label: str, tok: Any, *, source: str,
     return final
 
 
+def training_rows(label: str) -> tuple[Any, ...] | None:
+    """The merge rows of the training that made the session tokenizer ``label``
+    (``ui.training_worker.MergeRow``: rank, count, token, pair, vocab size, seconds), or None
+    for a tokenizer that was not trained in this session (or whose training was not kept)."""
+    own = session_tokenizers().get(label)
+    if own is None:
+        return None
+    rows = (own.get("meta") or {}).get("rows")
+    return tuple(rows) if rows else None
+
+
 def session_tokenizers() -> dict[str, dict[str, Any]]:
     """This session's own tokenizers: label -> {"tok", "source", "fingerprint"}."""
     init_session()
