@@ -25,6 +25,10 @@ from core.tokenizer import Tokenizer as Tokenizer
 from core.pipeline.tokenizer import PipelineTokenizer as PipelineTokenizer
 from core.template import Template as Template
 
+# replay: a tokenizer after its first k merges
+from core.replay import TextReplay as TextReplay
+from core.replay import encode_with_first_merges as encode_with_first_merges
+
 # pre-tokenization
 from core.pretokenize import PATTERNS as PATTERNS
 from core.pretokenize import pretokenize as pretokenize

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -174,13 +174,19 @@ def _char_byte_offsets(text: str) -> list[int]:
 
 
 def encode_details(
-    tokenizer: Tokenizer, text: str, *, add_special_tokens: bool = False
+    tokenizer: Tokenizer,
+    text: str,
+    *,
+    add_special_tokens: bool = False,
+    pretoken_ids: Callable[[str], Iterable[int]] | None = None,
 ) -> EncodingDetails:
     """Everything the Tokenize page shows about ``tokenizer.encode(text)``.
 
     The IDs are exactly ``tokenizer.encode(text, add_special_tokens=...)``: the template's
     tokens (a model's BOS) come first and last, as special tokens with empty spans. Lone
     surrogates (which UTF-8 cannot hold) are encoded as U+FFFD, as in :meth:`Tokenizer.encode`.
+    ``pretoken_ids``: the IDs of one pre-token, in place of ``tokenizer.pretoken_ids`` (the
+    replay gives those of the first k merges, :mod:`core.replay`).
     """
     if not isinstance(text, str):
         raise PlaygroundError(f"encode_details takes a str, not {type(text).__name__}")
@@ -230,7 +236,7 @@ def encode_details(
             add_pretoken(piece, start, [tokenizer.special_token_ids[piece]], True)
         else:
             for m in tokenizer.pretoken_regex.finditer(piece):
-                ids = tokenizer.pretoken_ids(m.group())
+                ids = (pretoken_ids or tokenizer.pretoken_ids)(m.group())
                 add_pretoken(m.group(), start + m.start(), ids, False)
         start += len(piece)
     if add_special_tokens:

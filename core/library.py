@@ -92,6 +92,8 @@ __all__ = [
     "TokenizerLibrary",
     "UnknownIdError",
     "default_library_dir",
+    "tokenizer_from_json",
+    "tokenizer_json",
     "validate_id",
 ]
 
@@ -252,6 +254,33 @@ def _canonical_blob(
         "merges": [[a.hex(), b.hex()] for a, b in merges],
     }
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def tokenizer_json(
+    vocab: Mapping[int, bytes],
+    merges: Sequence[tuple[bytes, bytes]],
+    special_tokens: Sequence[str],
+    pattern: str,
+) -> bytes:
+    """A tokenizer as the library's canonical JSON (checked first; never a pickle).
+
+    >>> tokenizer_json({0: b"a"}, [], [], "gpt2")[:44]
+    b'{"format":"tokenizer-playground/bpe-v1","mer'
+    """
+    _check_tokenizer(vocab, merges, special_tokens)
+    return _canonical_blob(vocab, merges, list(special_tokens), _canonical_pattern(pattern))
+
+
+def tokenizer_from_json(
+    data: bytes, *, where: str = "(workspace)"
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]], list[str], str]:
+    """The inverse of :func:`tokenizer_json`: ``(vocab, merges, special_tokens, pattern)``,
+    every field validated (the bytes come from disk: untrusted).
+
+    >>> tokenizer_from_json(tokenizer_json({0: b"a"}, [], [], "gpt2"))
+    ({0: b'a'}, [], [], 'gpt2')
+    """
+    return _parse_blob(data, where)
 
 
 def _content_id(data: bytes) -> str:

@@ -319,6 +319,16 @@ class Tokenizer:
         return self._whole_only
 
     @property
+    def ids_by_bytes(self) -> Mapping[bytes, int]:
+        """``token bytes -> ID`` of every ordinary token (special tokens left out; the lowest
+        ID where bytes repeat). In rank mode an ID is the token's rank: this is the rank table.
+
+        >>> Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, None).ids_by_bytes[b"ab"]
+        256
+        """
+        return MappingProxyType(self._encoder)
+
+    @property
     def pair_ranks(self) -> Mapping[tuple[int, int], int]:
         """``(left ID, right ID) -> merge rank`` (the lowest rank if a pair repeats)."""
         self.merges  # noqa: B018

@@ -361,7 +361,9 @@ class BPETrainer:
                 "Train on more text or ask for a smaller vocabulary."
             )
         elif reason == "stopped":
-            self.messages.append(f"Stopped by request at vocab size {size} ({len(self._merges)} merges).")
+            self.messages.append(
+                f"Stopped by request at merge {len(self._merges):,} (vocab {size:,})."
+            )
 
     def _merge_once(self) -> tuple[int, int, int] | None:
         """One merge without building an event; None when training is over."""

@@ -13,26 +13,24 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui import charts, jobs, keys, limits, links, state, workspace
 from ui.page import setup
-from ui import charts, jobs, keys, limits, links, state
-from ui.widgets import save_to_library, show_error, show_export_failures, upload_size_cap_mb
+from ui.training import training_manager
+from ui.widgets import (
+    save_to_library,
+    show_error,
+    show_export_failures,
+    upload_size_cap_mb,
+)
 
 setup("Train")
 
-_POLL_SECONDS = 0.5
+_POLL_SECONDS = 1.0  # the charts' refresh (the whole live view): heavy for the browser
+_STATUS_SECONDS = 0.25  # the progress line and newest merges: light, so refreshed often
 _TABLE_ROWS = 15
 _CHART_POINTS = 1500  # plotly gets at most this many points per trace
 _COUNT_SHARE = 0.1  # share of the progress bar for the counting phase
-
-
-@st.cache_resource(max_entries=1, show_spinner=False)
-def training_manager() -> jobs.TrainingManager:
-    """One manager per server, deliberately shared: jobs are keyed by unguessable IDs, and
-    each session only knows its own. Its queue is what enforces the concurrency limit."""
-    manager = jobs.TrainingManager(max_concurrent=limits.max_concurrent_trainings(),
-                                   memory_mb=limits.train_memory_mb())
-    manager.warm_up()
-    return manager
+_UPLOAD_PROBLEMS = "train.upload_problems"  # (uploader digest, messages about files left out)
 
 
 @st.cache_data(max_entries=1, show_spinner="Assembling the built-in corpus…")
@@ -64,31 +62,56 @@ def corpus_section() -> tuple[list[str], str] | None:
         )
         return [text], "built-in corpus"
     limit = limits.max_upload_bytes()
+    kept = state.value(keys.TRAIN_CORPUS)
     uploads = st.file_uploader(
-        "Text files (UTF-8)", type=["txt"], accept_multiple_files=True, key="train.uploads",
-        max_upload_size=upload_size_cap_mb(),
+        "Replace it with other .txt files" if kept else "Text files (UTF-8)", type=["txt"],
+        accept_multiple_files=True, key="train.uploads", max_upload_size=upload_size_cap_mb(),
         help=f"One or more plain-text files, at most {limits.format_bytes(limit)} in total "
-             "(TOKPLAY_MAX_UPLOAD_MB).",
+             "(TOKPLAY_MAX_UPLOAD_MB). They stay here until you upload others, across pages "
+             "and reloads.",
     )
-    if not uploads:
+    if uploads:
+        digest = repr([(u.name, u.size, u.file_id) for u in uploads])
+        if kept is None or kept.get("upload") != digest:
+            kept = read_uploads(uploads, digest) or kept
+        elif st.session_state.get(_UPLOAD_PROBLEMS, (None,))[0] == digest:
+            for problem in st.session_state[_UPLOAD_PROBLEMS][1]:  # the files left out
+                st.error(problem, icon="⚠️")
+    if kept is None:
         st.info("Upload one or more .txt files, or pick the built-in corpus.", icon="📄")
         return None
+    sizes = " · ".join(f"`{name}` {limits.format_bytes(size)}" for name, size in kept["files"])
+    row = st.container(horizontal=True, vertical_alignment="center")
+    row.markdown(f"📄 Your corpus: {sizes}")
+    if row.button("Forget it", key="train.forget_corpus", icon="🗑️",
+                  help="Drop the uploaded text from this session."):
+        st.session_state.pop(keys.TRAIN_CORPUS, None)
+        st.rerun()
+    return list(kept["texts"]), kept["name"]
+
+
+def read_uploads(uploads: list[Any], digest: str) -> dict[str, Any] | None:
+    """Check and decode newly uploaded corpus files; keep the good ones as the session's
+    corpus (``ui.workspace.remember_corpus``). None (after saying why) if none is usable."""
     texts: list[str] = []
     names: list[str] = []
+    problems: list[str] = []  # shown while these files stay in the uploader
     total = 0
     for upload in uploads:
         if too_large := limits.corpus_file_too_large(upload.name, upload.size, before=total):
-            st.error(too_large, icon="⚠️")
+            problems.append(too_large)
             continue
         data = upload.getvalue()
         try:
             texts.append(limits.decode_upload(upload.name, data))
         except Exception as err:  # noqa: BLE001 - CorpusError: shown, the other files still count
-            show_error(err)
+            problems.append(str(err))
             continue
         names.append(upload.name)
         total += len(data)
-        st.markdown(f"✅ `{upload.name}` · {limits.format_bytes(len(data))}")
+    st.session_state[_UPLOAD_PROBLEMS] = (digest, problems)
+    for problem in problems:
+        st.error(problem, icon="⚠️")
     if not texts:
         st.warning("None of the uploaded files can be used: fix them or use the built-in corpus.")
         return None
@@ -96,7 +119,9 @@ def corpus_section() -> tuple[list[str], str] | None:
         st.warning("The uploaded text is empty (only whitespace): add some text to learn from.")
         return None
     name = names[0] if len(names) == 1 else f"{len(names)} files"
-    return texts, name
+    corpus = workspace.remember_corpus(name, list(zip(names, texts)))
+    corpus["upload"] = digest
+    return corpus
 
 
 #: Speeds a training can run at: label -> merges per second (0 = as fast as it can).
@@ -147,29 +172,9 @@ def _thin(rows: tuple[jobs.MergeRow, ...]) -> list[jobs.MergeRow]:
 
 
 def draw_charts(snap: jobs.JobSnapshot) -> None:
-    rows = _thin(snap.rows)
+    counts, growth = charts.training_figures(_thin(snap.rows), 256 + len(snap.special_tokens))
     left, right = st.columns(2)
-    counts = go.Figure(go.Scattergl(
-        x=[r[0] for r in rows], y=[r[1] for r in rows], mode="markers",
-        marker={"size": 4, "color": "#4c78a8"},
-        text=[limits.readable_token(r[2]) for r in rows],
-        hovertemplate="rank %{x}<br>count %{y:,}<br>%{text}<extra></extra>",
-    ))
-    counts.update_layout(
-        title="Count of each new merge", xaxis_title="merge rank", yaxis_title="pair count",
-        xaxis=charts.integer_axis(rows[0][0], rows[-1][0]),
-        yaxis={"type": "log", "dtick": 1, "tickformat": "~s"}, height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-    )
     left.plotly_chart(counts, key="train.chart.counts")
-    base = 256 + len(snap.special_tokens)
-    times = [0.0] + [r[5] for r in rows]
-    sizes = [base] + [r[4] for r in rows]
-    growth = go.Figure(go.Scatter(x=times, y=sizes, mode="lines", line={"color": "#f58518"}))
-    growth.update_layout(
-        title="Vocab size over time", xaxis_title="seconds since start", yaxis_title="vocab size",
-        yaxis=charts.integer_axis(base, sizes[-1]), height=320,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-    )
     right.plotly_chart(growth, key="train.chart.growth")
 
 
@@ -210,16 +215,29 @@ def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
                          f"{value:.0%} (merges come next)")
     else:
         n = len(snap.rows)
-        paused = " · ⏸ paused" if snap.status == "paused" else ""
         # one bar for both phases: counting fills the first tenth, merges the rest
         st.progress(
             _COUNT_SHARE + (1 - _COUNT_SHARE) * snap.merge_progress,
             text=f"Merges {n:,} / {snap.target_merges:,} · vocab "
                  f"{256 + len(snap.special_tokens) + n:,} / {snap.vocab_size:,} · "
-                 f"{snap.elapsed:.1f} s{paused}",
+                 f"{snap.elapsed:.1f} s{_control_note(snap)}",
         )
     if snap.pause_requested and snap.status in ("starting", "counting"):
         st.caption("Pausing after the first merge (counting cannot be paused).")
+
+
+def _control_note(snap: jobs.JobSnapshot) -> str:
+    """What a Pause or Stop is doing, for the progress line ("" when neither applies).
+
+    "paused at merge N" only once the worker has confirmed: its rows are all in by then, so N
+    is exact (the elapsed time stands still while paused)."""
+    if snap.done:
+        return ""
+    if snap.stop_requested:
+        return " · ⏹ stopping…"
+    if snap.status == "paused":
+        return f" · ⏸ paused at merge {len(snap.rows):,}"
+    return " · ⏸ pausing…" if snap.pause_requested else ""
 
 
 def control_state(snap: jobs.JobSnapshot | None) -> tuple[bool, bool, bool]:
@@ -253,20 +271,42 @@ def draw_controls(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None
 
 
 def live_view(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
-    """Status, progress, charts and the newest merges; polled while the job runs."""
-    manager = training_manager()
-    try:
-        snap = manager.snapshot(job_id)
-    except KeyError:
-        st.warning("That training is no longer on the server (it restarted): start again.")
+    """Status, progress, the newest merges and charts; polled while the job runs.
+
+    subtle: two rates. Redrawing the two plotly charts keeps a browser busy for 0.1-1 s
+    (measured in headless chromium), so with everything in one fragment polled every 0.5 s
+    the merge count shown lagged the worker by 0.7-2 s and a click on Stop waited behind
+    the redraws. The charts refresh every _POLL_SECONDS; the progress line and the table
+    (plain text) every _STATUS_SECONDS, in a nested fragment.
+    """
+    snap = _job_snapshot(job_id)
+    if snap is None:
         return
-    draw_status(snap, manager)
+    status = st.fragment(live_status, run_every=None if snap.done else _STATUS_SECONDS)
+    status(job_id, drawn_controls)
     if snap.rows:
         draw_charts(snap)
+
+
+def live_status(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
+    """The progress line and the newest merges (a fragment polled every _STATUS_SECONDS)."""
+    snap = _job_snapshot(job_id)
+    if snap is None:
+        return
+    draw_status(snap, training_manager())
+    if snap.rows:
         draw_table(snap)
     if control_state(snap) != drawn_controls:
         # left the queue, paused, ended...: redraw the whole page (buttons, results, polling)
         st.rerun()
+
+
+def _job_snapshot(job_id: str) -> jobs.JobSnapshot | None:
+    try:
+        return training_manager().snapshot(job_id)
+    except KeyError:
+        st.warning("That training is no longer on the server (it restarted): start again.")
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,6 +315,10 @@ def live_view(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
 
 def adopt_tokenizer(snap: jobs.JobSnapshot) -> Any | None:
     """Build the trained tokenizer and make it the session's active one (once per job)."""
+    done: dict[str, str] = st.session_state.setdefault(keys.TRAIN_DONE, {})
+    own = state.session_tokenizers().get(done.get(snap.job_id, ""))
+    if own is not None:
+        return own["tok"]  # adopted on an earlier run (or reopened from the workspace)
     if snap.vocab is None or snap.merges is None:
         return None
     from core.tokenizer import Tokenizer
@@ -282,13 +326,13 @@ def adopt_tokenizer(snap: jobs.JobSnapshot) -> Any | None:
     label = f"BPE {len(snap.vocab):,} · {snap.corpus_name}"
     tok = Tokenizer(snap.vocab, snap.merges, list(snap.special_tokens), pattern=snap.pattern,
                     name=label)
-    done: dict[str, str] = st.session_state.setdefault(keys.TRAIN_DONE, {})
     if snap.job_id not in done:
         done[snap.job_id] = state.register_tokenizer(
             label, tok, source=f"trained here on {snap.corpus_name} "
                                f"({limits.format_bytes(snap.corpus_bytes)}, {snap.pattern})",
             meta={"corpus_name": snap.corpus_name, "corpus_size": snap.corpus_bytes,
                   "rows": snap.rows, "special_count": len(snap.special_tokens)})
+        workspace.remember_training(snap, done[snap.job_id], tok)
         state.set_active(done[snap.job_id])
         st.session_state[keys.TRAIN_TOAST] = done[snap.job_id]
         st.rerun()  # so the sidebar (drawn before this) shows the new active tokenizer
@@ -384,6 +428,10 @@ if job_id is not None:
         st.session_state.pop(keys.TRAIN_JOB, None)
         job_id = None
 running = snap is not None and not snap.done
+kept_result = None  # the last training, reopened from the workspace (a reload, a link)
+if snap is None and (record := st.session_state.get(keys.TRAIN_RECORD)):
+    own = state.session_tokenizers().get(record.get("label") or "")
+    kept_result = workspace.record_snapshot(own["tok"] if own else None)
 
 corpus_col, settings_col = st.columns([3, 2], gap="large")
 with corpus_col:
@@ -418,3 +466,11 @@ if job_id is not None:
     fragment(job_id, control_state(snap))
     if snap is not None and snap.done:
         draw_results(snap)
+elif kept_result is not None:
+    st.divider()
+    st.subheader("Last training")
+    st.caption("Reopened from your workspace (the link's `ws=`): charts, result and downloads.")
+    if kept_result.rows:
+        draw_charts(kept_result)
+        draw_table(kept_result)
+    draw_results(kept_result)

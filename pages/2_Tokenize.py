@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, chips, keys, limits, links, state, widgets
+from ui import cache, chips, keys, limits, links, live_input, state, widgets
 
 setup("Tokenize")
 
@@ -29,9 +29,9 @@ with top[2]:
 with top[3]:
     st.caption(state.describe(label))
 
-text = st.text_area("Text", height=150, **state.bind(keys.TOK_TEXT, state.SAMPLE_TEXT),
-                    help=f"Up to {cache.MAX_TEXT_CHARS:,} characters. Updates when you click "
-                         "outside the box or press Ctrl+Enter.")
+text = live_input.text_area("Text", keys.TOK_TEXT, state.SAMPLE_TEXT, height=150,
+                           help=f"Up to {cache.MAX_TEXT_CHARS:,} characters. Updates as you "
+                                "type.")
 if too_long := limits.text_too_long(len(text), limit=cache.MAX_TEXT_CHARS):
     st.warning(too_long)
     text = text[: cache.MAX_TEXT_CHARS]
@@ -138,4 +138,4 @@ with tab_why:
             st.html(chips.trace_html(word, steps, gpt2_view=gpt2_view))
 
 with tab_export:
-    widgets.export_buttons(tok, key="tok.export")
+    widgets.export_buttons(tok, key="tok.export", cache_key=key)

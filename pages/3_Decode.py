@@ -6,7 +6,7 @@ from core.compare import first_difference
 from core.details import parse_ids
 
 from ui.page import setup
-from ui import cache, chips, keys, links, state, widgets
+from ui import cache, chips, keys, links, live_input, state, widgets
 
 setup("Decode")
 
@@ -41,9 +41,10 @@ except Exception:  # noqa: BLE001 - then links always carry the IDs
     state.set_value(keys.DEC_IDS_DEFAULT, None)
 with top:
     links.share("Decode")
-raw = st.text_area("Token IDs", height=110, **state.bind(keys.DEC_IDS, ""),
-                   help="Example: 15496 11 995 — or [15496, 11, 995]. Try [255] to see a byte that is "
-                        "not UTF-8 on its own. Updates on Ctrl+Enter or when you click outside.")
+raw = live_input.text_area(
+    "Token IDs", keys.DEC_IDS, "", height=110,
+    help="Example: 15496 11 995 — or [15496, 11, 995]. Try [255] to see a byte that is not "
+         "UTF-8 on its own. Updates as you type.")
 st.button("Use the IDs of the Tokenize page's text", on_click=use_tokenize_text)
 
 ids, problems = parse_ids(raw)

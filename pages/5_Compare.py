@@ -5,7 +5,7 @@ import streamlit as st
 from core.compare import boundaries, differing_regions, tokenization_stats
 
 from ui.page import setup
-from ui import cache, chips, keys, limits, links, state, widgets
+from ui import cache, chips, keys, limits, links, live_input, state, widgets
 
 setup("Compare")
 
@@ -20,7 +20,7 @@ if state.value(keys.CMP_TOKENIZERS) is None:
     state.set_value(keys.CMP_TOKENIZERS, [x for x in defaults if x in state.available_tokenizers()])
 links.share("Compare")
 labels = widgets.tokenizer_multi_picker(keys.CMP_TOKENIZERS, default=defaults)
-text = st.text_area("Text", height=120, **state.bind(keys.CMP_TEXT, state.SAMPLE_TEXT))
+text = live_input.text_area("Text", keys.CMP_TEXT, state.SAMPLE_TEXT, height=120)
 if too_long := limits.text_too_long(len(text), limit=cache.MAX_TEXT_CHARS, what="compares"):
     st.warning(too_long)
     text = text[: cache.MAX_TEXT_CHARS]

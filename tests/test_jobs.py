@@ -313,3 +313,96 @@ def test_the_worker_side_never_imports_streamlit():
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Precise control: Stop and Pause act before the next merge; paused time is not training time
+
+
+def _wait_for_a_new_row(manager: TrainingManager, job: str, after: int) -> int:
+    wait_for(lambda: len(manager.snapshot(job).rows) > after)
+    return len(manager.snapshot(job).rows)
+
+
+def test_stop_takes_effect_within_one_merge_of_the_request(manager, long_text):
+    """At 2 merges/s the worker spends ~0.5 s waiting before each merge; a stop that arrives
+    then ends the job with no further merge. ``seen`` is read just after a merge arrived, so
+    the worker holds ``seen`` (or, after a stall of the test, one more) merges."""
+    job = manager.submit(long_text, vocab_size=5000, special_tokens=SPECIALS, pace=2)
+    seen = _wait_for_a_new_row(manager, job, after=1)  # a fresh merge, not the first
+    manager.stop(job)
+    assert manager.snapshot(job).stop_requested
+    snap = manager.wait(job, timeout=60)
+    assert snap.status == "stopped" and snap.stop_reason == "stopped"
+    assert seen <= len(snap.merges) <= seen + 1
+    assert len(snap.rows) == len(snap.merges) == snap.n_merges
+    assert f"Stopped by request at merge {len(snap.merges):,} (vocab {len(snap.vocab):,})." in (
+        snap.messages)
+
+
+def test_paused_at_merge_n_then_stop_keeps_exactly_n(manager, long_text):
+    """Once the status says "paused", ``rows`` holds every merge learned: a Stop then keeps
+    exactly that many (the page's "paused at merge N" is what the user gets)."""
+    job = manager.submit(long_text, vocab_size=5000, special_tokens=SPECIALS, pace=50)
+    _wait_for_a_new_row(manager, job, after=3)
+    manager.pause(job)
+    assert manager.snapshot(job).pause_requested
+    wait_for(lambda: manager.snapshot(job).status == "paused")
+    paused_at = len(manager.snapshot(job).rows)
+    manager.stop(job)
+    snap = manager.wait(job, timeout=60)
+    assert snap.status == "stopped"
+    assert len(snap.merges) == len(snap.rows) == paused_at
+    assert len(snap.vocab) == 256 + 1 + paused_at
+
+
+def test_elapsed_time_leaves_out_the_pauses(manager, long_text):
+    """JobSnapshot.elapsed stands still while paused, and so do the rows' seconds column and
+    the final training time."""
+    pause_s = 1.5
+    job = manager.submit(long_text, vocab_size=5000, special_tokens=SPECIALS, pace=20)
+    started = time.time()
+    _wait_for_a_new_row(manager, job, after=3)
+    manager.pause(job)
+    wait_for(lambda: manager.snapshot(job).status == "paused")
+    before = manager.snapshot(job)
+    time.sleep(pause_s)  # not a wait for a result: paused time must pass to be left out
+    during = manager.snapshot(job)
+    assert during.elapsed - before.elapsed < 0.05  # stands still while paused
+    assert len(during.rows) == len(before.rows)
+    manager.resume(job)
+    n = len(before.rows)
+    _wait_for_a_new_row(manager, job, after=n + 3)
+    manager.stop(job)
+    snap = manager.wait(job, timeout=60)
+    wall = snap.finished_at - started
+    assert snap.elapsed <= wall - pause_s
+    assert abs(snap.paused_seconds - pause_s) < 1.0
+    # the merge after the pause comes ~1/20 s after the one before it in the seconds column
+    gap = snap.rows[n][5] - snap.rows[n - 1][5]
+    assert 0 <= gap < pause_s - 0.5, gap
+    assert snap.rows[-1][5] <= snap.elapsed
+
+
+def test_a_stop_after_the_end_is_reported_not_silent(manager):
+    job = manager.submit("hello hello", vocab_size=258)
+    snap = manager.wait(job, timeout=60)
+    assert snap.status == "finished"
+    manager.stop(job)  # the page still showed the job running when Stop was clicked
+    snap = manager.snapshot(job)
+    assert snap.status == "finished" and snap.stop_reason == "reached vocab size"
+    assert "Training had already finished at 2 merges (vocab 258) when Stop arrived" in (
+        " ".join(snap.messages))
+    manager.stop(job)  # said once
+    assert sum("already finished" in m for m in manager.snapshot(job).messages) == 1
+
+
+def test_a_stop_in_flight_when_the_worker_finishes_is_reported(manager):
+    """The worker sent "done" before it saw the stop: the finished job says so."""
+    job = manager.submit("hello hello", vocab_size=258, pace=1)  # one merge, then done
+    wait_for(lambda: manager.snapshot(job).status in ("training", "finished"))
+    with manager._lock:  # subtle: make the race certain: the stop is recorded, not delivered
+        manager._jobs[job].stop_requested = True
+    snap = manager.wait(job, timeout=60)
+    assert snap.status == "finished"
+    assert any("already finished at 2 merges" in m for m in snap.messages)

@@ -227,6 +227,40 @@ def length_counts(tok_key: str, _tok: Any) -> dict[int, int]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Replay: a tokenizer after its first k merges (core.replay)
+
+
+@st.cache_resource(max_entries=8, ttl=3600, show_spinner="Replaying the merges on the text…")
+def replay(tok_key: str, text: str, _tok: Any) -> Any:
+    """``core.replay.TextReplay`` of ``text`` (read-only: every step answers from it)."""
+    from core.replay import TextReplay
+
+    return TextReplay(_tok, text)
+
+
+@st.cache_data(max_entries=256, ttl=3600, show_spinner=False)
+def replay_step(tok_key: str, text: str, k: int, _tok: Any) -> tuple[Any, list[int]]:
+    """The text's ``EncodingDetails`` at step ``k``, and the indexes of the tokens step
+    ``k`` made."""
+    rep = replay(tok_key, text, _tok)
+    return rep.details(k), rep.merged_at(k)
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner="Counting the vocabulary at each step…")
+def replay_sizes(tok_key: str, _tok: Any) -> list[int]:
+    """The vocab size at every step (``core.replay.vocab_sizes``)."""
+    from core.replay import vocab_sizes
+
+    return vocab_sizes(_tok)
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+def merge_lengths(tok_key: str, _tok: Any) -> list[int]:
+    """The length in bytes of the token each merge makes, by rank."""
+    return [len(a) + len(b) for a, b in _tok.merges]
+
+
+# ---------------------------------------------------------------------------------------------
 # The saved-tokenizer library (server-wide, on disk; see core/library.py)
 
 #: Key in .streamlit/secrets.toml naming the library folder (TOKPLAY_LIBRARY_DIR wins).

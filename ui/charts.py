@@ -1,5 +1,6 @@
-"""Settings shared by the pages' plotly charts: plain layout dicts (no plotly or Streamlit
-import).
+"""The pages' plotly charts: layout settings and figures built from plain rows. plotly is
+imported inside the figure functions only, so this module imports without plotly, numpy or
+Streamlit (training workers and tools import it).
 
 >>> integer_axis(257, 258)["dtick"]
 1
@@ -7,9 +8,17 @@ import).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["integer_axis"]
+from ui import limits
+
+__all__ = ["CHART_POINTS", "integer_axis", "merge_length_figure", "thin", "training_figures"]
+
+#: plotly gets at most this many points per trace.
+CHART_POINTS = 1500
+_MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
+_CURSOR = "#e45756"
 
 
 def integer_axis(low: float, high: float, *, max_ticks: int = 8) -> dict[str, Any]:
@@ -34,3 +43,87 @@ def integer_axis(low: float, high: float, *, max_ticks: int = 8) -> dict[str, An
                 break
         scale *= 10
     return {"tick0": 0, "dtick": step, "tickformat": ",d"}
+
+
+def thin(rows: Sequence[Any], limit: int = CHART_POINTS) -> list[Any]:
+    """At most ``limit`` rows, evenly spread, always keeping the newest.
+
+    >>> thin(list(range(10)), 4)
+    [0, 2, 5, 9]
+    """
+    if len(rows) <= limit:
+        return list(rows)
+    step = len(rows) / limit
+    return [rows[int(i * step)] for i in range(limit - 1)] + [rows[-1]]
+
+
+def training_figures(rows: Sequence[Any], base_vocab_size: int, *,
+                     cursor: int | None = None) -> tuple[Any, Any]:
+    """The Train page's two charts from its merge rows (``ui.training_worker.MergeRow``:
+    rank, count, token, pair, vocab size, seconds): the count of each new merge over its
+    rank, and the vocab size over time. ``cursor``: a step ``k`` (merges done, 0 to
+    ``len(rows)``) marked on both, as the Replay page does.
+    """
+    import plotly.graph_objects as go
+
+    shown = thin(rows)
+    counts = go.Figure(go.Scattergl(
+        x=[r[0] for r in shown], y=[r[1] for r in shown], mode="markers",
+        marker={"size": 4, "color": "#4c78a8"},
+        text=[limits.readable_token(r[2]) for r in shown],
+        hovertemplate="rank %{x}<br>count %{y:,}<br>%{text}<extra></extra>",
+    ))  # fmt: skip
+    counts.update_layout(
+        title="Count of each new merge", xaxis_title="merge rank", yaxis_title="pair count",
+        xaxis=integer_axis(shown[0][0], shown[-1][0]) if shown else {},
+        yaxis={"type": "log", "dtick": 1, "tickformat": "~s"}, height=320, margin=_MARGIN,
+    )  # fmt: skip
+    times = [0.0] + [r[5] for r in shown]
+    sizes = [base_vocab_size] + [r[4] for r in shown]
+    growth = go.Figure(go.Scatter(x=times, y=sizes, mode="lines", line={"color": "#f58518"}))
+    growth.update_layout(
+        title="Vocab size over time", xaxis_title="seconds since start", yaxis_title="vocab size",
+        yaxis=integer_axis(base_vocab_size, sizes[-1]), height=320, margin=_MARGIN,
+    )  # fmt: skip
+    if cursor is not None and rows:
+        k = max(0, min(cursor, len(rows)))
+        row = rows[k - 1] if k else None
+        if row is not None:
+            counts.add_vline(x=row[0], line={"color": _CURSOR, "width": 2})
+            counts.add_trace(go.Scatter(
+                x=[row[0]], y=[row[1]], mode="markers", showlegend=False,
+                marker={"size": 11, "color": _CURSOR, "symbol": "diamond"},
+                hovertemplate=f"step {k:,}<br>count %{{y:,}}<extra></extra>"))  # fmt: skip
+        at, size = (row[5], row[4]) if row is not None else (0.0, base_vocab_size)
+        growth.add_vline(x=at, line={"color": _CURSOR, "width": 2})
+        growth.add_trace(go.Scatter(
+            x=[at], y=[size], mode="markers", showlegend=False,
+            marker={"size": 11, "color": _CURSOR, "symbol": "diamond"},
+            hovertemplate=f"step {k:,}<br>vocab size %{{y:,}}<extra></extra>"))  # fmt: skip
+    return counts, growth
+
+
+def merge_length_figure(lengths: Sequence[int], *, cursor: int | None = None) -> Any:
+    """What is known of any merge list without its training: the length in bytes of the
+    token each merge makes, over its rank (``lengths[r]`` for merge ``r``); ``cursor``: a
+    step ``k`` (merges done), marked at the merge it adds."""
+    import plotly.graph_objects as go
+
+    ranks = thin(range(len(lengths)))
+    fig = go.Figure(go.Scattergl(
+        x=ranks, y=[lengths[r] for r in ranks], mode="markers",
+        marker={"size": 4, "color": "#4c78a8"},
+        hovertemplate="rank %{x:,}<br>%{y} bytes<extra></extra>",
+    ))  # fmt: skip
+    fig.update_layout(
+        title="Length of each new token", xaxis_title="merge rank", yaxis_title="bytes",
+        xaxis=integer_axis(0, max(len(lengths) - 1, 1)),
+        yaxis=integer_axis(0, max(lengths, default=1)), height=320, margin=_MARGIN,
+    )  # fmt: skip
+    if cursor is not None and 0 < cursor <= len(lengths):
+        fig.add_vline(x=cursor - 1, line={"color": _CURSOR, "width": 2})
+        fig.add_trace(go.Scatter(
+            x=[cursor - 1], y=[lengths[cursor - 1]], mode="markers", showlegend=False,
+            marker={"size": 11, "color": _CURSOR, "symbol": "diamond"},
+            hovertemplate=f"step {cursor:,}<br>%{{y}} bytes<extra></extra>"))  # fmt: skip
+    return fig

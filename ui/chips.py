@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from core.bytes_unicode import to_gpt2_str
@@ -158,9 +158,9 @@ def _esc(text: str) -> str:
 # Encoding chips
 
 
-def _chip(span: Any, *, show_ids: bool, gpt2_view: bool) -> str:
+def _chip(span: Any, *, show_ids: bool, gpt2_view: bool, new: bool = False) -> str:
     token: bytes = span.token
-    classes = ["tp-chip"]
+    classes = ["tp-chip", "tp-new"] if new else ["tp-chip"]
     style = ""
     if span.is_special:
         classes.append("tp-special")
@@ -193,6 +193,7 @@ def chips_html(
     show_ids: bool = True,
     gpt2_view: bool = False,
     limit: int | None = None,
+    highlight: Collection[int] = (),
 ) -> str:
     """HTML for a row of token chips (``tokens``: ``core.details.TokenSpan`` objects).
 
@@ -201,9 +202,11 @@ def chips_html(
     part of a UTF-8 character are dashed and wrapped together with the tokens that complete the
     character (same ``group``), under the character they make (taken from ``text``). A chip
     ending in a newline is followed by a line break so the layout follows the text. ``limit``
-    caps how many chips are drawn.
+    caps how many chips are drawn. ``highlight``: indexes of chips to outline (the tokens a
+    replay step just made).
     """
     shown = tokens if limit is None else tokens[:limit]
+    marked = frozenset(highlight)
     out: list[str] = [CSS, '<div class="tp-chips">']
     i = 0
     n = len(shown)
@@ -222,11 +225,12 @@ def chips_html(
             out.append(f'<span class="tp-grp" title="{_esc(title)}">')
             if char:  # a zero-width joiner draws nothing: its name does
                 out.append(f'<span class="tp-grp-char">{_esc(char)}</span>')
-            out.extend(_chip(m, show_ids=show_ids, gpt2_view=gpt2_view) for m in members)
+            out.extend(_chip(m, show_ids=show_ids, gpt2_view=gpt2_view, new=m.index in marked)
+                       for m in members)
             out.append("</span>")
             i = j
             continue
-        out.append(_chip(span, show_ids=show_ids, gpt2_view=gpt2_view))
+        out.append(_chip(span, show_ids=show_ids, gpt2_view=gpt2_view, new=span.index in marked))
         if span.token.endswith(b"\n"):
             out.append("<br>")
         i += 1

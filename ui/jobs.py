@@ -12,9 +12,11 @@ polls :meth:`TrainingManager.snapshot` from a fragment. Everything else happens 
 - each worker gets an address-space limit (``TOKPLAY_TRAIN_MEMORY_MB``, default 2048), so a
   huge corpus ends its own job with a clear message instead of the server;
 - the corpus goes to the worker as a temporary file (never pickled through a pipe); merge
-  events come back in batches (one message per ~0.1 s, not one per merge);
-- pause / resume / stop (keeps what was learned) / cancel (drops the job), and a worker that
-  dies (killed, crashed) marks its job failed with a message saying so.
+  events come back in batches (one message per ~0.05 s, not one per merge);
+- pause / resume / stop (keeps what was learned) / cancel (drops the job), each taking effect
+  before the worker's next merge; a Stop that arrives after the end says so in the messages;
+  time spent paused is left out of every elapsed time; a worker that dies (killed, crashed)
+  marks its job failed with a message saying so.
 
 Typical use::
 
@@ -79,9 +81,12 @@ class JobSnapshot:
     error: str | None
     corpus_stats: dict[str, Any] = field(default_factory=dict)
     pause_requested: bool = False
+    stop_requested: bool = False
     submitted_at: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None
+    paused_seconds: float = 0.0  # time spent paused in earlier pauses
+    paused_since: float | None = None  # when the current pause began (the worker confirmed it)
     pid: int | None = None
 
     @property
@@ -101,11 +106,19 @@ class JobSnapshot:
         return 1.0 if target == 0 else min(1.0, len(self.rows) / target)
 
     @property
+    def n_merges(self) -> int:
+        """Merges learned so far: the final count once done, the streamed rows before."""
+        return len(self.merges) if self.merges is not None else len(self.rows)
+
+    @property
     def elapsed(self) -> float:
-        """Seconds since the worker started (0 while queued)."""
+        """Seconds of training since the worker started, time spent paused left out (0 while
+        queued)."""
         if self.started_at is None:
             return 0.0
-        return (self.finished_at or time.time()) - self.started_at
+        end = self.finished_at or time.time()
+        paused = self.paused_seconds + (end - self.paused_since if self.paused_since else 0.0)
+        return max(0.0, end - self.started_at - paused)
 
 
 # =============================================================================================
@@ -132,9 +145,12 @@ class _Job:
     error: str | None = None
     corpus_stats: dict[str, Any] = field(default_factory=dict)
     pause_requested: bool = False
+    stop_requested: bool = False
     submitted_at: float = field(default_factory=time.time)
     started_at: float | None = None
     finished_at: float | None = None
+    paused_seconds: float = 0.0
+    paused_since: float | None = None
     process: Any = None
     conn: Any = None
     run_event: Any = None  # set = may run, clear = paused
@@ -253,9 +269,12 @@ class TrainingManager:
                 error=job.error,
                 corpus_stats=dict(job.corpus_stats),
                 pause_requested=job.pause_requested,
+                stop_requested=job.stop_requested,
                 submitted_at=job.submitted_at,
                 started_at=job.started_at,
                 finished_at=job.finished_at,
+                paused_seconds=job.paused_seconds,
+                paused_since=job.paused_since,
                 pid=job.process.pid if job.process is not None else None,
             )
 
@@ -264,7 +283,11 @@ class TrainingManager:
             return job_id in self._jobs
 
     def pause(self, job_id: str) -> None:
-        """Pause a job after its current merge (while queued or counting: after its first merge)."""
+        """Pause a job before its next merge (while queued or counting: after its first merge).
+
+        The status turns "paused" once the worker confirms; by then ``rows`` holds every merge
+        learned, so ``len(rows)`` is the merge it paused at.
+        """
         self._set_paused(job_id, True)
 
     def resume(self, job_id: str) -> None:
@@ -279,21 +302,42 @@ class TrainingManager:
             job.pause_requested = paused  # a queued job starts paused (after its counting)
             if job.run_event is not None:
                 (job.run_event.clear if paused else job.run_event.set)()
-            if job.status == ("training" if paused else "paused"):
-                job.status = "paused" if paused else "training"
+            if not paused:
+                self._end_pause_locked(job)
+                if job.status == "paused":
+                    job.status = "training"
+
+    @staticmethod
+    def _end_pause_locked(job: _Job) -> None:
+        if job.paused_since is not None:
+            job.paused_seconds += time.time() - job.paused_since
+            job.paused_since = None
 
     def stop(self, job_id: str) -> None:
-        """End a job early, keeping the merges learned so far (a queued job is cancelled)."""
+        """End a job before its next merge, keeping the merges learned so far (a queued job is
+        cancelled). A job that has already finished gets a message saying so."""
         with self._lock:
             job = self._jobs[job_id]
             if job.status in TERMINAL:
+                if job.status == "finished":
+                    self._note_late_stop_locked(job)
                 return
             if job.status == "queued":
                 self._cancel_locked(job, "Cancelled while waiting in the queue.")
                 return
+            job.stop_requested = True
             job.stop_event.set()
             job.run_event.set()  # a paused worker must wake up to stop
         self._wake()
+
+    @staticmethod
+    def _note_late_stop_locked(job: _Job) -> None:
+        """Say that a Stop came too late to cut anything short (never silently)."""
+        n = len(job.merges or [])
+        note = (f"Training had already finished at {n:,} merges (vocab {len(job.vocab or {}):,}) "
+                "when Stop arrived: nothing was cut short.")
+        if note not in job.messages:
+            job.messages.append(note)
 
     def cancel(self, job_id: str) -> None:
         """Drop a job: leave the queue, or end its worker at once (nothing is kept)."""
@@ -374,6 +418,7 @@ class TrainingManager:
         if error is not None:
             job.error = error
         job.finished_at = time.time()
+        self._end_pause_locked(job)
         self._running.discard(job.job_id)
         if job.job_id in self._queue:
             self._queue.remove(job.job_id)
@@ -493,8 +538,13 @@ class TrainingManager:
         kind = message[0]
         if kind == "status":
             status = message[1]
+            if status == "paused":
+                # the worker has stopped merging (its rows came first, on the same pipe);
+                # subtle: not if a resume crossed this message on its way here
+                if job.pause_requested and job.status != "paused":
+                    job.status, job.paused_since = "paused", time.time()
             # subtle: a pause the user asked for wins over a stale "training" from the worker
-            if not (status == "training" and job.pause_requested):
+            elif not (status == "training" and job.pause_requested):
                 job.status = status
         elif kind == "count":
             job.count_progress = message[1]
@@ -508,6 +558,8 @@ class TrainingManager:
             job.messages.extend(m for m in messages if m not in job.messages)
             job.corpus_stats = dict(stats or {})
             self._finish_locked(job, "stopped" if stop_reason == "stopped" else "finished")
+            if job.stop_requested and job.status == "finished":
+                self._note_late_stop_locked(job)  # the worker was done before Stop reached it
         elif kind == "error":
             self._finish_locked(job, "failed", error=message[1])
 

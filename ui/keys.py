@@ -35,6 +35,13 @@ VOC_PICKED = "voc.picked"  # the row picked in the table (a new pick moves VOC_T
 CMP_TOKENIZERS = "cmp.tokenizers"
 CMP_TEXT = "cmp.text"
 
+# Replay
+REP_TEXT = "rep.text"
+REP_STEP = "rep.step"  # the step k shown (merges done); a link may name one past the end
+REP_PLAYING = "rep.playing"  # True while the play button advances the step
+REP_SPEED = "rep.speed"  # a label of ui.replay.SPEEDS
+REP_STRIDE = "rep.stride"  # a label of ui.replay.STEP_BY
+
 # Train (its form values, then the job)
 TRAIN_SOURCE = "train.source"
 TRAIN_VOCAB_SIZE = "train.vocab_size"
@@ -44,6 +51,16 @@ TRAIN_SPEED = "train.speed"
 TRAIN_JOB = "train.job"  # this session's current job ID (its only link to the manager)
 TRAIN_DONE = "train.done"  # job ID -> registered tokenizer label (so each job registers once)
 TRAIN_TOAST = "train.toast"  # a label to announce on the next run
+TRAIN_RECORD = "train.record"  # the last finished training, as kept in the workspace
+TRAIN_CORPUS = "train.corpus"  # the uploaded corpus, kept until replaced: {"name", "texts", ...}
+
+# workspace (ui.workspace): this session's work kept on the server, named by ?ws= in the URL
+WS_ID = "ws.id"  # the ID of this session's newest snapshot
+WS_DIGEST = "ws.digest"  # hash of the manifest last written or opened (skip needless writes)
+WS_SALT = "ws.salt"  # random, per session: snapshot IDs cannot be guessed from their content
+WS_SEEN = "ws.seen"  # snapshot IDs this session has opened (each opened once)
+WS_RECIPES = "ws.recipes"  # tokenizer label -> how to rebuild it (blob IDs)
+WS_PROBLEM = "ws.problem"  # why work cannot be kept (the store failed), shown once
 
 # links
 LINKS_SEEN = "links.seen"  # page -> hash of the query string last applied or written

@@ -177,6 +177,17 @@ def env_int(name: str, default: int, *, minimum: int = 1) -> int:
 # Training limits and the Train page's form checks
 
 
+def workspace_max_bytes() -> int:
+    """How much disk the workspaces (``ui.workspace``: reloads and links) may use in total
+    (``TOKPLAY_WORKSPACE_MB`` decimal megabytes, default 1,000); least recently used first out."""
+    return env_int("TOKPLAY_WORKSPACE_MB", 1000) * MB
+
+
+def workspace_max_days() -> int:
+    """Days a workspace is kept after its last use (``TOKPLAY_WORKSPACE_DAYS``, default 30)."""
+    return env_int("TOKPLAY_WORKSPACE_DAYS", 30)
+
+
 def max_vocab_size() -> int:
     """The largest vocab size this server trains (``TOKPLAY_MAX_VOCAB``, default 50,000)."""
     return env_int("TOKPLAY_MAX_VOCAB", DEFAULT_MAX_VOCAB, minimum=257)

@@ -18,8 +18,8 @@ name       pages                    value
 tok        all but Train and Home   a preset/baseline label ("GPT-2 (gpt2)"), a preset name
                                     ("gpt2"), or a saved tokenizer ``lib:<16 hex>``;
                                     Compare repeats it (``tok=A&tok=B``)
-text       Tokenize, Compare        the text, or ``@<16 hex>``: a long text stored on the
-                                    server (``TokenizerLibrary.save_text``)
+text       Tokenize, Compare,       the text, or ``@<16 hex>``: a long text stored on the
+           Replay                   server (``TokenizerLibrary.save_text``)
 ids        Decode                   the IDs as typed (or ``@<id>`` when long)
 word       Tokenize                 the pre-token of the "why this split" trace
 show_ids   Tokenize                 ``1`` / ``0`` (IDs inline)
@@ -27,15 +27,19 @@ gpt2       Tokenize                 ``1`` / ``0`` (GPT-2 byte view)
 q          Vocabulary               the search text
 order      Vocabulary               one of ``ui.cache.VOCAB_ORDERS``
 token      Vocabulary               the selected token ID
+k          Replay                   the step: how many of the tokenizer's merges are applied
+ws         every page               the session's workspace snapshot (``ui.workspace``):
+                                    its trained and uploaded tokenizers, last training and
+                                    corpus; written by ``ui.workspace.save``, not a PARAMS row
 =========  =======================  =====================================================
 
 Each parameter is one row of :data:`PARAMS` (name, pages and session keys, how a link's
 value is checked in, how the session's value is written out, its default): adding one is one
 row, plus its ``apply`` function if no existing one fits.
 
-Tokenizers trained or uploaded in a session live only in that session; a link cannot name
-them until they are saved to the library (the "What it leaves out" popover beside the link
-says so and offers saving).
+Tokenizers trained or uploaded in a session are kept in its workspace, so a link names them
+by label next to ``ws=``; the workspace expires (``ui.workspace``), the library keeps them for
+good (the "Save to library" box offers it).
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ from typing import Any
 import streamlit as st
 
 from ui import keys, limits, site, state
+
+#: The workspace parameter (``ui.workspace``): on every page, written by ``ui.workspace.save``.
+WS_PARAM = "ws"
 
 #: ``apply(page, session key, values)``: check a link's values into the session; a note if not.
 Applier = Callable[[str, str, tuple[str, ...]], "str | None"]
@@ -118,6 +125,11 @@ def _url_items(page: str) -> list[tuple[str, tuple[str, ...]]]:
     return [(k, tuple(st.query_params.get_all(k))) for k in keys if k in st.query_params]
 
 
+def note(page: str, message: str) -> None:
+    """Queue a note about the URL for ``page`` (shown once, beside the link)."""
+    _note(page, message)
+
+
 def _note(page: str, message: str) -> None:
     st.session_state.setdefault(keys.LINKS_NOTES, {}).setdefault(page, []).append(message)
 
@@ -128,11 +140,16 @@ def _note(page: str, message: str) -> None:
 
 def link_name(label: str) -> str | None:
     """What a link calls the tokenizer ``label``: presets and baselines by label, saved ones
-    as ``lib:<ID>``; None for a session-only tokenizer (not linkable until saved)."""
+    as ``lib:<ID>``, the session's own by label when its workspace keeps them (the link's
+    ``ws=`` reopens them: ``ui.workspace``); None for one that cannot be linked."""
     if label in state.PRESET_LABELS or label in state.BASELINE_LABELS:
         return label
     entry_id = state.saved_id(label)
-    return None if entry_id is None else f"lib:{entry_id}"
+    if entry_id is not None:
+        return f"lib:{entry_id}"
+    if label in st.session_state.get(keys.WS_RECIPES, {}) and st.session_state.get(keys.WS_ID):
+        return label  # kept in the session's workspace: the link's ws= brings it along
+    return None
 
 
 def resolve_tokenizer(name: str) -> tuple[str | None, str | None]:
@@ -385,6 +402,15 @@ def _apply_token(page: str, key: str, values: tuple[str, ...]) -> str | None:
     return None
 
 
+def _apply_step(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    raw = values[-1].strip()
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 9):
+        return (f"The link's step {shown(values[-1])} is not a number of merges (a whole "
+                "number 0 or more); showing the current step instead.")
+    state.set_value(key, int(raw))  # the page checks it against the tokenizer's merges
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # Session -> URL
 
@@ -450,9 +476,10 @@ class UrlParam:
 #: word or the token ID, are made against its tokenizer) and written.
 PARAMS: tuple[UrlParam, ...] = (
     UrlParam("tok", {"Tokenize": keys.ACTIVE, "Decode": keys.ACTIVE, "Vocabulary": keys.ACTIVE,
-                     "Compare": keys.CMP_TOKENIZERS},
+                     "Compare": keys.CMP_TOKENIZERS, "Replay": keys.ACTIVE},
              _apply_tok, _tok_value, _tok_default, _format_tok),
-    UrlParam("text", {"Tokenize": keys.TOK_TEXT, "Compare": keys.CMP_TEXT}, _apply_text,
+    UrlParam("text", {"Tokenize": keys.TOK_TEXT, "Compare": keys.CMP_TEXT,
+                      "Replay": keys.REP_TEXT}, _apply_text,
              lambda key: state.SAMPLE_TEXT if state.value(key) is None else state.value(key),
              lambda key: state.SAMPLE_TEXT, _format_text),
     UrlParam("ids", {"Decode": keys.DEC_IDS}, _apply_ids, state.value,
@@ -474,12 +501,14 @@ PARAMS: tuple[UrlParam, ...] = (
              lambda key: state.value(key, "ID"), lambda key: "ID", in_full_link=False),
     UrlParam("token", {"Vocabulary": keys.VOC_TOKEN}, _apply_token, state.value,
              lambda key: state.value(keys.VOC_TOKEN_DEFAULT), _plain(lambda v: str(int(v)))),
+    UrlParam("k", {"Replay": keys.REP_STEP}, _apply_step, state.value, lambda key: 0,
+             _plain(lambda v: str(int(v)))),
 )
 
 #: Parameters each page reads and writes (from :data:`PARAMS`).
 PAGE_PARAMS: dict[str, tuple[str, ...]] = {
     page: tuple(p.name for p in PARAMS if page in p.keys)
-    for page in ("Tokenize", "Decode", "Vocabulary", "Compare")
+    for page in ("Tokenize", "Decode", "Vocabulary", "Compare", "Replay")
 }
 
 
@@ -521,9 +550,13 @@ def write_url(page: str, params: dict[str, str | list[str]]) -> None:
     items = [(k, tuple(v) if isinstance(v, list) else (v,)) for k, v in params.items()]
     items = [(k, v) for k, v in items if v]
     current = _url_items(page)
-    if _digest(current) != _digest(items) or any(
-            k not in PAGE_PARAMS.get(page, ()) for k in st.query_params):
-        st.query_params.from_dict({k: list(v) if len(v) > 1 else v[0] for k, v in items})
+    ws_id = st.session_state.get(keys.WS_ID)
+    if _digest(current) != _digest(items) or st.query_params.get(WS_PARAM) != ws_id or any(
+            k not in PAGE_PARAMS.get(page, ()) and k != WS_PARAM for k in st.query_params):
+        url = {k: list(v) if len(v) > 1 else v[0] for k, v in items}
+        if ws_id:
+            url[WS_PARAM] = ws_id  # the session's workspace (ui.workspace) stays in the URL
+        st.query_params.from_dict(url)
     st.session_state.setdefault(keys.LINKS_SEEN, {})[page] = _digest(items)
 
 
@@ -540,7 +573,10 @@ def page_url(page: str, params: dict[str, str | list[str]] | None = None) -> str
     (``st.context.url``), else a path relative to the server (in tests).
     """
     path = PAGE_PATHS.get(page, "")
-    query = query_string({k: v for k, v in (params or {}).items() if v})
+    params = {k: v for k, v in (params or {}).items() if v}
+    if st.session_state.get(keys.WS_ID) and WS_PARAM not in params:
+        params[WS_PARAM] = st.session_state[keys.WS_ID]
+    query = query_string(params)
     public = os.environ.get(PUBLIC_URL_ENV, "").strip()
     if public:
         base = public.rstrip("/")
@@ -596,11 +632,13 @@ def share_plain(page: str) -> str:
     """The link, ready to copy in one click, for pages without view state (Home, Train)."""
     from ui import widgets
 
+    for message in st.session_state.get(keys.LINKS_NOTES, {}).pop(page, []):
+        st.warning(f"Link problem: {message}", icon="🔗")
     link = page_url(page)
     widgets.copy_row("🔗 Link to this page", link, key=f"links-{page}",
-                     help="Copy it with the button at its right (shown on hover). Training "
-                          "runs and their results stay in your session: save a trained "
-                          "tokenizer to the library to share it.")
+                     help="Copy it with the button at its right (shown on hover). It "
+                          "carries your work (`ws=`): your tokenizers, the last training and "
+                          f"the corpus, kept {limits.workspace_max_days()} days after last use.")
     return link
 
 

@@ -1,4 +1,5 @@
-"""The first line of every page: page config, session defaults, the link's view, the sidebar.
+"""The first line of every page: page config, session defaults, the work a URL names
+(``ui.workspace``), the link's view, the sidebar.
 
 Pages read like a short script: ``setup("Tokenize")``, then widgets, cached core calls
 (:mod:`ui.cache`), and rendering (:mod:`ui.chips`, plotly).
@@ -15,7 +16,7 @@ import numpy  # noqa: F401
 import pandas  # noqa: F401
 import streamlit as st
 
-from ui import links, state, widgets
+from ui import links, state, widgets, workspace
 
 APP_NAME = "Tokenizer Playground"
 
@@ -25,5 +26,8 @@ def setup(title: str, *, icon: str = "🧩") -> None:
     values), and the shared sidebar."""
     st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout="wide")
     state.init_session()
+    for note in workspace.restore():  # a reload or a link: bring the work back first
+        links.note(title, note)
     links.apply_url(title)
-    widgets.sidebar()
+    widgets.sidebar(title)
+    workspace.save()

@@ -38,6 +38,7 @@ PAGES: tuple[Page, ...] = (
     Page("Decode", "🔢", "pages/3_Decode.py"),
     Page("Vocabulary", "📖", "pages/4_Vocabulary.py"),
     Page("Compare", "⚖️", "pages/5_Compare.py"),
+    Page("Replay", "🎞️", "pages/6_Replay.py"),
 )
 
 _BY_TITLE = {p.title: p for p in PAGES}

@@ -27,8 +27,9 @@ __all__ = ["MergeRow", "Worker", "death_message", "spawn_worker"]
 MergeRow = tuple[int, int, bytes, tuple[bytes, bytes], int, float]
 
 _WORKER_RUN_NAME = "__tokplay_training_worker__"
-_FLUSH_SECONDS = 0.1  # worker -> manager batching interval
+_FLUSH_SECONDS = 0.05  # worker -> manager batching interval (a share of the page's lag)
 _FLUSH_ROWS = 2000  # ... or this many merges, whichever comes first
+_GATE_SECONDS = 0.05  # at a slow pace, how often a wait for the next merge looks for a pause
 
 
 # =============================================================================================
@@ -227,46 +228,61 @@ def _train_in_worker(
     )
     batch: list[MergeRow] = []
     last_flush = time.monotonic()
-    first = True
-    merging_since = 0.0  # when merge 0 would be due at this pace (moved on by pauses)
-    for event in trainer:
-        if first:
-            first = False
-            conn.send(("status", "training"))
-            merging_since = time.monotonic()
-        if pace:  # slow motion: merge k is due k / pace seconds after merging began
-            delay = merging_since + event.rank / pace - time.monotonic()
-            if delay > 0:
-                stop_event.wait(delay)  # a stop ends the wait at once (handled below)
-        batch.append(
-            (event.rank, event.count, event.token, event.pair, event.vocab_size, event.elapsed)
-        )
-        now = time.monotonic()
-        if len(batch) >= _FLUSH_ROWS or now - last_flush >= _FLUSH_SECONDS:
+    merging_since = 0.0  # when merge 0 was due at this pace (moved on by pauses)
+    paused_total = 0.0  # seconds spent paused: left out of every row's elapsed time
+
+    def flush() -> None:
+        nonlocal batch, last_flush
+        if batch:
             conn.send(("merges", batch))
-            batch, last_flush = [], now
-        if not run_event.is_set() and not stop_event.is_set():
-            if batch:
-                conn.send(("merges", batch))
-                batch = []
-            conn.send(("status", "paused"))
-            paused_at = time.monotonic()
-            while not run_event.wait(0.2):
-                if stop_event.is_set():
-                    break
-            if not stop_event.is_set():
-                conn.send(("status", "training"))
-            last_flush = time.monotonic()
-            merging_since += last_flush - paused_at  # a pause does not count towards the pace
-        if stop_event.is_set():
-            # subtle: stop() then keep iterating: the trainer's next step ends the loop and
-            # records stop_reason "stopped" with its own message, keeping every merge so far
-            trainer.stop()
-    if stop_event.is_set() and not trainer.done:
+            batch = []
+        last_flush = time.monotonic()
+
+    def may_merge(rank: int) -> bool:
+        """Wait until merge ``rank`` may be computed: not paused, and due at this pace.
+
+        False once a stop arrives. subtle: the gate sits *before* the merge, so a stop or a
+        pause that arrives while waiting takes effect with no further merge; at full speed,
+        within the merge being computed when it arrives.
+        """
+        nonlocal merging_since, paused_total
+        while not stop_event.is_set():
+            if not run_event.is_set():
+                flush()  # rows first: when the manager reads "paused", it has every merge
+                conn.send(("status", "paused"))
+                paused_at = time.monotonic()
+                run_event.wait()  # stop() sets it too
+                paused = time.monotonic() - paused_at
+                paused_total += paused
+                merging_since += paused  # a pause does not count towards the pace
+                if not stop_event.is_set():
+                    conn.send(("status", "training"))
+                continue
+            delay = merging_since + rank / pace - time.monotonic() if pace else 0.0
+            if delay <= 0:
+                return True
+            flush()  # nothing to compute until then: let the page see what we have
+            stop_event.wait(min(delay, _GATE_SECONDS))  # also notices a pause soon
+        return False
+
+    event = trainer.step()  # counts the pre-tokens, then merge 0 (counting cannot pause)
+    if event is not None:
+        conn.send(("status", "training"))
+        merging_since = time.monotonic()
+    while event is not None:
+        batch.append((event.rank, event.count, event.token, event.pair, event.vocab_size,
+                      event.elapsed - paused_total))
+        if len(batch) >= _FLUSH_ROWS or time.monotonic() - last_flush >= _FLUSH_SECONDS:
+            flush()
+        following = event.rank + 1
+        # the target reached: finish as "reached vocab size", even if a stop is on its way
+        if following < trainer.n_merges_target and not may_merge(following):
+            break
+        event = trainer.step()
+    if not trainer.done:  # stopped: the trainer ends with stop_reason "stopped", keeping all
         trainer.stop()
-        trainer.step()  # counting was stopped before any merge: let the trainer finish cleanly
-    if batch:
-        conn.send(("merges", batch))
+        trainer.step()
+    flush()
     stats = getattr(trainer, "corpus_stats", {}) or {}
     conn.send(
         ("done", trainer.vocab, trainer.merges, trainer.stop_reason, list(trainer.messages), stats)

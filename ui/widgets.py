@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import cache, limits, site, state
+from ui import cache, limits, site, state, workspace
 
 #: File types the tokenizer loader accepts (core.formats tells the format from the content).
 TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt", "model",
@@ -53,6 +53,7 @@ def use_builtin_tokenizer() -> str:
         f"built-in corpus · {len(tok.vocab):,} tokens", tok,
         source=f"byte-level BPE trained on the built-in corpus (Python docstrings), "
                f"{len(tok.merges):,} merges")
+    workspace.remember_builtin(label, cache.QUICK_VOCAB)
     state.set_active(label)
     return label
 
@@ -183,6 +184,7 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
         return None
     name = getattr(tok, "name", "") or " + ".join(sorted(files))
     new_label = state.register_tokenizer(name, tok, source="uploaded " + ", ".join(sorted(files)))
+    workspace.remember_files(new_label, files, **options)
     state.set_active(new_label)
     st.session_state[done_key] = (digest, new_label)
     st.toast(f"Loaded “{new_label}”", icon="✅")
@@ -201,10 +203,14 @@ def _page_menu() -> None:
             pass  # subtle: AppTest runs one page script alone, with no app.py to link to
 
 
-def sidebar() -> None:
-    """The shared sidebar block: the page menu, the active tokenizer and the file loader."""
+def sidebar(page: str = "") -> None:
+    """The shared sidebar block: the page menu, a running training (``ui.training``), the
+    active tokenizer and the file loader."""
+    from ui.training import sidebar_status
+
     with st.sidebar:
         _page_menu()
+        sidebar_status(page)
         st.divider()
         info = st.container()
         with st.expander("Load tokenizer files", icon="📂"):
@@ -274,9 +280,12 @@ def save_to_library(label: str, *, key: str) -> str | None:
     return entry.id  # pragma: no cover - st.rerun() does not return
 
 
-def export_buttons(tok: Any, *, key: str) -> None:
+def export_buttons(tok: Any, *, key: str, cache_key: str | None = None) -> None:
     """Download buttons for every format core can write (``core.formats.export_all``), and one
-    warning per format it could not write (which file is missing and why)."""
+    warning per format it could not write (which file is missing and why).
+
+    ``cache_key`` names the tokenizer's content (``ui.state.tokenizer_key``) when the page
+    has it: hashing a 50k-token vocab again on every run costs a live-typing page ~0.1 s."""
     if not state.is_byte_level(tok):
         st.info("Export is available for byte-level BPE tokenizers.")
         return
@@ -285,7 +294,7 @@ def export_buttons(tok: Any, *, key: str) -> None:
                 "the file you loaded is the one to share.")
         return
     try:
-        files, failures = _export(state.fingerprint_of(tok), tok)
+        files, failures = _export(cache_key or state.fingerprint_of(tok), tok)
     except Exception as err:  # noqa: BLE001
         show_error(err, what="Cannot export")
         return

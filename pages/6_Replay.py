@@ -1,0 +1,55 @@
+"""Replay: watch a tokenizer's vocabulary grow, merge by merge, on a sample text."""
+
+import streamlit as st
+
+from core.replay import replay_problem
+from ui.page import setup
+from ui import keys, links, replay, state, widgets
+
+setup("Replay")
+
+st.title("🎞️ Replay")
+st.caption("A BPE tokenizer learns one merge at a time. Step k is the tokenizer made of the "
+           "256 bytes, the special tokens and its first k merges: slide or play through the "
+           "steps and watch the sample text's tokens merge.")
+link_slot = st.container()  # the link, drawn once the step is checked against the tokenizer
+
+top = st.columns([2, 1, 1], vertical_alignment="bottom")
+with top[0]:
+    label = widgets.tokenizer_picker("rep.tokenizer")
+with top[1]:
+    stride = st.selectbox("Stride", list(replay.STEP_BY),
+                          **state.bind(keys.REP_STRIDE, "merges this text uses"),
+                          help="How far ▶ Play, ◀ and ▶ move: to the next merge that changes "
+                               "this text, or a fixed number of merges.")
+with top[2]:
+    speed = st.segmented_control("Speed", list(replay.SPEEDS), required=True,
+                                 **state.bind(keys.REP_SPEED, "normal"))
+
+text = st.text_area("Sample text", height=110, **state.bind(keys.REP_TEXT, state.SAMPLE_TEXT),
+                    help=f"Up to {replay.MAX_TEXT_CHARS:,} characters. Updates when you click "
+                         "outside the box or press Ctrl+Enter.")
+if too_long := replay.text_too_long(len(text)):
+    st.warning(too_long)
+    text = text[: replay.MAX_TEXT_CHARS]
+
+loaded = widgets.load_tokenizer(label)
+if loaded is None:
+    with link_slot:
+        links.share("Replay")
+    st.stop()
+label, tok = loaded
+if problem := replay_problem(tok):
+    with link_slot:
+        links.share("Replay")
+    st.info(problem, icon="🎞️")
+    st.stop()
+replay.check_step(len(tok.merges))
+with link_slot:
+    links.share("Replay")
+
+playing = bool(state.value(keys.REP_PLAYING, False))
+view = st.fragment(replay.stage, run_every=replay.SPEEDS.get(speed, 0.5)) if playing \
+    else replay.stage
+view(label, state.tokenizer_key(label), tok, text, by=replay.STEP_BY.get(stride, 0),
+     playing=playing)

@@ -1,0 +1,129 @@
+"""Text boxes that update the page while the user types: :func:`text_area`.
+
+Tokenize, Compare and Decode show their result as the text changes, with no Enter and no
+click outside. A plain ``st.text_area`` sends its value only on Ctrl+Enter or blur, so
+:func:`text_area` draws one and adds a small ``st.components.v2`` component that presses the
+box's own commit key (Ctrl+Enter) for it once the user has stopped typing for a moment.
+
+Why this design (issue 11)
+--------------------------
+- **The widget stays ``st.text_area``.** Its value, ``on_change`` callback, ``ui.state.bind``
+  persistence, AppTest handle (``at.text_area(key=...).input(...)``), label, paste, undo and
+  screen-reader behaviour are Streamlit's own and unchanged; ``max_chars`` would still work.
+- **The commit is the widget's own.** The component dispatches the Ctrl+Enter keydown that
+  ``st.text_area`` documents ("Ctrl+Enter to apply"), so Streamlit sends the value, clears
+  the box's "unsaved" mark and reruns exactly as when the user presses it. Text typed while
+  that run is on its way is not lost: the box keeps what the user sees while it has unsaved
+  input (Streamlit's own rule), and the next pause commits it.
+- **Debounced.** One commit per pause of :data:`DEBOUNCE_MS` in the input (typing, paste,
+  drop, delete), not one per keystroke; a pause of 150 ms plus a run of the page (under
+  150 ms for a short text on these pages) keeps the update within 300 ms of the last key.
+  Long texts wait :data:`LONG_DEBOUNCE_MS`: each of their runs costs more, so fewer of them.
+- **IME-safe.** Nothing is committed between ``compositionstart`` and ``compositionend``
+  (Japanese, Chinese, Korean input methods, dead keys); the pause starts at the end of the
+  composition.
+- **Not hand-rolled where Streamlit has it.** ``st.text_input(live=True)`` (Streamlit 1.67)
+  does this natively but is one line: these boxes hold multi-line text and ID lists.
+  ``streamlit-keyup`` (1.0.0, itself a components-v2 package) is a separate single-line
+  ``<input>``: no newlines, no IME handling, and a widget AppTest does not know as a text
+  area. ``st.components.v2`` is Streamlit's supported way to run a few lines of JavaScript
+  in the page (no iframe); the script listens at the document and looks the box up by its
+  ``st-key-`` class on every event, so a box React redraws is never a stale reference.
+
+The limits are unchanged: pages still cut the text to ``TOKPLAY_MAX_TEXT_CHARS`` (with a
+warning) after reading it, and the URL follows each commit through ``ui.links.share``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from ui import state
+
+__all__ = ["DEBOUNCE_MS", "LONG_DEBOUNCE_MS", "LONG_TEXT_CHARS", "key_class", "text_area"]
+
+#: Quiet time after the last input before the box commits (ms).
+DEBOUNCE_MS = 150
+#: Texts longer than this many characters wait :data:`LONG_DEBOUNCE_MS` instead.
+LONG_TEXT_CHARS = 5_000
+LONG_DEBOUNCE_MS = 400
+
+# The component: no HTML, one listener set per text box, removed when the box's page goes.
+_JS = """
+export default function ({ data, parentElement }) {
+  const scope = "." + data.box_class;
+  let timer = null;
+  let composing = false;
+  const ours = (event) => event.target instanceof HTMLTextAreaElement
+    && event.target.closest(scope) !== null;
+  const commit = () => {
+    timer = null;
+    const box = document.querySelector(scope + " textarea");
+    if (box === null || composing) return;
+    // st.text_area's own commit key: it sends the value only if the box has unsent input
+    box.dispatchEvent(new KeyboardEvent("keydown", {
+      key: "Enter", code: "Enter", ctrlKey: true, bubbles: true, cancelable: true }));
+  };
+  const later = (box) => {
+    clearTimeout(timer);
+    const long = box.value.length > data.long_text_chars;
+    timer = setTimeout(commit, long ? data.long_debounce_ms : data.debounce_ms);
+  };
+  const onInput = (event) => {
+    if (!ours(event)) return;
+    if (composing || event.isComposing) { clearTimeout(timer); return; }  // mid-IME
+    later(event.target);
+  };
+  const onCompositionStart = (event) => {
+    if (ours(event)) { composing = true; clearTimeout(timer); }
+  };
+  const onCompositionEnd = (event) => {
+    if (ours(event)) { composing = false; later(event.target); }
+  };
+  document.addEventListener("input", onInput, true);
+  document.addEventListener("compositionstart", onCompositionStart, true);
+  document.addEventListener("compositionend", onCompositionEnd, true);
+  return () => {
+    clearTimeout(timer);
+    document.removeEventListener("input", onInput, true);
+    document.removeEventListener("compositionstart", onCompositionStart, true);
+    document.removeEventListener("compositionend", onCompositionEnd, true);
+  };
+}
+"""
+
+# The component draws nothing; its element would still add a gap under the box: hide it.
+# (subtle: written on several lines, as Streamlit takes a one-line string with "[" for a path)
+_CSS = """
+[data-testid="stElementContainer"]:has(.tp-live-input) {
+  display: none;
+}
+"""
+
+_COMMIT_WHILE_TYPING = st.components.v2.component(
+    "tokplay_live_input", html='<span class="tp-live-input"></span>', css=_CSS, js=_JS,
+    isolate_styles=False)
+
+
+def key_class(widget_key: str) -> str:
+    """The CSS class Streamlit gives the element of the widget ``widget_key``.
+
+    >>> key_class("_w.tok.text")
+    'st-key-_w-tok-text'
+    """
+    return "st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", widget_key.strip())
+
+
+def text_area(label: str, key: str, default: str, *, height: int,
+              help: str | None = None) -> str:
+    """A ``st.text_area`` bound to the session value ``key`` (:func:`ui.state.bind`) that
+    updates the page while the user types: a pause of :data:`DEBOUNCE_MS` commits it."""
+    bound = state.bind(key, default)
+    text = st.text_area(label, height=height, help=help, **bound)
+    (lambda **kw: None)(  # MUTANT: mechanism removed
+        key=f"live.{bound['key']}", height=0,
+        data={"box_class": key_class(bound["key"]), "debounce_ms": DEBOUNCE_MS,
+              "long_text_chars": LONG_TEXT_CHARS, "long_debounce_ms": LONG_DEBOUNCE_MS})
+    return text
