@@ -5,8 +5,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
+WORKERS ?= 2
 
-.PHONY: run test setup setup-dev browser bench clean
+.PHONY: run serve test setup setup-dev browser proxy bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install it with 'apt-get install python3-venv'"; exit 1; }
@@ -30,10 +31,20 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# Debian's haproxy: the reverse proxy of `make serve` (config: deploy/haproxy.cfg).
+proxy:
+	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; }
+
+# WORKERS Streamlit processes behind HAProxy on PORT (sticky sessions, shared library).
+serve: setup proxy
+	$(PY) deploy/serve.py --workers $(WORKERS) --port $(PORT)
+
 run: setup
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
 
-test: setup-dev browser
+test: setup-dev browser proxy
 	$(PY) -m pytest -n 2 --dist loadgroup
 
 # Benchmarks print ratio tables against tiktoken / Hugging Face tokenizers (not part of `make test`).

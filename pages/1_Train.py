@@ -205,7 +205,9 @@ def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
         load = manager.status_counts()
         st.info(
             f"Waiting in the queue: position **{snap.queue_position}**. This server runs "
-            f"{manager.max_concurrent} training(s) at once ({load['running']} running now).",
+            f"{manager.max_concurrent} training(s) at once ({load['running']} running now"
+            + (", the others in its other processes" if load["waiting_for_other_processes"]
+               else "") + ").",
             icon="⏳",
         )
     elif snap.status in ("starting", "counting"):

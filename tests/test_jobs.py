@@ -133,7 +133,8 @@ def test_queue_positions_with_a_limit_of_one(manager1, long_text, small_text):
     assert manager1.snapshot(second).queue_position == 1
     assert manager1.snapshot(third).queue_position == 2
     assert manager1.snapshot(second).status == "queued"
-    assert manager1.status_counts() == {"running": 1, "queued": 2}
+    assert manager1.status_counts() == {"running": 1, "queued": 2,
+                                        "waiting_for_other_processes": 0}
 
     manager1.cancel(second)
     assert manager1.snapshot(second).status == "cancelled"
@@ -143,6 +144,30 @@ def test_queue_positions_with_a_limit_of_one(manager1, long_text, small_text):
     assert manager1.wait(first, timeout=60).status == "stopped"
     snap = manager1.wait(third, timeout=120)
     assert snap.status == "finished" and len(snap.merges) == 310 - 256
+
+
+def test_the_limit_holds_across_managers_sharing_a_slots_folder(long_text, small_text, tmp_path):
+    """Two server processes (here: two managers) with one shared slot: the second waits for
+    the first's training, then runs (``make serve WORKERS=N`` shares the library folder)."""
+    slots = tmp_path / "training-slots"
+    a = TrainingManager(max_concurrent=1, slots_dir=slots, prewarm=False)
+    b = TrainingManager(max_concurrent=1, slots_dir=slots, prewarm=False)
+    try:
+        first = a.submit(long_text, vocab_size=5000)
+        a.pause(first)  # holds the only slot until stopped
+        wait_for(lambda: a.snapshot(first).status == "paused")
+        second = b.submit(small_text, vocab_size=300)
+        wait_for(lambda: b.status_counts()["waiting_for_other_processes"] == 1)
+        assert b.snapshot(second).status == "queued"
+        assert b.snapshot(second).queue_position == 1
+        a.stop(first)
+        assert a.wait(first, timeout=60).status == "stopped"
+        snap = b.wait(second, timeout=120)
+        assert snap.status == "finished" and len(snap.merges) == 300 - 256
+        assert b.status_counts()["waiting_for_other_processes"] == 0
+    finally:
+        a.shutdown()
+        b.shutdown()
 
 
 def test_cancel_a_running_job_keeps_nothing(manager, long_text):

@@ -122,6 +122,66 @@ class JobSnapshot:
 
 
 # =============================================================================================
+# Training slots shared by every server process on the host
+
+
+class TrainingSlots:
+    """At most ``n`` trainings at once across every process that uses the same ``folder``.
+
+    Each slot is a lock file (``slot-0.lock`` ...) held with ``flock`` while a training runs
+    in it. The kernel releases the lock when its process ends, however it ends, so a crashed
+    server never leaves a slot taken. ``make serve WORKERS=N`` runs N Streamlit processes that
+    share the library folder, and so these slots. Where ``fcntl`` does not exist (Windows),
+    the limit is per process.
+
+    >>> import tempfile
+    >>> a, b = TrainingSlots(tempfile.mkdtemp(), 1), None
+    >>> b = TrainingSlots(a.folder, 1)
+    >>> held = a.try_acquire(); held is not None, b.try_acquire()
+    (True, None)
+    >>> a.release(held); b.try_acquire() is not None
+    True
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], n: int) -> None:
+        self.folder = os.fspath(folder)
+        self.n = max(1, int(n))
+
+    def try_acquire(self) -> Any | None:
+        """A held slot (pass it to :meth:`release`), or None when all ``n`` are taken."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: only the per-process limit
+            return object()
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+        except OSError:
+            return object()  # no shared folder: fall back to the per-process limit
+        for i in range(self.n):
+            try:
+                fh = open(os.path.join(self.folder, f"slot-{i}.lock"), "a+b")  # noqa: SIM115
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                fh.close()
+                continue
+            return fh
+        return None
+
+    @staticmethod
+    def release(slot: Any) -> None:
+        """Give a slot back (closing the file drops its lock)."""
+        close = getattr(slot, "close", None)
+        if close is not None:
+            try:
+                close()
+            except OSError:
+                pass
+
+
+# =============================================================================================
 # Manager side
 
 
@@ -156,6 +216,7 @@ class _Job:
     run_event: Any = None  # set = may run, clear = paused
     stop_event: Any = None
     finished: threading.Event = field(default_factory=threading.Event)
+    slot: Any = None  # the TrainingSlots lock held while it runs
 
 
 class TrainingManager:
@@ -173,8 +234,14 @@ class TrainingManager:
         memory_mb: int | None = None,
         max_jobs: int = 200,
         prewarm: bool = True,
+        slots_dir: str | os.PathLike[str] | None = None,
     ) -> None:
+        """``slots_dir``: a folder shared by every server process on the host (the library
+        folder's ``training-slots``); with it, ``max_concurrent`` holds across all of them
+        (:class:`TrainingSlots`), else per process."""
         self.max_concurrent = max_concurrent or max_concurrent_trainings()
+        self._slots = None if slots_dir is None else TrainingSlots(slots_dir, self.max_concurrent)
+        self.waiting_for_slot = False  # queued jobs wait for another process's trainings
         self.memory_mb = memory_mb if memory_mb is not None else train_memory_mb()
         self.max_jobs = max_jobs
         self._ctx = multiprocessing.get_context("spawn")
@@ -368,7 +435,8 @@ class TrainingManager:
     def status_counts(self) -> dict[str, int]:
         """Running and queued jobs across the whole server (for a status line)."""
         with self._lock:
-            return {"running": len(self._running), "queued": len(self._queue)}
+            return {"running": len(self._running), "queued": len(self._queue),
+                    "waiting_for_other_processes": int(self.waiting_for_slot)}
 
     def shutdown(self) -> None:
         """Cancel every job, stop the background thread and delete temporary files."""
@@ -420,6 +488,9 @@ class TrainingManager:
         job.finished_at = time.time()
         self._end_pause_locked(job)
         self._running.discard(job.job_id)
+        if job.slot is not None:
+            TrainingSlots.release(job.slot)
+            job.slot = None
         if job.job_id in self._queue:
             self._queue.remove(job.job_id)
         if job.conn is not None:
@@ -484,10 +555,19 @@ class TrainingManager:
                 self._spare = None
 
     def _schedule_locked(self) -> None:
+        self.waiting_for_slot = False
         while self._queue and len(self._running) < self.max_concurrent:
-            job = self._jobs.get(self._queue.popleft())
-            if job is not None and job.status == "queued":
-                self._start_locked(job)
+            job = self._jobs.get(self._queue[0])
+            if job is None or job.status != "queued":
+                self._queue.popleft()
+                continue
+            if self._slots is not None:
+                job.slot = self._slots.try_acquire()
+                if job.slot is None:  # other server processes hold every slot: retry later
+                    self.waiting_for_slot = True
+                    return
+            self._queue.popleft()
+            self._start_locked(job)
 
     def _loop(self) -> None:
         while True:

@@ -17,8 +17,15 @@ SIDEBAR_POLL_SECONDS = 1.0
 @st.cache_resource(max_entries=1, show_spinner=False)
 def training_manager() -> jobs.TrainingManager:
     """One manager per server process; its queue enforces the concurrency limit."""
+    import os
+
+    from ui import cache
+
+    # the slots live in the library folder, which every server process on the host shares
+    # (make serve WORKERS=N): the limit on trainings holds across all of them
     manager = jobs.TrainingManager(max_concurrent=limits.max_concurrent_trainings(),
-                                   memory_mb=limits.train_memory_mb())
+                                   memory_mb=limits.train_memory_mb(),
+                                   slots_dir=os.path.join(cache.library_root(), "training-slots"))
     manager.warm_up()
     return manager
 
