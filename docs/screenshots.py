@@ -84,7 +84,8 @@ def main() -> None:
             for name, path, ready in [("decode", "Decode", ".tp-chips"),
                                       ("vocabulary", "Vocabulary", ".js-plotly-plot"),
                                       ("compare", "Compare", ".tp-chips"),
-                                      ("train", "Train", "button")]:  # fmt: skip
+                                      ("train", "Train", "button"),
+                                      ("replay", "Replay", ".tp-chips")]:  # fmt: skip
                 page.get_by_role("link", name=path).first.click()
                 page.wait_for_selector(ready, timeout=120_000)
                 _settle(page)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from ui import charts, jobs, keys, limits, links, state, workspace
@@ -382,7 +381,13 @@ def draw_results(snap: jobs.JobSnapshot) -> None:
     cols[2].metric("Training time", f"{snap.elapsed:.1f} s")
     cols[3].metric("Distinct pre-tokens", f"{stats.get('distinct_pretokens', 0):,}")
     if tok is not None:
-        st.success("The tokenizer is now active: try it on the **Tokenize** page.", icon="✅")
+        st.success("The tokenizer is now active: try it on the **Tokenize** page, or replay "
+                   "its merges one by one.", icon="✅")
+        try:
+            st.page_link("pages/6_Replay.py", label="Replay this training, merge by merge",
+                         icon="🎞️")
+        except Exception:  # noqa: BLE001 - AppTest runs one page alone, with nothing to link
+            pass
         label = st.session_state.get(keys.TRAIN_DONE, {}).get(snap.job_id)
         if label is not None and label in state.session_tokenizers():
             with st.container(border=True):

@@ -77,6 +77,7 @@ def training_figures(rows: Sequence[Any], base_vocab_size: int, *,
         title="Count of each new merge", xaxis_title="merge rank", yaxis_title="pair count",
         xaxis=integer_axis(shown[0][0], shown[-1][0]) if shown else {},
         yaxis={"type": "log", "dtick": 1, "tickformat": "~s"}, height=320, margin=_MARGIN,
+        showlegend=False,
     )  # fmt: skip
     times = [0.0] + [r[5] for r in shown]
     sizes = [base_vocab_size] + [r[4] for r in shown]
@@ -84,6 +85,7 @@ def training_figures(rows: Sequence[Any], base_vocab_size: int, *,
     growth.update_layout(
         title="Vocab size over time", xaxis_title="seconds since start", yaxis_title="vocab size",
         yaxis=integer_axis(base_vocab_size, sizes[-1]), height=320, margin=_MARGIN,
+        showlegend=False,
     )  # fmt: skip
     if cursor is not None and rows:
         k = max(0, min(cursor, len(rows)))
@@ -119,6 +121,7 @@ def merge_length_figure(lengths: Sequence[int], *, cursor: int | None = None) ->
         title="Length of each new token", xaxis_title="merge rank", yaxis_title="bytes",
         xaxis=integer_axis(0, max(len(lengths) - 1, 1)),
         yaxis=integer_axis(0, max(lengths, default=1)), height=320, margin=_MARGIN,
+        showlegend=False,
     )  # fmt: skip
     if cursor is not None and 0 < cursor <= len(lengths):
         fig.add_vline(x=cursor - 1, line={"color": _CURSOR, "width": 2})

@@ -97,10 +97,11 @@ def stage(label: str, key: str, tok: Any, text: str, *, by: int, playing: bool) 
         if k >= n:  # the last tick drew the end: stop the ticks (a full rerun drops run_every)
             state.set_value(keys.REP_PLAYING, False)
             st.rerun()
-        pass
+        k = next_step(k, n, replay.steps, by)
         state.set_value(keys.REP_STEP, k)
-    controls = st.columns([1, 1, 1, 12], vertical_alignment="bottom")
+    controls = st.columns([2, 1, 1, 11], vertical_alignment="bottom")
     if controls[0].button("⏸ Pause" if playing else "▶ Play", key="rep.play", type="primary",
+                          width="stretch",
                           help="Advance the step automatically (speed and stride above)."):
         _toggle_play(n)
         st.rerun()
@@ -138,7 +139,7 @@ def _numbers(tok: Any, key: str, replay: Any, k: int, n: int) -> None:
     sizes = cache.replay_sizes(key, tok)
     ids = replay.ids(k)
     m = st.columns(4)
-    m[0].metric("Step", f"{k:,} of {n:,}")
+    m[0].metric(f"Step (of {n:,})", f"{k:,}", help="Merges applied so far.")
     m[1].metric("Vocab size", f"{sizes[k]:,}",
                 delta=f"{sizes[k] - sizes[k - 1]:+,}" if k else None, delta_color="off")
     m[2].metric("Tokens in the text", f"{len(ids):,}",
