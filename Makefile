@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8501
 WORKERS ?= 2
 
-.PHONY: run serve test setup setup-dev browser proxy bench clean
+.PHONY: run serve test setup setup-dev browser proxy bench clean load
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install it with 'apt-get install python3-venv'"; exit 1; }
@@ -57,3 +57,8 @@ bench: setup-dev
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+# Load test without browsers: sessions speak Streamlit's websocket protocol (closed loop, no think time);
+# reruns/s, p50, p95 and errors for 1-20 sessions on Tokenize, Decode, Compare, with and without 2 trainings.
+load: setup-dev
+	$(PY) benchmarks/load_protocol.py

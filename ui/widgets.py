@@ -305,9 +305,11 @@ def export_buttons(tok: Any, *, key: str, cache_key: str | None = None) -> None:
         return
     cols = st.columns(min(4, max(1, len(files))))
     for k, (name, data) in enumerate(files.items()):
+        # subtle: deferred (a callable), so a rerun neither hashes nor re-sends megabytes of
+        # files nobody clicked (it was a third of a Tokenize rerun with GPT-2)
         cols[k % len(cols)].download_button(
-            f"⬇️ {name}", data=data, file_name=name, key=f"{key}.{name}",
-            mime="application/octet-stream", width="stretch")
+            f"⬇️ {name}", data=lambda data=data: data, file_name=name, key=f"{key}.{name}",
+            mime="application/octet-stream", width="stretch", on_click="ignore")
 
 
 def show_export_failures(failures: list[str], *, others: bool = True) -> None:
@@ -318,9 +320,10 @@ def show_export_failures(failures: list[str], *, others: bool = True) -> None:
         st.warning(f"{message.rstrip('.')}.{after}", icon="⚠️")
 
 
-@st.cache_data(max_entries=8, ttl=3600, show_spinner="Writing files…")
+@st.cache_resource(max_entries=8, ttl=3600, show_spinner="Writing files…")
 def _export(fp: str, _tok: Any) -> tuple[dict[str, bytes], list[str]]:
-    """The files, and one message per format left out (plain types: cached by pickling)."""
+    """The files, and one message per format left out. ``cache_resource``: the same immutable
+    bytes for every session, not unpickled again on every rerun as ``cache_data`` would."""
     from core.formats.detect import export_all
 
     exported = export_all(_tok)
