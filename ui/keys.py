@@ -64,5 +64,6 @@ WS_PROBLEM = "ws.problem"  # why work cannot be kept (the store failed), shown o
 
 # links
 LINKS_SEEN = "links.seen"  # page -> hash of the query string last applied or written
+LINKS_WRITTEN = "links.written"  # page -> hashes of the last query strings written
 LINKS_NOTES = "links.notes"  # page -> notes about the URL, shown once by share()
 LINKS_TEXT_IDS = "links.text_ids"  # sha256(text) -> stored text ID (this session's long texts)

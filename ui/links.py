@@ -261,6 +261,11 @@ def apply_url(page: str) -> None:
     seen: dict[str, str] = st.session_state.setdefault(keys.LINKS_SEEN, {})
     if seen.get(page) == digest:
         return
+    # subtle: a run asked for before the browser got the previous run's address still
+    # carries that older address (live typing commits while runs are on their way); it is
+    # this session's own view, not a link, and applying it would undo the newer text.
+    if digest in st.session_state.get(keys.LINKS_WRITTEN, {}).get(page, ()):
+        return
     seen[page] = digest
     given = dict(items)
     for param in _params_of(page):
@@ -545,6 +550,10 @@ def _unsaved_note(label: str) -> str:
             "teammate would see the default tokenizer). Save it to the library to share it.")
 
 
+#: Addresses written per page that a late run may still carry (each run writes at most one).
+_WRITTEN_KEPT = 8
+
+
 def write_url(page: str, params: dict[str, str | list[str]]) -> None:
     """Make the address bar show ``params`` (only when they differ: no needless updates)."""
     items = [(k, tuple(v) if isinstance(v, list) else (v,)) for k, v in params.items()]
@@ -558,6 +567,9 @@ def write_url(page: str, params: dict[str, str | list[str]]) -> None:
             url[WS_PARAM] = ws_id  # the session's workspace (ui.workspace) stays in the URL
         st.query_params.from_dict(url)
     st.session_state.setdefault(keys.LINKS_SEEN, {})[page] = _digest(items)
+    history = st.session_state.setdefault(keys.LINKS_WRITTEN, {})
+    kept = tuple(d for d in history.get(page, ()) if d != _digest(items))
+    history[page] = (*kept[-(_WRITTEN_KEPT - 1):], _digest(items))
 
 
 def refresh(page: str) -> None:

@@ -273,7 +273,11 @@ def bind(key: str, default: Any = None) -> dict[str, Any]:
     st.session_state.setdefault(key, default)
     widget_key = "_w." + key
     # Safe: a widget's state may be set before the widget is created in this run.
-    st.session_state[widget_key] = st.session_state[key]
+    # subtle: only when they differ. A widget set from Python is sent with its value to
+    # show, and a run that ends after the user typed on (live typing: ui.live_input) would
+    # then put the box back to the text of that run, losing the keys typed since.
+    if st.session_state.get(widget_key) != st.session_state[key]:
+        st.session_state[widget_key] = st.session_state[key]
     return {"key": widget_key, "on_change": _copy(widget_key, key)}
 
 

@@ -213,8 +213,13 @@ def sidebar(page: str = "") -> None:
         sidebar_status(page)
         st.divider()
         info = st.container()
-        with st.expander("Load tokenizer files", icon="📂"):
-            tokenizer_uploader("ui.sidebar_upload")
+        # lazy: the loader's widgets are built only while it is open (st.expander's .open),
+        # so a rerun of a page with the loader closed does not pay for them
+        loader = st.expander("Load tokenizer files", icon="📂", key="ui.loader",
+                             on_change="rerun")
+        if loader.open:
+            with loader:
+                tokenizer_uploader("ui.sidebar_upload")
     with info:  # filled after the loader, so a file loaded on this run shows at once
         active = state.active_label()
         st.markdown("**Active tokenizer**")

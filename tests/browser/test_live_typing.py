@@ -17,7 +17,7 @@ import pytest
 
 from core import load_preset
 from tests.browser.conftest import RUN_TIMEOUT_MS, AppBrowser
-from ui.live_input import DEBOUNCE_MS
+from ui.live_input import DEBOUNCE_MS, LONG_DEBOUNCE_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -102,6 +102,26 @@ def test_tokenize_updates_while_typing_once_per_pause(app: AppBrowser, commits: 
         "t => new URLSearchParams(window.location.search).get('text') === t", arg=text,
         timeout=RUN_TIMEOUT_MS)
     app.screenshot("live-typing-tokenize")
+    app.assert_healthy()
+
+
+def test_keys_typed_while_the_page_reruns_are_kept(app: AppBrowser) -> None:
+    gpt2 = load_preset("gpt2")
+    long_text = "many words " * 1500  # runs of about a second: keys arrive while they run
+    tail = "and more keys"
+    app.goto("Tokenize")
+    box = app.page.get_by_label("Text", exact=True)  # type: ignore[attr-defined]
+    box.click()
+    app.page.keyboard.press("Control+A")  # type: ignore[attr-defined]
+    app.page.keyboard.insert_text(long_text)  # type: ignore[attr-defined]
+    _wait_for_metric(app, "Characters", f"{len(long_text):,}")
+    # slower than the (long-text) debounce: every key commits while the last run still goes
+    app.page.keyboard.type(tail, delay=LONG_DEBOUNCE_MS + 100)  # type: ignore[attr-defined]
+    text = long_text + tail
+    _wait_for_metric(app, "Characters", f"{len(text):,}")
+    _wait_for_metric(app, "Tokens", f"{len(gpt2.encode(text)):,}")
+    app.wait()
+    assert box.input_value() == text
     app.assert_healthy()
 
 
