@@ -79,7 +79,7 @@ def corpus_section() -> tuple[list[str], str] | None:
     if kept is None:
         st.info("Upload one or more .txt files, or pick the built-in corpus.", icon="📄")
         return None
-    sizes = " · ".join(f"`{name}` {limits.format_bytes(size)}" for name, size in kept["files"])
+    sizes = ", ".join(f"`{name}` · {limits.format_bytes(size)}" for name, size in kept["files"])
     row = st.container(horizontal=True, vertical_alignment="center")
     row.markdown(f"📄 Your corpus: {sizes}")
     if row.button("Forget it", key="train.forget_corpus", icon="🗑️",

@@ -4,7 +4,7 @@ import streamlit as st
 
 from core.replay import replay_problem
 from ui.page import setup
-from ui import keys, links, replay, state, widgets
+from ui import keys, links, live_input, replay, state, widgets
 
 setup("Replay")
 
@@ -26,9 +26,9 @@ with top[2]:
     speed = st.segmented_control("Speed", list(replay.SPEEDS), required=True,
                                  **state.bind(keys.REP_SPEED, "normal"))
 
-text = st.text_area("Sample text", height=110, **state.bind(keys.REP_TEXT, state.SAMPLE_TEXT),
-                    help=f"Up to {replay.MAX_TEXT_CHARS:,} characters. Updates when you click "
-                         "outside the box or press Ctrl+Enter.")
+text = live_input.text_area("Sample text", keys.REP_TEXT, state.SAMPLE_TEXT, height=110,
+                            help=f"Up to {replay.MAX_TEXT_CHARS:,} characters. Updates as you "
+                                 "type.")
 if too_long := replay.text_too_long(len(text)):
     st.warning(too_long)
     text = text[: replay.MAX_TEXT_CHARS]

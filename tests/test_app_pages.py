@@ -376,11 +376,20 @@ def test_compare_needs_two(tok: Tokenizer) -> None:
 # ---- Uploads (sidebar loader) ------------------------------------------------------------------
 
 
+def open_loader(at: AppTest) -> None:
+    """Open the sidebar's "Load tokenizer files" expander (lazy: its widgets exist only while
+    it is open), as a click on it does."""
+    assert not at.sidebar.get("file_uploader"), "the closed loader must build no widgets"
+    at.session_state["ui.loader"] = True
+    at.run()
+
+
 def test_upload_pickles_becomes_active(tok: Tokenizer) -> None:
     from core.formats import tokenizer_to_pickles
 
     files = tokenizer_to_pickles(tok)
     at = open_page(TOKENIZE)
+    open_loader(at)
     uploader = at.sidebar.get("file_uploader")[0]
     uploader.set_value([(name, data, "application/octet-stream") for name, data in files.items()])
     at.run()
@@ -398,6 +407,7 @@ def test_upload_malicious_pickle_shows_error() -> None:
             return (print, ("pwned",))
 
     at = open_page(TOKENIZE)
+    open_loader(at)
     uploader = at.sidebar.get("file_uploader")[0]
     uploader.set_value([("vocab.pkl", pickle.dumps(Evil()), "application/octet-stream"),
                         ("merges.pkl", pickle.dumps([]), "application/octet-stream")])

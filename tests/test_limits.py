@@ -27,6 +27,7 @@ from core.train import train_bpe
 from ui import cache, limits, links
 from ui.state import fingerprint
 from ui.site import page
+from tests.test_app_pages import open_loader
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -390,6 +391,7 @@ def test_the_uploaders_let_a_file_twice_too_large_reach_the_page(
     assert config["server"]["maxUploadSize"] >= 2 * limits.DEFAULT_MAX_UPLOAD_MB
     assert limits.upload_transport_mb() == 2 * limits.DEFAULT_MAX_UPLOAD_MB == 100
     at = open_page("Tokenize")
+    open_loader(at)
     assert at.sidebar.get("file_uploader")[0].proto.max_upload_size_mb == 100
     at = AppTest.from_file(TRAIN, default_timeout=60)
     at.run()
@@ -405,6 +407,7 @@ def test_sidebar_tokenizer_upload_at_n_and_n_plus_1_bytes(monkeypatch: pytest.Mo
     monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "1")
     for size, refused in ((MB, False), (MB + 1, True)):
         at = open_page("Tokenize")
+        open_loader(at)
         half = size // 2
         at.sidebar.get("file_uploader")[0].set_value([
             ("a.tiktoken", b"x" * half, "application/octet-stream"),
