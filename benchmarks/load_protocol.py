@@ -311,6 +311,7 @@ class Session:
         self.page_script_hash = ""
         self.query = ""
         self.widgets: dict[str, tuple[str, Any]] = {}  # label -> (element type, proto)
+        self.widget_fragments: dict[str, str] = {}  # label -> the fragment drawing it ("" none)
         self.progress_text = ""
         self.background_errors: list[str] = []
         self.auto_reruns: dict[str, asyncio.Task[None]] = {}  # fragment id -> poller
@@ -364,8 +365,8 @@ class Session:
         async with self._send_lock:
             await self.ws.send(msg.SerializeToString())
 
-    async def run(self, query: str, timeout: float, widget_states: list[Any] | None = None
-                  ) -> RunResult:
+    async def run(self, query: str, timeout: float, widget_states: list[Any] | None = None,
+                  *, fragment_id: str = "") -> RunResult:
         """Rerun the page with ``query`` (and ``widget_states`` besides the kept ones); the
         result once its run finished. Raises asyncio.TimeoutError / ProtocolError."""
         if self._waiter is not None:
@@ -375,12 +376,13 @@ class Session:
         loop = asyncio.get_running_loop()
         self.query = query
         self._waiter = loop.create_future()
-        self._want_fragment = False
+        self._want_fragment = bool(fragment_id)
         self._run_id = None
         self._result = RunResult()
         t0 = time.perf_counter()
         try:
-            await self._send_rerun(query, [*self.keep_widgets, *(widget_states or [])])
+            await self._send_rerun(query, [*self.keep_widgets, *(widget_states or [])],
+                                   fragment_id)
             result = await asyncio.wait_for(asyncio.shield(self._waiter), timeout)
         finally:
             self._waiter = None
@@ -491,6 +493,7 @@ class Session:
                            "text_area", "checkbox", "toggle"):
                 widget = getattr(el, etype)
                 self.widgets[widget.label] = (etype, widget)
+                self.widget_fragments[widget.label] = delta.fragment_id
         elif kind == "session_event":
             if msg.session_event.WhichOneof("type") == "script_compilation_exception":
                 self._error("script compilation exception: "
@@ -510,6 +513,29 @@ class Session:
                 task = self.auto_reruns.pop(frag, None)
                 if task is not None:
                     task.cancel()
+
+
+# ---- typing: what a keystroke pause sends (ui.live_input commits the text box) ---------------
+
+#: The text box each page's typing commits (its label).
+TEXT_BOXES = {"Tokenize": "Text", "Compare": "Text", "Decode": "Token IDs"}
+
+
+async def type_text(s: Session, req: Request, timeout: float) -> RunResult:
+    """Commit a new value of the page's text box as the browser does after a typing pause:
+    the widget's new state, and the fragment that draws the box (only it reruns), with the
+    session's address unchanged. The text comes from ``req``'s query (its ``text``/``ids``)."""
+    import urllib.parse
+
+    label = TEXT_BOXES[s.page]
+    if label not in s.widgets:
+        raise ProtocolError(f"{s.page} shows no text box labelled {label!r}")
+    _, box = s.widgets[label]
+    values = urllib.parse.parse_qs(req.query)
+    value = (values.get("text") or values.get("ids") or [""])[0]
+    query = s.query  # the address stays; the page itself writes the new one
+    return await s.run(query, timeout, [_widget_state(box.id, string_value=value)],
+                       fragment_id=s.widget_fragments.get(label, ""))
 
 
 # ---- trainings ------------------------------------------------------------------------------
@@ -710,7 +736,10 @@ async def measure(ws_url: str, cell: Cell, args: argparse.Namespace, pgid: int |
             req = page_request(cell.page, args.chars, i, iteration, rngs[i])
             iteration += 1
             try:
-                res = await s.run(req.query, args.run_timeout)
+                if args.mode == "typing":
+                    res = await type_text(s, req, args.run_timeout)
+                else:
+                    res = await s.run(req.query, args.run_timeout)
             except asyncio.TimeoutError:
                 note(f"rerun did not finish within {args.run_timeout:.0f} s")
                 return  # a frozen session: no more from it
@@ -803,6 +832,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="the checkout whose app.py to serve (default: this one)")
     parser.add_argument("--url", help="a running server on this machine instead of a new one")
     parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument("--mode", choices=("link", "typing"), default="link",
+                        help="link: each rerun opens a new address (a whole-page run); "
+                             "typing: each rerun commits the page's text box as a typing pause "
+                             "does (only the fragment drawing it reruns, where there is one)")
     args = parser.parse_args(argv)
     try:
         args.pages = parse_pages(args.pages)

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from ui.page import setup
 from ui import cache, chips, keys, limits, links, live_input, state, widgets
+from ui.page import setup
 
 setup("Tokenize")
 
@@ -12,8 +12,6 @@ IDS_HELP = ("Copy them with the button at their right (shown on hover), and past
 
 st.title("🔤 Tokenize")
 st.caption("Type text and see how a tokenizer cuts it. Hover a chip for its ID and bytes.")
-link_slot = st.container()  # the link, drawn once the traced word is settled (as on Decode)
-
 top = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 with top[0]:
     label = widgets.tokenizer_picker("tok.tokenizer")
@@ -29,113 +27,127 @@ with top[2]:
 with top[3]:
     st.caption(state.describe(label))
 
-text = live_input.text_area("Text", keys.TOK_TEXT, state.SAMPLE_TEXT, height=150,
-                           help=f"Up to {cache.MAX_TEXT_CHARS:,} characters. Updates as you "
-                                "type.")
-if too_long := limits.text_too_long(len(text), limit=cache.MAX_TEXT_CHARS):
-    st.warning(too_long)
-    text = text[: cache.MAX_TEXT_CHARS]
 
-loaded = widgets.load_tokenizer(label)
-if loaded is None:
-    with link_slot:
-        links.share("Tokenize")
-    st.stop()
-label, tok = loaded
-key = state.tokenizer_key(label)
 
-details = None
-if state.is_byte_level(tok):
-    template = getattr(tok, "template", None)
-    add_special = bool(template) and st.toggle(
-        f"Add the model's special tokens: {template.text}" if template else "",
-        **state.bind(keys.TOK_ADD_SPECIAL, False),
-        help="What the model's own library adds with add_special_tokens=True (Hugging Face's "
-             "default) or bos=True: the BOS/EOS template. Off: the text's tokens alone, as "
-             "tiktoken's encode and sentencepiece's encode give them.")
-    try:
-        details = cache.encode_details(key, text, tok, add_special_tokens=add_special)
-    except Exception as err:  # noqa: BLE001
-        widgets.show_error(err, what="Cannot tokenize")
+@st.fragment
+def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
+    """The text box and everything computed from it. A fragment: typing (ui.live_input
+    commits the box after a short pause) reruns only this, not the sidebar, the pickers or
+    the page's setup. The link is drawn here too, so it follows the text."""
+    link_slot = st.container()  # the link, drawn once the traced word is settled
+    text = live_input.text_area("Text", keys.TOK_TEXT, state.SAMPLE_TEXT, height=150,
+                               help=f"Up to {cache.MAX_TEXT_CHARS:,} characters. Updates as you "
+                                    "type.")
+    if too_long := limits.text_too_long(len(text), limit=cache.MAX_TEXT_CHARS):
+        st.warning(too_long)
+        text = text[: cache.MAX_TEXT_CHARS]
 
-# The pre-token "Why this split" traces: the user's while the text still has it, else the
-# longest (what a fresh session shows, so a link may leave it out); none without a trace.
-words = chips.distinct_pretokens(text, details.pretokens, limit=500) if details else []
-state.set_value(keys.TOK_WORD_DEFAULT, max(words, key=len) if words else None)
-if state.value(keys.TOK_WORD) not in words:
-    state.set_value(keys.TOK_WORD, state.value(keys.TOK_WORD_DEFAULT))
-with link_slot:
-    links.share("Tokenize")  # now: the link names the word traced below, never a stale one
+    loaded = widgets.load_tokenizer(label)
+    if loaded is None:
+        with link_slot:
+            links.share("Tokenize")
+        return
+    label, tok = loaded
+    key = state.tokenizer_key(label)
 
-if not state.is_byte_level(tok):
-    # Baselines: word- or character-level, with an unknown token instead of bytes.
-    try:
-        ids = cache.encode(key, text, tok)
-        # what the text is made of (·, ↵ as everywhere); the course's own Ġ spelling on request
-        pieces = tok.tokenize(text) if gpt2_view else cache.baseline_pieces(key, text, tok)
-        cov = cache.coverage(key, text, tok)
-    except Exception as err:  # noqa: BLE001 - shown, not raised
-        widgets.show_error(err, what="Cannot tokenize")
-        st.stop()
-    m = st.columns(4)
-    m[0].metric("Tokens", f"{cov.n_tokens:,}")
-    m[1].metric("Characters", f"{cov.n_chars:,}")
-    m[2].metric("Unknown tokens", f"{cov.n_unknown:,}", help="Tokens that became <|unk|>.")
-    m[3].metric("Round trip", "✓ exact" if cov.round_trip else "✗ lossy")
-    st.html(chips.word_chips_html(pieces, ids, unk_id=getattr(tok, "unk_id", None),
-                                  show_ids=show_ids))
-    widgets.copy_row("🔢 IDs", ", ".join(map(str, ids)), key="tok-ids",
-                     help=IDS_HELP)
-    st.info("This baseline maps unseen words or characters to one unknown token, so decoding "
-            "loses them. Byte-level BPE starts from all 256 bytes and can encode any text: "
-            "compare them side by side on the ⚖️ Compare page.")
-    st.stop()
-if details is None:
-    st.stop()
-
-m = st.columns(4)
-m[0].metric("Tokens", f"{details.n_tokens:,}")
-m[1].metric("Characters", f"{details.n_chars:,}")
-m[2].metric("Bytes (UTF-8)", f"{details.n_bytes:,}")
-m[3].metric("Characters per token",
-            f"{details.n_chars / details.n_tokens:.2f}" if details.n_tokens else "–")
-
-if not text:
-    st.info("Type some text above to see its tokens.")
-else:
-    st.html(chips.chips_html(details.tokens, text=text, show_ids=show_ids, gpt2_view=gpt2_view,
-                             limit=chips.MAX_CHIPS))
-    if details.n_tokens > chips.MAX_CHIPS:
-        st.caption(f"Showing the first {chips.MAX_CHIPS:,} of {details.n_tokens:,} tokens.")
-    if any(t.partial for t in details.tokens):
-        st.caption("Dashed chips hold part of a UTF-8 character; the orange frame groups the "
-                   "tokens that make the character shown at its left.")
-    widgets.copy_row("🔢 IDs", ", ".join(str(t.id) for t in details.tokens), key="tok-ids",
-                     help=IDS_HELP)
-
-tab_pre, tab_why, tab_export = st.tabs(
-    ["✂️ Pre-tokens", "🔍 Why this split", "⬇️ Export"])
-
-with tab_pre:
-    st.caption(f"The pre-tokenizer cuts the text into {len(details.pretokens):,} pieces before "
-               "any merge; BPE never merges across these cuts (nor across special tokens).")
-    st.html(chips.pretokens_html(text, details.pretokens[: chips.MAX_CHIPS]))
-
-with tab_why:
-    if not words:
-        st.info("Type some text to trace its merges.")
-    else:
-        word = st.selectbox("Pre-token", words, format_func=chips.label_text,
-                            **state.bind(keys.TOK_WORD))
+    details = None
+    if state.is_byte_level(tok):
+        template = getattr(tok, "template", None)
+        add_special = bool(template) and st.toggle(
+            f"Add the model's special tokens: {template.text}" if template else "",
+            **state.bind(keys.TOK_ADD_SPECIAL, False),
+            help="What the model's own library adds with add_special_tokens=True (Hugging Face's "
+                 "default) or bos=True: the BOS/EOS template. Off: the text's tokens alone, as "
+                 "tiktoken's encode and sentencepiece's encode give them.")
         try:
-            steps = cache.merge_trace(key, word, tok)
+            details = cache.encode_details(key, text, tok, add_special_tokens=add_special)
         except Exception as err:  # noqa: BLE001
-            widgets.show_error(err, what="Cannot trace this pre-token")
-        else:
-            st.caption(f"Start from the bytes of “{chips.label_text(word)}” and apply, lowest "
-                       f"rank first, every merge the tokenizer knows: {len(steps)} merge(s) "
-                       "apply.")
-            st.html(chips.trace_html(word, steps, gpt2_view=gpt2_view))
+            widgets.show_error(err, what="Cannot tokenize")
 
-with tab_export:
-    widgets.export_buttons(tok, key="tok.export", cache_key=key)
+    # The pre-token "Why this split" traces: the user's while the text still has it, else the
+    # longest (what a fresh session shows, so a link may leave it out); none without a trace.
+    words = chips.distinct_pretokens(text, details.pretokens, limit=500) if details else []
+    state.set_value(keys.TOK_WORD_DEFAULT, max(words, key=len) if words else None)
+    if state.value(keys.TOK_WORD) not in words:
+        state.set_value(keys.TOK_WORD, state.value(keys.TOK_WORD_DEFAULT))
+    with link_slot:
+        links.share("Tokenize")  # now: the link names the word traced below, never a stale one
+
+    if not state.is_byte_level(tok):
+        # Baselines: word- or character-level, with an unknown token instead of bytes.
+        try:
+            ids = cache.encode(key, text, tok)
+            # what the text is made of (·, ↵ as everywhere); the course's own Ġ spelling on request
+            pieces = tok.tokenize(text) if gpt2_view else cache.baseline_pieces(key, text, tok)
+            cov = cache.coverage(key, text, tok)
+        except Exception as err:  # noqa: BLE001 - shown, not raised
+            widgets.show_error(err, what="Cannot tokenize")
+            return
+        m = st.columns(4)
+        m[0].metric("Tokens", f"{cov.n_tokens:,}")
+        m[1].metric("Characters", f"{cov.n_chars:,}")
+        m[2].metric("Unknown tokens", f"{cov.n_unknown:,}", help="Tokens that became <|unk|>.")
+        m[3].metric("Round trip", "✓ exact" if cov.round_trip else "✗ lossy")
+        st.html(chips.word_chips_html(pieces, ids, unk_id=getattr(tok, "unk_id", None),
+                                      show_ids=show_ids))
+        widgets.copy_row("🔢 IDs", ", ".join(map(str, ids)), key="tok-ids",
+                         help=IDS_HELP)
+        st.info("This baseline maps unseen words or characters to one unknown token, so decoding "
+                "loses them. Byte-level BPE starts from all 256 bytes and can encode any text: "
+                "compare them side by side on the ⚖️ Compare page.")
+        return
+    if details is None:
+        return
+
+    m = st.columns(4)
+    m[0].metric("Tokens", f"{details.n_tokens:,}")
+    m[1].metric("Characters", f"{details.n_chars:,}")
+    m[2].metric("Bytes (UTF-8)", f"{details.n_bytes:,}")
+    m[3].metric("Characters per token",
+                f"{details.n_chars / details.n_tokens:.2f}" if details.n_tokens else "–")
+
+    if not text:
+        st.info("Type some text above to see its tokens.")
+    else:
+        st.html(chips.chips_html(details.tokens, text=text, show_ids=show_ids, gpt2_view=gpt2_view,
+                                 limit=chips.MAX_CHIPS))
+        if details.n_tokens > chips.MAX_CHIPS:
+            st.caption(f"Showing the first {chips.MAX_CHIPS:,} of {details.n_tokens:,} tokens.")
+        if any(t.partial for t in details.tokens):
+            st.caption("Dashed chips hold part of a UTF-8 character; the orange frame groups the "
+                       "tokens that make the character shown at its left.")
+        widgets.copy_row("🔢 IDs", ", ".join(str(t.id) for t in details.tokens), key="tok-ids",
+                         help=IDS_HELP)
+
+    # lazy tabs: a rerun builds only the open one (the export and the trace cost the most)
+    tab_pre, tab_why, tab_export = st.tabs(keys.TOK_TABS, key=keys.TOK_TAB, on_change="rerun")
+
+    if tab_pre.open:
+      with tab_pre:
+          st.caption(f"The pre-tokenizer cuts the text into {len(details.pretokens):,} pieces before "
+                     "any merge; BPE never merges across these cuts (nor across special tokens).")
+          st.html(chips.pretokens_html(text, details.pretokens[: chips.MAX_CHIPS]))
+
+    if tab_why.open:
+      with tab_why:
+          if not words:
+              st.info("Type some text to trace its merges.")
+          else:
+              word = st.selectbox("Pre-token", words, format_func=chips.label_text,
+                                  **state.bind(keys.TOK_WORD))
+              try:
+                  steps = cache.merge_trace(key, word, tok)
+              except Exception as err:  # noqa: BLE001
+                  widgets.show_error(err, what="Cannot trace this pre-token")
+              else:
+                  st.caption(f"Start from the bytes of “{chips.label_text(word)}” and apply, lowest "
+                             f"rank first, every merge the tokenizer knows: {len(steps)} merge(s) "
+                             "apply.")
+                  st.html(chips.trace_html(word, steps, gpt2_view=gpt2_view))
+
+    if tab_export.open:
+      with tab_export:
+          widgets.export_buttons(tok, key="tok.export", cache_key=key)
+
+
+text_and_tokens(label, show_ids, gpt2_view)

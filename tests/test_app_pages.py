@@ -177,8 +177,24 @@ def test_tokenize_text_limit_message(tok: Tokenizer) -> None:
     assert metric(at, "Characters") == f"{MAX_TEXT_CHARS:,}"
 
 
+def open_tab(at: AppTest, index: int) -> None:
+    """Open one of Tokenize's lazy tabs (only the open one is built), as a click does."""
+    from ui import keys
+
+    at.session_state[keys.TOK_TAB] = keys.TOK_TABS[index]
+    at.run()
+
+
+def test_tokenize_builds_only_the_open_tab(tok: Tokenizer) -> None:
+    at = open_page(TOKENIZE, ("mine", tok))
+    assert not at.get("download_button")
+    open_tab(at, 2)
+    assert at.get("download_button")
+
+
 def test_tokenize_gpt2_view_and_merge_trace(tok: Tokenizer) -> None:
     at = open_page(TOKENIZE, ("mine", tok))
+    open_tab(at, 1)
     at.text_area[0].set_value(" the cat\n").run()
     at.toggle(key="_w.tok.gpt2_view").set_value(True).run()
     assert not at.exception
@@ -214,6 +230,7 @@ def test_tokenize_ids_are_on_the_page_ready_to_copy(tok: Tokenizer) -> None:
 def test_tokenize_why_this_split_names_a_zero_width_joiner() -> None:
     """The caption quotes the pre-token as text, never as Python's repr (``\\u200d``)."""
     at = open_page(TOKENIZE)
+    open_tab(at, 1)
     at.text_area[0].set_value("hi 👨\u200d👩\u200d👧").run()
     assert not at.exception
     assert at.selectbox(key="_w.tok.word").value == " 👨\u200d👩\u200d👧"
@@ -419,6 +436,7 @@ def test_upload_malicious_pickle_shows_error() -> None:
 
 def test_tokenize_export_offers_pickles(tok: Tokenizer) -> None:
     at = open_page(TOKENIZE, ("mine", tok))
+    open_tab(at, 2)
     labels = [b.label for b in at.get("download_button")]
     assert any("vocab.pkl" in x for x in labels) and any("merges.pkl" in x for x in labels)
 
@@ -461,6 +479,7 @@ def test_tokenize_export_warns_about_a_format_it_cannot_write(monkeypatch) -> No
         "export-test": {"tok": tok, "source": "test", "fingerprint": _fingerprint(tok), "meta": {}}}
     at.session_state["ui.active"] = "export-test"
     at.switch_page(page("Tokenize").script)
+    at.session_state["tok.tab"] = "⬇️ Export"  # a lazy tab: only the open one is built
     at.run()
     widgets._export.clear()  # do not leave the failing export cached for later tests
     assert not at.exception, [e.value for e in at.exception]

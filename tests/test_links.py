@@ -129,18 +129,19 @@ def test_tokenize_link_shows_the_tokens(gpt2: Tokenizer) -> None:
 
 def test_tokenize_toggles_and_word_from_link(gpt2: Tokenizer) -> None:
     at = open_url("Tokenize", {"tok": "gpt2", "text": " the cat\n", "show_ids": "0",
-                               "gpt2": "1", "word": " cat"})
+                               "gpt2": "1", "word": " cat", "tab": "why"})
     assert at.toggle(key="_w.tok.show_ids").value is False
     assert at.toggle(key="_w.tok.gpt2_view").value is True
     assert at.selectbox(key="_w.tok.word").value == " cat"
     assert "Ġthe" in html(at)
     assert at.query_params["word"] == " cat" and at.query_params["gpt2"] == "1"
+    assert at.query_params["tab"] == "why"  # the open tab is part of the view
 
 
 def test_the_link_never_names_a_word_the_text_lost(gpt2: Tokenizer) -> None:
     """The traced word follows the text: after an edit that drops it, the link (drawn at the
     top of the page) names the word the page traces now, not the old one."""
-    at = open_url("Tokenize", {"tok": GPT2, "text": "the cat sat", "word": " cat"})
+    at = open_url("Tokenize", {"tok": GPT2, "text": "the cat sat", "word": " cat", "tab": "why"})
     assert params_of(the_link(at))["word"] == [" cat"]
     at.text_area[0].set_value("hello wonderful world").run()
     assert not at.exception

@@ -19,6 +19,8 @@ TOK_WORD_DEFAULT = "tok.word_default"  # the word a fresh session would trace (l
 TOK_SHOW_IDS = "tok.show_ids"
 TOK_GPT2_VIEW = "tok.gpt2_view"
 TOK_ADD_SPECIAL = "tok.add_special"  # add the model's BOS/EOS template
+TOK_TAB = "tok.tab"  # the open tab (lazy tabs: only it is built); a link's word= opens "why"
+TOK_TABS = ("✂️ Pre-tokens", "🔍 Why this split", "⬇️ Export")
 
 # Decode
 DEC_IDS = "dec.ids"

@@ -22,6 +22,7 @@ text       Tokenize, Compare,       the text, or ``@<16 hex>``: a long text stor
            Replay                   server (``TokenizerLibrary.save_text``)
 ids        Decode                   the IDs as typed (or ``@<id>`` when long)
 word       Tokenize                 the pre-token of the "why this split" trace
+tab        Tokenize                 the open tab: ``pre``, ``why`` or ``export``
 show_ids   Tokenize                 ``1`` / ``0`` (IDs inline)
 gpt2       Tokenize                 ``1`` / ``0`` (GPT-2 byte view)
 q          Vocabulary               the search text
@@ -388,6 +389,22 @@ def _apply_query(page: str, key: str, values: tuple[str, ...]) -> str | None:
     return None
 
 
+#: Tokenize's tabs as links name them (``tab=why``).
+TAB_NAMES: dict[str, str] = dict(zip(("pre", "why", "export"), keys.TOK_TABS, strict=True))
+
+
+def _apply_tab(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    if values[-1] not in TAB_NAMES:
+        return (f"The link's tab {shown(values[-1])} is not one of {', '.join(TAB_NAMES)}; "
+                "showing the pre-tokens.")
+    state.set_value(key, TAB_NAMES[values[-1]])
+    return None
+
+
+def _tab_name(label: Any) -> str:
+    return next((name for name, tab in TAB_NAMES.items() if tab == label), "pre")
+
+
 def _apply_order(page: str, key: str, values: tuple[str, ...]) -> str | None:
     from ui.cache import VOCAB_ORDERS
 
@@ -502,6 +519,8 @@ PARAMS: tuple[UrlParam, ...] = (
              _plain(lambda v: "1" if v else "0")),
     UrlParam("q", {"Vocabulary": keys.VOC_SEARCH}, _apply_query,
              lambda key: state.value(key) or "", lambda key: "", in_full_link=False),
+    UrlParam("tab", {"Tokenize": keys.TOK_TAB}, _apply_tab,
+             lambda key: _tab_name(state.value(key)), lambda key: "pre"),
     UrlParam("order", {"Vocabulary": keys.VOC_ORDER}, _apply_order,
              lambda key: state.value(key, "ID"), lambda key: "ID", in_full_link=False),
     UrlParam("token", {"Vocabulary": keys.VOC_TOKEN}, _apply_token, state.value,
