@@ -1,7 +1,8 @@
 """Tokenizer Playground core: byte-level BPE training, encoding, decoding and file formats.
 
-Pure Python (plus ``regex``): no UI imports, no printing. Progress leaves through
-callbacks and generators, so the same code runs under Streamlit, a CLI or Pyodide.
+Pure Python (plus ``regex``, or :mod:`core.regex_compat`'s stand-in on ``re`` where it is
+missing): no UI imports, no printing. Progress leaves through callbacks and generators, so
+the same code runs under Streamlit, a CLI or Pyodide.
 
 The CS336 data contract is used throughout::
 

@@ -162,28 +162,36 @@ def _count_in_pool(
     total: int,
     on_progress: ProgressCallback | None,
 ) -> Counter[str]:
-    """Count in a process pool: two tasks per worker, progress polled from a shared counter."""
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
+    """Count in a process pool: two tasks per worker, progress polled from a shared counter.
 
-    # subtle: forkserver, not fork: the app calls this from a threaded server, where fork
-    # can deadlock. The forkserver preloads only this module (not ``__main__``, which under
-    # Streamlit or pytest is somebody else's script).
-    if os.name == "nt":
-        ctx = multiprocessing.get_context("spawn")
-    else:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["core.train"])
-    progress = ctx.Value("q", 0)
+    Raises :class:`_NoWorkerProcesses` before counting anything where this Python cannot
+    make processes (Pyodide: no ``_multiprocessing``; platforms without ``sem_open``).
+    """
     groups = _groups(items, sizes, 2 * num_workers)
+    try:
+        import multiprocessing
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        # subtle: forkserver, not fork: the app calls this from a threaded server, where fork
+        # can deadlock. The forkserver preloads only this module (not ``__main__``, which under
+        # Streamlit or pytest is somebody else's script).
+        if os.name == "nt":
+            ctx = multiprocessing.get_context("spawn")
+        else:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["core.train"])
+        progress = ctx.Value("q", 0)
+        # subtle: ProcessPoolExecutor, not multiprocessing.Pool: when a worker dies (killed,
+        # out of memory) Pool silently starts another and waits forever for the lost task;
+        # the executor raises BrokenProcessPool, which becomes a clear error below.
+        executor = ProcessPoolExecutor(
+            min(num_workers, len(groups)), mp_context=ctx, initializer=_init_worker, initargs=(progress,)
+        )
+    except (ImportError, OSError, NotImplementedError, ValueError) as err:
+        raise _NoWorkerProcesses(f"{type(err).__name__}: {err}") from None
     total_counts: Counter[str] = Counter()
-    # subtle: ProcessPoolExecutor, not multiprocessing.Pool: when a worker dies (killed, out of
-    # memory) Pool silently starts another and waits forever for the lost task; the executor
-    # raises BrokenProcessPool, which becomes a clear error below.
-    with ProcessPoolExecutor(
-        min(num_workers, len(groups)), mp_context=ctx, initializer=_init_worker, initargs=(progress,)
-    ) as pool:
+    with executor as pool:
         with plain_main():  # the workers start on these submits
             pending = {pool.submit(_count_items, g, specials, pattern, errors) for g in groups}
         try:
@@ -204,6 +212,10 @@ def _count_in_pool(
     return total_counts
 
 
+class _NoWorkerProcesses(Exception):
+    """This Python cannot start worker processes; the message says why."""
+
+
 def count_pretokens(
     corpus: Corpus,
     special_tokens: Sequence[str] = (),
@@ -218,7 +230,9 @@ def count_pretokens(
 
     Each text of an iterable is pre-tokenized on its own (no pre-token spans two texts).
     A file is read in chunks cut at safe boundaries (see :mod:`core.corpus`), in a process
-    pool when ``num_workers > 1``.
+    pool when ``num_workers > 1``. Where this Python cannot start processes (Pyodide), it
+    counts in this one instead; ``stats["workers"]`` is the number used and
+    ``stats["workers_note"]`` says why it is fewer than asked.
 
     >>> counts, stats = count_pretokens(["the cat", "the"])
     >>> sorted(counts.items()), stats["pretokens"]
@@ -252,9 +266,17 @@ def count_pretokens(
     total = sum(sizes)
     if on_progress is not None:
         on_progress("counting", 0, total)
+    workers, note = 1, ""
     if num_workers > 1 and len(items) > 1:
-        total_counts = _count_in_pool(items, sizes, specials, pattern, errors, num_workers, total, on_progress)
-    else:
+        try:
+            total_counts = _count_in_pool(items, sizes, specials, pattern, errors, num_workers, total, on_progress)
+            workers = num_workers
+        except _NoWorkerProcesses as err:
+            note = (
+                f"Counted in this one process, not {num_workers} workers: this Python cannot "
+                f"start worker processes ({err})."
+            )
+    if workers == 1:
         total_counts = Counter()
         done = 0
         for item, size in zip(items, sizes):
@@ -271,7 +293,10 @@ def count_pretokens(
         "pretokens": sum(total_counts.values()),
         "distinct_pretokens": len(total_counts),
         "seconds_counting": time.perf_counter() - started,
+        "workers": workers,
     }
+    if note:
+        stats["workers_note"] = note
     return total_counts, stats
 
 

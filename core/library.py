@@ -63,7 +63,6 @@ import json
 import os
 import re
 import secrets
-import sqlite3
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -71,7 +70,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-import regex
+try:
+    import sqlite3
+except ImportError:  # Pyodide ships sqlite3 as a separate package
+    sqlite3 = None  # type: ignore[assignment]  # TokenizerLibrary() says so
 
 from core.errors import (
     InvalidIdError,
@@ -80,6 +82,7 @@ from core.errors import (
     UnknownIdError,
 )
 from core.pretokenize import PATTERNS
+from core.regex_compat import regex
 
 __all__ = [
     "DEFAULT_MAX_TEXT_BYTES",
@@ -351,6 +354,12 @@ class TokenizerLibrary:
         *,
         max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES,
     ) -> None:
+        if sqlite3 is None:
+            raise LibraryError(
+                "the library needs sqlite3, which this Python lacks (Pyodide: load the sqlite3 "
+                "package with `await pyodide.loadPackage('sqlite3')`); everything else in core "
+                "works without it."
+            )
         if root is None:
             root = os.environ.get(LIBRARY_ENV_VAR) or default_library_dir()
         self.root = Path(root).expanduser()

@@ -15,9 +15,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-import regex
-
 from core.errors import TrainingConfigError
+from core.regex_compat import regex
 
 # GPT-2's pattern as in openai/gpt-2 `encoder.py` and the CS336 assignment handout.
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""

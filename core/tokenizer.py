@@ -38,14 +38,13 @@ from operator import iconcat, itemgetter
 from types import MappingProxyType
 from typing import Any
 
-import regex
-
 from core import details
 from core.basics import check_id, utf8
 from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
 from core.errors import PlaygroundError
 from core.formats.pickles import load_pickles, save_pickles
 from core.ranks import bpe_by_rank, merges_from_ranks, split_by_rank
+from core.regex_compat import regex
 from core.template import Template
 from core.pretokenize import (
     PATTERNS,

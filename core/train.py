@@ -342,6 +342,8 @@ class BPETrainer:
                 errors=self.errors,
                 on_progress=self.on_progress,
             )
+            if self.corpus_stats.get("workers_note"):  # no processes here (Pyodide)
+                self.messages.append(self.corpus_stats["workers_note"])
             if not counts:
                 self.messages.append(
                     "The corpus has no text to learn from (it is empty or only special tokens): "

@@ -356,13 +356,19 @@ def test_tokenize_page_escapes_chips_pretokens_and_trace(tok: Tokenizer) -> None
         at.toggle(key="_w.tok.show_ids").set_value(show_ids).run()
         at.toggle(key="_w.tok.gpt2_view").set_value(gpt2_view).run()
         for attack in (ATTACK, ATTACK2):
+            # Tokenize's tabs are lazy (only the open one is built): the trace, then the
+            # pre-tokens, each checked in its own run
+            at.session_state["tok.tab"] = "🔍 Why this split"
+            at.run()
             at.selectbox(key="_w.tok.word").set_value(attack).run()
+            trace = one_view(page_html(at), "tp-rank")
+            at.session_state["tok.tab"] = "✂️ Pre-tokens"
+            at.run()
             bodies = page_html(at)
             pre = [b for b in bodies if 'title="pre-token #' in b]
             assert len(pre) == 1
             chip_views = [b for b in bodies if 'title="ID ' in b]
             assert len(chip_views) == 1
-            trace = one_view(bodies, "tp-rank")
             for a in (ATTACK, ATTACK2):
                 assert_in_one_chip(chip_views[0], shown(a, gpt2_view=gpt2_view))
                 assert_in_one_chip(pre[0], chips.visible(a))

@@ -139,7 +139,7 @@ def test_killed_worker_fails_its_job_and_the_queue_moves_on(
     again = manager1.wait(manager1.submit(small_text, vocab_size=300, special_tokens=SPECIALS),
                           timeout=120)
     assert again.status == "finished" and len(again.merges) == 300 - 257
-    assert manager1.status_counts() == {"running": 0, "queued": 0}
+    assert manager1.status_counts() == {"running": 0, "queued": 0, "waiting_for_other_processes": 0}
 
 
 def test_killed_idle_warm_worker_is_replaced(small_text):

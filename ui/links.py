@@ -520,7 +520,7 @@ PARAMS: tuple[UrlParam, ...] = (
     UrlParam("q", {"Vocabulary": keys.VOC_SEARCH}, _apply_query,
              lambda key: state.value(key) or "", lambda key: "", in_full_link=False),
     UrlParam("tab", {"Tokenize": keys.TOK_TAB}, _apply_tab,
-             lambda key: _tab_name(state.value(key)), lambda key: "pre"),
+             lambda key: _tab_name(state.value(key)), lambda key: "pre", in_full_link=False),
     UrlParam("order", {"Vocabulary": keys.VOC_ORDER}, _apply_order,
              lambda key: state.value(key, "ID"), lambda key: "ID", in_full_link=False),
     UrlParam("token", {"Vocabulary": keys.VOC_TOKEN}, _apply_token, state.value,

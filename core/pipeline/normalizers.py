@@ -45,11 +45,10 @@ from dataclasses import KW_ONLY, dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar, Protocol
 
-import regex
-
 from core.bytes_unicode import bytes_to_unicode
 from core.errors import FormatError
 from core.pipeline.piece import Piece, Span
+from core.regex_compat import regex
 
 
 class Normalizer(Protocol):

@@ -41,8 +41,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal, Protocol
 
-import regex
-
 from core.bytes_unicode import bytes_to_unicode
 from core.errors import FormatError
 from core.pipeline.normalizers import (
@@ -55,6 +53,7 @@ from core.pipeline.normalizers import (
     read_field,
 )
 from core.pipeline.piece import Piece
+from core.regex_compat import regex
 
 
 class PreTokenizer(Protocol):

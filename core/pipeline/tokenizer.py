@@ -32,8 +32,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import regex
-
 from core.basics import check_id
 from core.bytes_unicode import from_gpt2_str, unicode_to_bytes
 from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
@@ -43,6 +41,7 @@ from core.pipeline.decoders import decode_tokens
 from core.pipeline.normalizers import code_points
 from core.pipeline.piece import Piece, Span, cover
 from core.pipeline.post_processors import Template
+from core.regex_compat import regex
 
 __all__ = [
     "AddedToken",

@@ -212,6 +212,7 @@ class _ScriptRuns:
     requested: bool = False  # a rerun was sent and no run has finished after it yet
     finished: int = 0  # script runs (or fragment runs) finished, in all
     full_runs: int = 0  # whole-script runs finished (what a widget change or a page load makes)
+    fragment_runs: int = 0  # fragment runs finished (a widget inside an st.fragment, polling)
 
     def on_sent(self, payload: bytes | str) -> None:
         from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -235,6 +236,8 @@ class _ScriptRuns:
                 self.finished += 1
                 if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
                     self.full_runs += 1
+                elif msg.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+                    self.fragment_runs += 1
 
     def attach(self, page: object) -> None:
         def on_websocket(ws: object) -> None:
@@ -245,7 +248,7 @@ class _ScriptRuns:
 
 
 def wait_for_app(page: object, runs: _ScriptRuns, *, timeout_ms: int = RUN_TIMEOUT_MS,
-                 after: int | None = None) -> None:
+                 after: int | None = None, fragments: bool = False) -> None:
     """Wait until every script run the browser asked for has finished and the page is idle.
 
     ``after``: also wait until more than this many whole-script runs have finished (a page
@@ -255,7 +258,10 @@ def wait_for_app(page: object, runs: _ScriptRuns, *, timeout_ms: int = RUN_TIMEO
     deadline = time.monotonic() + timeout_ms / 1000
     app = '[data-testid="stApp"]'
     page.wait_for_selector(f'{app}[data-test-connection-state="CONNECTED"]', timeout=timeout_ms)  # type: ignore[attr-defined]
-    while runs.requested or (after is not None and runs.full_runs <= after):
+    def done() -> int:  # the runs that count as "the answer"
+        return runs.full_runs + (runs.fragment_runs if fragments else 0)
+
+    while runs.requested or (after is not None and done() <= after):
         if time.monotonic() > deadline:
             raise AssertionError(f"no script run finished within {timeout_ms} ms")
         page.wait_for_timeout(20)  # type: ignore[attr-defined]  # lets Playwright deliver frames
@@ -315,10 +321,11 @@ class AppBrowser:
     @contextmanager
     def rerun(self, *, timeout_ms: int = RUN_TIMEOUT_MS) -> Iterator[None]:
         """``with app.rerun(): box.press("Control+Enter")``: do something that reruns the
-        script, then wait for a whole run that finished after it."""
-        before = self.runs.full_runs
+        script, then wait for a run that finished after it: the whole script, or the
+        ``st.fragment`` holding the widget (Tokenize's text box reruns only its fragment)."""
+        before = self.runs.full_runs + self.runs.fragment_runs
         yield
-        wait_for_app(self.page, self.runs, timeout_ms=timeout_ms, after=before)
+        wait_for_app(self.page, self.runs, timeout_ms=timeout_ms, after=before, fragments=True)
 
     def screenshot(self, name: str, *, full_page: bool = True) -> Path:
         path = self.screenshot_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"

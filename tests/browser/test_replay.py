@@ -86,7 +86,7 @@ def test_replay_of_a_training_marks_the_step_on_its_charts(app: AppBrowser) -> N
     page.get_by_role("button", name=re.compile(r"vocab\.pkl")).wait_for(timeout=120_000)  # type: ignore[attr-defined]
     app.wait()
     with app.rerun():
-        page.get_by_role("link", name="Replay").click()  # type: ignore[attr-defined]
+        page.get_by_role("link", name="Replay", exact=True).click()  # type: ignore[attr-defined]
     page.get_by_text("red mark is step k").wait_for()  # type: ignore[attr-defined]
     track = page.locator('[data-testid="stSlider"] [data-orientation="horizontal"]').last  # type: ignore[attr-defined]
     box = track.bounding_box()
