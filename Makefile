@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8501
 WORKERS ?= 2
 
-.PHONY: run serve test setup setup-dev browser proxy bench clean load
+.PHONY: run serve test setup setup-dev browser proxy node bench clean load
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install it with 'apt-get install python3-venv'"; exit 1; }
@@ -37,6 +37,12 @@ proxy:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; }
 
+# Node and npm: tests/test_pyodide.py runs core under Pyodide (npm's pyodide package) in Node.
+node:
+	@{ command -v node && command -v npm; } >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
+
 # WORKERS Streamlit processes behind HAProxy on PORT (sticky sessions, shared library).
 serve: setup proxy
 	$(PY) deploy/serve.py --workers $(WORKERS) --port $(PORT)
@@ -44,7 +50,7 @@ serve: setup proxy
 run: setup
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
 
-test: setup-dev browser proxy
+test: setup-dev browser proxy node
 	$(PY) -m pytest -n 2 --dist loadgroup
 
 # Benchmarks print ratio tables against tiktoken / Hugging Face tokenizers (not part of `make test`).
