@@ -84,10 +84,16 @@ def _pyodide_package() -> Path:
     manifest = PACKAGE / "package.json"
     if not manifest.exists() or json.loads(manifest.read_text())["version"] != PYODIDE_VERSION:
         CACHE.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        # subtle: npm applies its `cafile` setting to some requests only; behind a proxy with
+        # its own CA (the system bundle has it) node must be told too, or a fresh HOME fails
+        bundle = os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
+        if "NODE_EXTRA_CA_CERTS" not in env and os.path.isfile(bundle):
+            env["NODE_EXTRA_CA_CERTS"] = bundle
         done = subprocess.run(
             [npm, "install", "--no-audit", "--no-fund", "--prefix", str(CACHE),
              f"pyodide@{PYODIDE_VERSION}"],
-            capture_output=True, text=True, timeout=300,
+            capture_output=True, text=True, timeout=300, env=env,
         )  # fmt: skip
         if done.returncode != 0 or not manifest.exists():
             _skip_or_fail(
