@@ -393,6 +393,9 @@ def test_decode_page_escapes_text_and_id_chips(tok: Tokenizer) -> None:
     id_view = one_view(bodies, "tp-chip")
     for attack in (ATTACK, ATTACK2):
         assert_in_one_chip(id_view, shown(attack))
+    assert not at.dataframe  # the table's expander is lazy: built only while open
+    at.session_state["dec.table"] = True
+    at.run()
     table = at.dataframe[0].value  # a data grid, not HTML: the piece as text
     assert list(table["piece"]) == [shown(ATTACK), shown(ATTACK2)]
 
