@@ -1,0 +1,110 @@
+"""What a user waits for in the browser: live typing and the training view (headless chromium).
+
+    .venv/bin/python benchmarks/ui_latency.py
+
+- **typing**: last keystroke -> the new character count on Tokenize (GPT-2), over 6 typed words;
+- **training lag**: Train at 20 merges/s, the shown merge count sampled every animation frame
+  for 15 s. The worker emits merge k at a + k/20 s (paced), so the lag at browser time T is
+  (T - N/20) - a; a is estimated as min(T - N/20), the best case, whose own few tens of ms are
+  left out (the figures slightly under-estimate).
+
+Each part starts its own server (a temporary library) on a free port.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+REPO = Path(__file__).resolve().parent.parent
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _server() -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless=true",
+         "--browser.gatherUsageStats=false"],
+        cwd=REPO, env=dict(os.environ, TOKPLAY_LIBRARY_DIR=tempfile.mkdtemp()),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(6)
+    return srv, f"http://127.0.0.1:{port}"
+
+
+METRIC_JS = """const m = [...document.querySelectorAll('[data-testid="stMetric"]')]
+    .find(e => e.innerText.split('\\n')[0].trim() === 'Characters');"""
+
+
+def typing(pw: object) -> None:
+    srv, url = _server()
+    try:
+        b = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        page = b.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{url}/Tokenize?tok=gpt2&text=hello")
+        page.wait_for_selector(".tp-chips", timeout=120000)
+        time.sleep(2)
+        box = page.get_by_label("Text", exact=True)
+        out = []
+        for word in [" alpha", " bravo", " charlie", " delta", " echo", " foxtrot"]:
+            box.click()
+            page.keyboard.press("End")
+            before = page.evaluate("() => { " + METRIC_JS + " return m.querySelector('[data-testid=\"stMetricValue\"]').innerText; }")
+            page.keyboard.type(word, delay=40)
+            t0 = page.evaluate("performance.now()")
+            want = int(before.replace(",", "")) + len(word)
+            t1 = page.evaluate("(want) => new Promise(res => { const f = () => { " + METRIC_JS + """
+                const v = m && parseInt(m.querySelector('[data-testid="stMetricValue"]').innerText.replace(/,/g, ''));
+                if (v === want) res(performance.now()); else requestAnimationFrame(f); }; f(); })""", want)
+            out.append(t1 - t0)
+            time.sleep(1)
+        print(f"typing: last key -> new count {[round(x) for x in out]} ms, "
+              f"median {statistics.median(out):.0f} ms")
+        b.close()
+    finally:
+        srv.terminate()
+
+
+def training_lag(pw: object) -> None:
+    srv, url = _server()
+    try:
+        b = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        page = b.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{url}/Train")
+        page.get_by_role("button", name="Start training").wait_for(timeout=120000)
+        time.sleep(1)
+        page.get_by_text("20 merges/s", exact=True).click()
+        time.sleep(1.5)
+        page.get_by_role("button", name="Start training").click()
+        page.wait_for_function("() => /Merges [\\d,]+ \\//.test(document.body.innerText)",
+                               timeout=120000)
+        samples = page.evaluate("""() => new Promise(res => { const out = []; const t0 = performance.now();
+            const f = () => { const m = document.body.innerText.match(/Merges ([\\d,]+) \\//);
+              if (m) out.push([performance.now() / 1000, parseInt(m[1].replace(/,/g, ''))]);
+              if (performance.now() - t0 < 15000) requestAnimationFrame(f); else res(out); }; f(); })""")
+        x = [t - n / 20 for t, n in samples]
+        lags = sorted(v - min(x) for v in x)
+        over = sum(1 for v in lags if v > 0.5) / len(lags)
+        print(f"training lag: {len(samples)} samples, median {statistics.median(lags) * 1000:.0f} ms, "
+              f"p90 {lags[int(0.9 * len(lags))] * 1000:.0f} ms, max {lags[-1] * 1000:.0f} ms, "
+              f"{over:.1%} over 0.5 s")
+        b.close()
+    finally:
+        srv.terminate()
+
+
+if __name__ == "__main__":
+    with sync_playwright() as pw:
+        typing(pw)
+        training_lag(pw)
