@@ -349,6 +349,13 @@ class TrainingManager:
         with self._lock:
             return job_id in self._jobs
 
+    def status(self, job_id: str) -> str | None:
+        """A job's status, or None for an unknown ID: cheap (no copy of its rows), for code
+        that runs on every page rerun."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return None if job is None else job.status
+
     def pause(self, job_id: str) -> None:
         """Pause a job before its next merge (while queued or counting: after its first merge).
 

@@ -174,14 +174,18 @@ def manifest() -> dict[str, Any] | None:
                   if k in ("corpus_name", "corpus_size")}}
         for label, entry in own.items() if label in recipes
     ][-_MAX_TOKENIZERS:]
-    from ui.training import session_job
+    from ui.jobs import TERMINAL
+    from ui.training import training_manager
 
-    job = session_job()
+    # subtle: every page run calls this (save()); a status, not a snapshot, which copies
+    # every merge row of the job
+    job_id = st.session_state.get(keys.TRAIN_JOB)
+    running = job_id is not None and training_manager().status(job_id) not in (None, *TERMINAL)
     corpus = st.session_state.get(keys.TRAIN_CORPUS)
     doc: dict[str, Any] = {
         "tokenizers": tokenizers,
         "training": st.session_state.get(keys.TRAIN_RECORD),
-        "train_job": job.job_id if job is not None and not job.done else None,
+        "train_job": job_id if running else None,
         "corpus": ({"name": corpus["name"], "files": corpus["files"], "blobs": corpus["blobs"]}
                    if corpus and corpus.get("blobs") else None),
     }
