@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8501
 WORKERS ?= 2
 
-.PHONY: run serve test setup setup-dev browser proxy node bench clean load
+.PHONY: run serve test setup setup-dev browser proxy node bench clean load static
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install it with 'apt-get install python3-venv'"; exit 1; }
@@ -46,6 +46,11 @@ node:
 # WORKERS Streamlit processes behind HAProxy on PORT (sticky sessions, shared library).
 serve: setup proxy
 	$(PY) deploy/serve.py --workers $(WORKERS) --port $(PORT)
+
+# Static site in dist/: the playground on stlite (Streamlit on Pyodide) in the browser, no server
+# (deploy/static.py; npm fetches @stlite/browser once into .cache/stlite).
+static: setup node
+	$(PY) deploy/static.py --out dist
 
 run: setup
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false

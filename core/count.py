@@ -14,10 +14,11 @@ faster than `regex` and exact there.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import Any
 
 from core.corpus import DEFAULT_CHUNK_SIZE, find_chunk_boundaries, read_chunk
@@ -32,7 +33,7 @@ from core.pretokenize import (
 )
 from core.processes import plain_main
 
-__all__ = ["Corpus", "ProgressCallback", "count_pretokens"]
+__all__ = ["Corpus", "ProgressCallback", "count_in_steps", "count_pretokens"]
 
 #: ``on_progress(phase, done, total)``: phase "counting" (bytes) or "merging" (merges).
 ProgressCallback = Callable[[str, int, int], None]
@@ -240,14 +241,96 @@ def count_pretokens(
     """
 
     specials = tuple(special_tokens)
+    started = time.perf_counter()
+    items, sizes, is_file = _work_items(corpus, specials, pattern, errors, chunk_size, num_workers)
+    total = sum(sizes)
+    if on_progress is not None:
+        on_progress("counting", 0, total)
+    if num_workers > 1 and len(items) > 1:
+        try:
+            counts = _count_in_pool(items, sizes, specials, pattern, errors, num_workers, total, on_progress)
+        except _NoWorkerProcesses as err:
+            note = (
+                f"Counted in this one process, not {num_workers} workers: this Python cannot "
+                f"start worker processes ({err})."
+            )
+        else:
+            return counts, _stats(counts, items, total, is_file, started, num_workers)
+    else:
+        note = ""
+    steps = _count_steps(items, sizes, total, specials, pattern, errors)
+    while True:
+        try:
+            done, _ = next(steps)
+        except StopIteration as end:
+            counts = end.value
+            break
+        if on_progress is not None:
+            on_progress("counting", done, total)
+    stats = _stats(counts, items, total, is_file, started, 1)
+    if note:
+        stats["workers_note"] = note
+    return counts, stats
+
+
+def count_in_steps(
+    corpus: Corpus,
+    special_tokens: Sequence[str] = (),
+    *,
+    pattern: str = "gpt2",
+    errors: str = "strict",
+    chunk_size: int | None = None,
+) -> Generator[tuple[int, int], None, tuple[Counter[str], dict[str, Any]]]:
+    """:func:`count_pretokens` in this process, one chunk at a time: yields ``(done, total)``
+    after each chunk and returns ``(counts, stats)`` (``StopIteration.value``, or
+    ``yield from``).
+
+    For a caller that must keep control between chunks: in a browser tab (Pyodide) Python has
+    one thread, and the page can only redraw a progress bar or take a click on Stop between
+    two chunks. The counts are those of :func:`count_pretokens` (a file is cut at the same
+    safe boundaries).
+
+    >>> steps = count_in_steps(["the cat", "the"])
+    >>> next(steps), next(steps)
+    ((7, 10), (10, 10))
+    >>> try:
+    ...     next(steps)
+    ... except StopIteration as end:
+    ...     counts, stats = end.value
+    >>> counts["the"], stats["distinct_pretokens"]
+    (2, 2)
+    """
+    specials = tuple(special_tokens)
+    started = time.perf_counter()
+    items, sizes, is_file = _work_items(corpus, specials, pattern, errors, chunk_size, 1)
+    total = sum(sizes)
+    counts = yield from _count_steps(items, sizes, total, specials, pattern, errors)
+    return counts, _stats(counts, items, total, is_file, started, 1)
+
+
+def _count_steps(
+    items: list[_Item], sizes: list[int], total: int, specials: tuple[str, ...], pattern: str, errors: str
+) -> Generator[tuple[int, int], None, Counter[str]]:
+    """Count ``items`` one by one in this process, yielding (size counted so far, total)."""
+    counts: Counter[str] = Counter()
+    done = 0
+    for item, size in zip(items, sizes):
+        _count_text(item if isinstance(item, str) else read_chunk(*item, errors=errors), specials, pattern, counts)
+        done += size
+        yield done, total
+    return counts
+
+
+def _work_items(
+    corpus: Corpus, specials: tuple[str, ...], pattern: str, errors: str, chunk_size: int | None, num_workers: int
+) -> tuple[list[_Item], list[int], bool]:
+    """The corpus as work items (texts, or safe chunks of a file), their sizes, and whether
+    it is a file; checks the arguments first."""
     compile_pattern(pattern)  # fail fast on a broken regex, before any worker starts
     if errors not in ("strict", "replace"):
         raise CorpusError(f"errors must be 'strict' or 'replace', not {errors!r}")
-    started = time.perf_counter()
-    is_file = isinstance(corpus, (str, os.PathLike))
-    items: list[_Item]
-    if is_file:
-        path = os.fspath(corpus)  # type: ignore[arg-type]
+    if isinstance(corpus, (str, os.PathLike)):
+        path = os.fspath(corpus)
         if not os.path.isfile(path):
             raise CorpusError(
                 f"corpus file {path!r} not found. To train on text itself, pass it in a list: train_bpe([text], ...)"
@@ -256,47 +339,25 @@ def count_pretokens(
             # enough chunks to keep every worker busy, none bigger than the default
             chunk_size = max(64 << 10, min(DEFAULT_CHUNK_SIZE, os.path.getsize(path) // (4 * num_workers) + 1))
         bounds = find_chunk_boundaries(path, special_tokens=specials, chunk_size=chunk_size)
-        items = [(path, s, e) for s, e in zip(bounds, bounds[1:]) if e > s]
-        sizes = [e - s for _, s, e in items]  # type: ignore[misc]
-    else:
-        if isinstance(corpus, (bytes, bytearray)):
-            raise CorpusError("the corpus must be text (str), not bytes: decode it first")
-        items = list(_checked_texts(corpus))  # type: ignore[arg-type]
-        sizes = [len(t) for t in items]  # type: ignore[arg-type]
-    total = sum(sizes)
-    if on_progress is not None:
-        on_progress("counting", 0, total)
-    workers, note = 1, ""
-    if num_workers > 1 and len(items) > 1:
-        try:
-            total_counts = _count_in_pool(items, sizes, specials, pattern, errors, num_workers, total, on_progress)
-            workers = num_workers
-        except _NoWorkerProcesses as err:
-            note = (
-                f"Counted in this one process, not {num_workers} workers: this Python cannot "
-                f"start worker processes ({err})."
-            )
-    if workers == 1:
-        total_counts = Counter()
-        done = 0
-        for item, size in zip(items, sizes):
-            _count_text(
-                item if isinstance(item, str) else read_chunk(*item, errors=errors), specials, pattern, total_counts
-            )
-            done += size
-            if on_progress is not None:
-                on_progress("counting", done, total)
-    stats = {
+        spans = [(s, e) for s, e in itertools.pairwise(bounds) if e > s]
+        return [(path, s, e) for s, e in spans], [e - s for s, e in spans], True
+    if isinstance(corpus, (bytes, bytearray)):
+        raise CorpusError("the corpus must be text (str), not bytes: decode it first")
+    texts: list[_Item] = list(_checked_texts(corpus))
+    return texts, [len(t) for t in texts], False  # type: ignore[arg-type]
+
+
+def _stats(
+    counts: Counter[str], items: list[_Item], total: int, is_file: bool, started: float, workers: int
+) -> dict[str, Any]:
+    return {
         "bytes": total if is_file else None,
         "characters": None if is_file else total,
         "chunks": len(items),
-        "pretokens": sum(total_counts.values()),
-        "distinct_pretokens": len(total_counts),
+        "pretokens": sum(counts.values()),
+        "distinct_pretokens": len(counts),
         "seconds_counting": time.perf_counter() - started,
         "workers": workers,
     }
-    if note:
-        stats["workers_note"] = note
-    return total_counts, stats
 
 

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.count import Corpus, ProgressCallback, count_pretokens
+from core.count import Corpus, ProgressCallback, count_in_steps, count_pretokens
 from core.errors import CorpusError, TrainingConfigError
 from core.pretokenize import compile_pattern
 
@@ -334,7 +334,7 @@ class BPETrainer:
     def _prepare(self) -> _MergeState:
         if self._state is None:
             self._started = time.perf_counter()
-            counts, self.corpus_stats = count_pretokens(
+            counts, stats = count_pretokens(
                 self.corpus,
                 self.special_tokens,
                 pattern=self.pattern,
@@ -342,15 +342,42 @@ class BPETrainer:
                 errors=self.errors,
                 on_progress=self.on_progress,
             )
-            if self.corpus_stats.get("workers_note"):  # no processes here (Pyodide)
-                self.messages.append(self.corpus_stats["workers_note"])
-            if not counts:
-                self.messages.append(
-                    "The corpus has no text to learn from (it is empty or only special tokens): "
-                    "the vocabulary holds just the special tokens and the 256 bytes."
-                )
-            self._state = _MergeState(counts)
-        return self._state
+            self._counted(counts, stats)
+        return self._state  # type: ignore[return-value]  # set by _counted
+
+    def count_steps(self, *, chunk_size: int | None = None) -> Iterator[tuple[int, int]]:
+        """Count the pre-tokens in this process one chunk at a time, yielding ``(done,
+        total)`` after each (characters of texts, or bytes of a file); the first
+        :meth:`step` after it merges at once. Nothing to do if counting already happened.
+
+        For a caller with one thread (a browser tab): between two chunks it can redraw a
+        progress bar, or take a Stop (then :meth:`stop` and :meth:`step` end the training).
+
+        >>> trainer = BPETrainer(["aaabdaaabac", "aab"], 258)
+        >>> list(trainer.count_steps())
+        [(11, 14), (14, 14)]
+        >>> trainer.step().pair, trainer.corpus_stats["distinct_pretokens"]
+        ((b'a', b'a'), 2)
+        """
+        if self._state is not None:
+            return
+        self._started = time.perf_counter()
+        counts, stats = yield from count_in_steps(
+            self.corpus, self.special_tokens, pattern=self.pattern, errors=self.errors,
+            chunk_size=chunk_size,
+        )
+        self._counted(counts, stats)
+
+    def _counted(self, counts: Counter[str], stats: dict[str, Any]) -> None:
+        self.corpus_stats = stats
+        if stats.get("workers_note"):  # no processes here (Pyodide)
+            self.messages.append(stats["workers_note"])
+        if not counts:
+            self.messages.append(
+                "The corpus has no text to learn from (it is empty or only special tokens): "
+                "the vocabulary holds just the special tokens and the 256 bytes."
+            )
+        self._state = _MergeState(counts)
 
     def _finish(self, reason: str) -> None:
         self.done = True

@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import charts, jobs, keys, limits, links, state, workspace
+from ui import charts, jobs, keys, limits, links, runtime, state, workspace
 from ui.page import setup
 from ui.training import training_manager
 from ui.widgets import (
@@ -291,6 +291,9 @@ def live_view(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
 
 def live_status(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
     """The progress line and the newest merges (a fragment polled every _STATUS_SECONDS)."""
+    # in the browser (the static build) this is where the training moves, a slice per poll:
+    # with one thread, the page redraws and takes clicks between slices (ui.inpage)
+    training_manager().advance(job_id)
     snap = _job_snapshot(job_id)
     if snap is None:
         return
@@ -389,7 +392,9 @@ def draw_results(snap: jobs.JobSnapshot) -> None:
         except Exception:  # noqa: BLE001 - AppTest runs one page alone, with nothing to link
             pass
         label = st.session_state.get(keys.TRAIN_DONE, {}).get(snap.job_id)
-        if label is not None and label in state.session_tokenizers():
+        if not runtime.keeps_work():
+            st.caption(runtime.NO_SERVER_NOTE)
+        elif label is not None and label in state.session_tokenizers():
             with st.container(border=True):
                 st.markdown("**📚 Save to the library** so teammates can open it from a link "
                             "(it stays on this server after a restart)")

@@ -288,7 +288,14 @@ def library_root() -> str:
 
 def library() -> Any:
     """The server's ``TokenizerLibrary`` (created on first use; raises ``LibraryError`` with
-    the fix when its folder cannot be created)."""
+    the fix when its folder cannot be created, or in the static build, which has none)."""
+    from ui import runtime
+
+    if not runtime.keeps_work():
+        from core.errors import LibraryError
+
+        raise LibraryError("the static version of the playground has no library: it runs in "
+                           "your browser, with no server to keep anything")
     return _library_at(library_root())
 
 
@@ -300,9 +307,14 @@ def _library_at(root: str) -> Any:
 
 
 def library_exists() -> bool:
-    """True once something was saved (listing never creates the folder)."""
+    """True once something was saved (listing never creates the folder); never in the
+    static build (``ui.runtime``)."""
     import os
 
+    from ui import runtime
+
+    if not runtime.keeps_work():
+        return False
     return os.path.isfile(os.path.join(library_root(), "library.sqlite3"))
 
 

@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import multiprocessing
-import multiprocessing.connection
 import os
 import secrets
 import shutil
@@ -46,6 +44,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ui.limits import max_concurrent_trainings, train_memory_mb
+
+try:
+    import multiprocessing
+    import multiprocessing.connection
+except ImportError:  # Pyodide has no _multiprocessing: trainings run in the page (ui.inpage)
+    multiprocessing = None  # type: ignore[assignment]
 from ui.training_worker import MergeRow, Worker, death_message, spawn_worker
 
 __all__ = ["JobSnapshot", "MergeRow", "TERMINAL", "TrainingManager"]
@@ -438,6 +442,9 @@ class TrainingManager:
             event = self._jobs[job_id].finished
         event.wait(timeout)
         return self.snapshot(job_id)
+
+    def advance(self, job_id: str, budget: float = 0.0) -> None:
+        """Nothing to do: workers train on their own (``ui.inpage`` trains when asked)."""
 
     def status_counts(self) -> dict[str, int]:
         """Running and queued jobs across the whole server (for a status line)."""

@@ -565,6 +565,12 @@ def view_params(page: str, *, explicit: bool = True) -> tuple[dict[str, str | li
 
 
 def _unsaved_note(label: str) -> str:
+    from ui import runtime
+
+    if not runtime.keeps_work():
+        return (f"“{label}” lives only in this browser tab, so the link cannot name it (a "
+                "teammate would see the default tokenizer): the static version has no "
+                "library. Send its files instead (Train's downloads, Tokenize's Export).")
     return (f"“{label}” lives only in your browser session, so the link cannot name it (a "
             "teammate would see the default tokenizer). Save it to the library to share it.")
 
@@ -665,11 +671,14 @@ def share_plain(page: str) -> str:
 
     for message in st.session_state.get(keys.LINKS_NOTES, {}).pop(page, []):
         st.warning(f"Link problem: {message}", icon="🔗")
+    from ui import runtime
+
     link = page_url(page)
+    kept = (f"It carries your work (`ws=`): your tokenizers, the last training and the corpus, "
+            f"kept {limits.workspace_max_days()} days after last use." if runtime.keeps_work()
+            else runtime.NO_SERVER_NOTE)
     widgets.copy_row("🔗 Link to this page", link, key=f"links-{page}",
-                     help="Copy it with the button at its right (shown on hover). It "
-                          "carries your work (`ws=`): your tokenizers, the last training and "
-                          f"the corpus, kept {limits.workspace_max_days()} days after last use.")
+                     help="Copy it with the button at its right (shown on hover). " + kept)
     return link
 
 

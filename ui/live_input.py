@@ -42,6 +42,7 @@ warning) after reading it, and the URL follows each commit through ``ui.links.sh
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import streamlit as st
 
@@ -107,9 +108,15 @@ _CSS = """
 }
 """
 
-_COMMIT_WHILE_TYPING = st.components.v2.component(
-    "tokplay_live_input", html='<span class="tp-live-input"></span>', css=_CSS, js=_JS,
-    isolate_styles=False)
+
+
+def _commit_while_typing() -> Any:
+    """The component, registered on every call: cheap, and it keeps working when a module
+    imported once outlives a runtime (Streamlit 1.62, the static build's, forgets components
+    registered at import time by an earlier AppTest runtime)."""
+    return st.components.v2.component(
+        "tokplay_live_input", html='<span class="tp-live-input"></span>', css=_CSS, js=_JS,
+        isolate_styles=False)
 
 
 def key_class(widget_key: str) -> str:
@@ -127,7 +134,7 @@ def text_area(label: str, key: str, default: str, *, height: int,
     updates the page while the user types: a pause of :data:`DEBOUNCE_MS` commits it."""
     bound = state.bind(key, default)
     text = st.text_area(label, height=height, help=help, **bound)
-    _COMMIT_WHILE_TYPING(
+    _commit_while_typing()(
         key=f"live.{bound['key']}", height=0,
         data={"box_class": key_class(bound["key"]), "debounce_ms": DEBOUNCE_MS,
               "long_text_chars": LONG_TEXT_CHARS, "long_debounce_ms": LONG_DEBOUNCE_MS})

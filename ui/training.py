@@ -16,10 +16,17 @@ SIDEBAR_POLL_SECONDS = 1.0
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def training_manager() -> jobs.TrainingManager:
-    """One manager per server process; its queue enforces the concurrency limit."""
+    """One manager per server process; its queue enforces the concurrency limit. In the
+    browser (the static build) trainings run in the page instead, a slice per poll
+    (``ui.inpage``): same methods, same snapshots."""
     import os
 
-    from ui import cache
+    from ui import cache, runtime
+
+    if runtime.training_in_page():
+        from ui.inpage import InPageTrainingManager
+
+        return InPageTrainingManager()  # type: ignore[return-value]  # the same interface
 
     # the slots live in the library folder, which every server process on the host shares
     # (make serve WORKERS=N): the limit on trainings holds across all of them
@@ -75,6 +82,9 @@ def sidebar_status(page: str) -> None:
 
 
 def _live_status() -> None:
+    job_id = st.session_state.get(keys.TRAIN_JOB)
+    if job_id is not None:
+        training_manager().advance(job_id)  # in the browser, training moves only here
     snap = session_job()
     if snap is None or snap.done:
         st.rerun()  # the whole page: it draws the end state and stops this polling
@@ -94,5 +104,5 @@ def _draw(snap: jobs.JobSnapshot) -> None:
             label = "Watch it on Train"
         try:
             st.page_link("pages/1_Train.py", label=label, icon="🏋️")
-        except StreamlitAPIException:
+        except (StreamlitAPIException, KeyError):
             st.caption(label)  # subtle: AppTest runs one page alone, with no pages to link

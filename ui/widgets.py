@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import cache, limits, site, state, workspace
+from ui import cache, limits, runtime, site, state, workspace
 
 #: File types the tokenizer loader accepts (core.formats tells the format from the content).
 TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt", "model",
@@ -199,8 +199,9 @@ def _page_menu() -> None:
         try:
             for page in site.PAGES:
                 st.page_link(page.script, label=page.title, icon=page.icon)
-        except StreamlitAPIException:
+        except (StreamlitAPIException, KeyError):
             pass  # subtle: AppTest runs one page script alone, with no app.py to link to
+            # (Streamlit 1.62, as in the static build, raises KeyError there instead)
 
 
 def sidebar(page: str = "") -> None:
@@ -233,7 +234,7 @@ def sidebar(page: str = "") -> None:
                 size = f" · {n:,} tokens"
             st.markdown(f"`{active}`")
             st.caption(state.describe(active) + size)
-            if own is not None and state.can_save(own["tok"]):
+            if own is not None and state.can_save(own["tok"]) and runtime.keeps_work():
                 if state.saved_id(active) is None:
                     with st.expander("Save to library", icon="📚"):
                         save_to_library(active, key="ui.sidebar_save")
@@ -250,6 +251,9 @@ def save_to_library(label: str, *, key: str) -> str | None:
     own = state.session_tokenizers().get(label)
     if own is None:
         return state.saved_id(label)
+    if not runtime.keeps_work():
+        st.caption(runtime.NO_SERVER_NOTE)
+        return None
     saved = state.saved_id(label)
     if saved is not None:
         st.success(f"Saved in the library as `lib:{saved}`: links to this view now name it.",

@@ -34,7 +34,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import cache, keys, limits, state
+from ui import cache, keys, limits, runtime, state
 
 WS_PARAM = "ws"
 FORMAT = "tokenizer-playground/workspace-v1"
@@ -49,7 +49,10 @@ def _store_at(root: str, max_bytes: int, max_days: int) -> Any:
 
 
 def store() -> Any:
-    """The server's ``WorkspaceStore`` (``<library folder>/workspaces``)."""
+    """The server's ``WorkspaceStore`` (``<library folder>/workspaces``); a clear error in
+    the static build, which keeps nothing (``ui.runtime``)."""
+    if not runtime.keeps_work():
+        raise RuntimeError("the static version keeps no work for reloads and links")
     return _store_at(os.path.join(cache.library_root(), "workspaces"),
                      limits.workspace_max_bytes(), limits.workspace_max_days())
 
@@ -72,6 +75,8 @@ def _recipes() -> dict[str, dict[str, Any]]:
 def remember_files(label: str, files: dict[str, bytes], *, special_tokens: list[str] | None,
                    pattern: str | None) -> None:
     """Keep uploaded tokenizer files (as uploaded) so ``label`` survives a reload."""
+    if not runtime.keeps_work():
+        return
     try:
         ids = [[name, store().put(data)] for name, data in sorted(files.items())]
     except Exception as err:  # noqa: BLE001 - a full disk must not break loading
@@ -99,6 +104,8 @@ def _rows_from_doc(doc: Any) -> tuple[Any, ...]:
 def remember_training(snap: Any, label: str | None, tok: Any | None) -> None:
     """Keep a finished training: its tokenizer (``label``), its rows and its result."""
     try:
+        if not runtime.keeps_work():
+            raise LookupError("no workspace here")  # the record below, without stored rows
         rows_id = store().put_json(_rows_doc(snap.rows)) if snap.rows else None
         if tok is not None and label is not None:
             from core.library import tokenizer_json
@@ -106,6 +113,8 @@ def remember_training(snap: Any, label: str | None, tok: Any | None) -> None:
             blob = store().put(tokenizer_json(tok.vocab, tok.merges, list(tok.special_tokens),
                                               tok.pattern))
             _recipes()[label] = {"kind": "trained", "blob": blob, "rows": rows_id}
+    except LookupError:
+        rows_id = None
     except Exception as err:  # noqa: BLE001
         _problem(err)
         return
@@ -126,6 +135,9 @@ def remember_corpus(name: str, files: list[tuple[str, str]]) -> dict[str, Any]:
     the session value (``keys.TRAIN_CORPUS``)."""
     corpus: dict[str, Any] = {"name": name, "files": [[n, len(t.encode())] for n, t in files],
                               "texts": [t for _, t in files], "blobs": None}
+    if not runtime.keeps_work():
+        st.session_state[keys.TRAIN_CORPUS] = corpus
+        return corpus
     try:
         corpus["blobs"] = [store().put(t.encode("utf-8")) for _, t in files]
     except Exception as err:  # noqa: BLE001
@@ -203,6 +215,8 @@ def _digest(doc: dict[str, Any]) -> str:
 
 def save() -> None:
     """Write the session's snapshot if it changed, and keep its ID in the address bar."""
+    if not runtime.keeps_work():
+        return
     doc = manifest()
     if doc is None:
         return
@@ -254,6 +268,10 @@ def restore() -> list[str]:
     ws_id = st.query_params.get(WS_PARAM)
     if not ws_id or ws_id == st.session_state.get(keys.WS_ID):
         return []
+    if not runtime.keeps_work():
+        del st.query_params[WS_PARAM]
+        return [f"The link's `ws={str(ws_id)[:20]}` names work kept on a server. "
+                + runtime.NO_SERVER_NOTE]
     seen: set[str] = st.session_state.setdefault(keys.WS_SEEN, set())
     if ws_id in seen:
         return []
