@@ -1,0 +1,132 @@
+"""The static build's code paths, run in CPython as Pyodide would run them (offline).
+
+``tests/static_runtime_driver.py`` runs every page through AppTest in a fresh interpreter with
+``sqlite3`` and ``_multiprocessing`` unimportable and the app unable to start threads, as in
+Pyodide, and ``TOKPLAY_RUNTIME=browser`` (``ui.runtime``). It does so twice: on this
+Streamlit, and on the Streamlit the pinned stlite bundles (1.62, in a venv made under
+``.cache`` on first use), so an API the static build's Streamlit lacks fails here, not in a
+visitor's tab. What each run must show:
+
+- every page opens with no exception and no error;
+- a training runs in the page (``ui.inpage``) to the merges ``train_bpe`` learns, with its
+  downloads, and says there is no library; the URL carries no ``ws=``;
+- Tokenize then shows the IDs core's encode gives with that tokenizer;
+- every file of the repository the app imported or opened is in the bundle
+  (``deploy.static.bundle_files``): nothing the browser needs is left out of ``app.zip``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
+from core.train import train_bpe
+from tests.conftest import REPO
+from tests.test_pyodide import _skip_or_fail
+
+pytestmark = pytest.mark.xdist_group("static-runtime")
+
+DRIVER = REPO / "tests" / "static_runtime_driver.py"
+STLITE_STREAMLIT = "1.62.0"  # the wheel @stlite/browser 1.9.2 ships (deploy/static.py)
+OLD_VENV = REPO / ".cache" / f"streamlit-{STLITE_STREAMLIT}"
+
+
+def _load_static():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("deploy_static", REPO / "deploy" / "static.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _old_streamlit_python() -> Path:
+    """A venv with stlite's Streamlit version (and the app's other packages), made once."""
+    python = OLD_VENV / "bin" / "python"
+    marker = OLD_VENV / ".installed"
+    if marker.is_file():
+        return python
+    static = _load_static()
+    try:
+        venv.create(OLD_VENV, with_pip=True, clear=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", f"streamlit=={STLITE_STREAMLIT}",
+             *static.REQUIREMENTS],
+            check=True, capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.SubprocessError) as err:
+        detail = getattr(err, "stderr", "") or str(err)
+        _skip_or_fail(f"cannot install streamlit=={STLITE_STREAMLIT} from PyPI: "
+                      f"{detail.strip().splitlines()[-1] if detail.strip() else err}")
+    marker.write_text(STLITE_STREAMLIT)
+    return python
+
+
+def _run_driver(python: Path, tmp_path: Path) -> dict:
+    out = tmp_path / "report.json"
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOKPLAY_")}
+    env.update(HOME=str(home), PYTHONPATH=str(REPO))
+    proc = subprocess.run([str(python), str(DRIVER), str(out)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def expected() -> dict:
+    vocab, merges = train_bpe([builtin_corpus_text()], 600, [BUILTIN_SEPARATOR])
+    return {"vocab": vocab, "merges": merges}
+
+
+def _check(report: dict, expected: dict) -> None:
+    assert report["threads_blocked"] and report["training_in_page"]
+    assert report["pages"] == {page: [] for page in report["pages"]}
+    assert len(report["pages"]) == 1 + len(list((REPO / "pages").glob("*.py")))
+
+    train = report["train"]
+    assert train["problems"] == []
+    assert report["core"]["merges"] == len(expected["merges"]) == 343
+    assert train["metrics"]["Merges"] == "343"
+    assert train["metrics"]["Vocab size"] == "600"
+    assert {"vocab.pkl", "merges.pkl", "tokenizer.json"} <= set(train["downloads"])
+    assert any("no library" in c for c in train["captions"])
+    assert "ws" not in train["query"]
+
+    tok = report["tokenize"]
+    assert tok["problems"] == []
+    ids = report["core"]["ids"]  # core's train_bpe + encode in the same Python
+    assert ", ".join(map(str, ids)) in tok["codes"]
+    assert tok["metrics"]["Tokens"] == str(len(ids))
+    assert "ws" not in tok["query"]
+
+    bundled = set(_load_static().bundle_files(REPO))
+    used = set(report["repo_files"])
+    assert {"app.py", "ui/inpage.py", "core/train.py", "core/data/gpt2-vocab.bpe.gz",
+            ".streamlit/config.toml"} <= used  # the tracing saw imports and opened files
+    assert used - bundled == set(), "files the app used that app.zip lacks"
+
+
+def test_static_paths_on_this_streamlit(tmp_path, expected):
+    report = _run_driver(Path(sys.executable), tmp_path)
+    _check(report, expected)
+
+
+def test_static_paths_on_stlites_streamlit(tmp_path, expected):
+    python = _old_streamlit_python()
+    report = _run_driver(python, tmp_path)
+    assert report["streamlit"] == STLITE_STREAMLIT
+    _check(report, expected)
+
+
+def test_stlite_pin_matches_the_streamlit_tested_here():
+    """Upgrading @stlite/browser must come with this test's Streamlit version."""
+    static = _load_static()
+    assert static.STLITE_VERSION == "1.9.2" and STLITE_STREAMLIT == "1.62.0"
