@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8501
 WORKERS ?= 2
 
-.PHONY: run serve test setup setup-dev browser proxy node bench clean load static
+.PHONY: run serve test setup setup-dev browser proxy node bench clean load pyodide-test static
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install it with 'apt-get install python3-venv'"; exit 1; }
@@ -73,3 +73,12 @@ clean:
 # reruns/s, p50, p95 and errors for 1-20 sessions on Tokenize, Decode, Compare, with and without 2 trainings.
 load: setup-dev
 	$(PY) benchmarks/load_protocol.py
+
+# core's tests under Pyodide through pyodide-build (dev extra, Python >= 3.12). Needs the internet:
+# `pyodide venv` downloads Pyodide's cross-build environment. Run as: make PYTHON=python3.12 pyodide-test
+pyodide-test: setup-dev
+	@test -x $(VENV)/bin/pyodide || { echo "pyodide-build needs Python >= 3.12: rm -rf $(VENV) and run 'make PYTHON=python3.12 pyodide-test'"; exit 1; }
+	$(VENV)/bin/pyodide venv .venv-pyodide
+	.venv-pyodide/bin/python -m pip install -q regex pytest hypothesis
+	.venv-pyodide/bin/python -m pytest -p no:cacheprovider -p no:xdist -o addopts="--doctest-modules" \
+	  core tests/test_regex_compat.py

@@ -1,0 +1,85 @@
+"""The static build's Train page in a real browser: training runs in the page, a slice per
+poll (``ui.inpage``), with its progress shown while it runs, an exact Pause and Stop, the
+downloads, and the note that nothing is kept on a server.
+
+stlite itself cannot load offline (Pyodide's packages come from its CDN), so the server runs
+with ``TOKPLAY_RUNTIME=browser``: the same code paths the static build takes (no worker
+processes, no library, no ``ws=``), driven by the page's own polling as in the tab.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.browser.conftest import (
+    REPO,
+    AppBrowser,
+    StreamlitServer,
+    _stop,
+    browser_session,
+    start_streamlit,
+)
+from tests.browser.test_train_control import _WATCH, _assert_results_agree, _stated_end
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+@pytest.fixture(scope="module")
+def static_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
+    workdir = tmp_path_factory.mktemp("static-mode")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOKPLAY_")}
+    env.update(TOKPLAY_RUNTIME="browser", HOME=str(workdir))
+    log = workdir / "server.log"
+    proc, url = start_streamlit(REPO, env, log)
+    try:
+        yield StreamlitServer(url=url, library_dir=workdir, log=log, process=proc)
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture
+def static_app(browser: object, static_server: StreamlitServer,
+               screenshot_dir: Path) -> Iterator[AppBrowser]:
+    with browser_session(browser, static_server.url, screenshot_dir) as helper:
+        yield helper
+
+
+def test_training_in_the_page_shows_progress_and_pauses_exactly(static_app: AppBrowser) -> None:
+    app = static_app
+    app.goto("Train")
+    page = app.page
+    size = page.get_by_label("Vocab size", exact=True)
+    size.fill("3000")
+    with app.rerun():
+        size.press("Enter")
+    with app.rerun():
+        page.get_by_text("20 merges/s", exact=True).click()
+    page.evaluate(_WATCH)
+    page.get_by_role("button", name="Start training").click()
+
+    # the count rises while nothing but the page's own polling drives the training
+    page.wait_for_function("() => window.__shown.some(([, n]) => n > 10)", timeout=120_000)
+    shown = page.evaluate("() => window.__shown.map(([, n]) => n)")
+    assert len(set(shown)) >= 3, shown  # several counts were drawn on the way
+    app.screenshot("static-mode-train")
+
+    with app.rerun():
+        page.get_by_role("button", name="Pause").click()
+    paused = page.get_by_text(re.compile(r"paused at merge [\d,]+"))
+    paused.wait_for(timeout=120_000)
+    at = int(re.search(r"paused at merge ([\d,]+)", paused.inner_text())[1].replace(",", ""))
+    page.get_by_role("button", name="Stop").click()
+    merges, vocab = _stated_end(app)
+    assert merges == at
+    _assert_results_agree(app, merges, vocab)
+
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert "This is the static version of the playground" in main
+    assert "Save to the library" not in main
+    assert "ws=" not in page.url
+    app.assert_healthy()
