@@ -18,14 +18,11 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-os.environ["TOKPLAY_RUNTIME"] = "browser"
-for _name in ("sqlite3", "_sqlite3", "_multiprocessing"):
-    sys.modules[_name] = None  # type: ignore[assignment]  # "import sqlite3" -> ImportError
-
 _APP_DIRS = tuple(str(REPO / d) + os.sep for d in ("core", "ui", "pages"))
-_start = threading.Thread.start
+_opened: set[str] = set()
 
 
 def _started_by_app() -> bool:
@@ -40,17 +37,6 @@ def _started_by_app() -> bool:
     return name.startswith(_APP_DIRS) or name == str(REPO / "app.py")
 
 
-def _guarded_start(self: threading.Thread) -> None:
-    if _started_by_app():
-        raise RuntimeError("can't start new thread")  # Pyodide's words
-    _start(self)
-
-
-threading.Thread.start = _guarded_start  # type: ignore[method-assign]
-
-_opened: set[str] = set()
-
-
 def _audit(event: str, args: tuple) -> None:
     if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
         path = os.path.abspath(os.fsdecode(args[0]))
@@ -58,21 +44,36 @@ def _audit(event: str, args: tuple) -> None:
             _opened.add(path)
 
 
-sys.addaudithook(_audit)
-sys.path.insert(0, str(REPO))
-os.chdir(REPO)
+def like_pyodide() -> None:
+    """Make this interpreter lack what Pyodide lacks, before the app is imported (only when
+    run as a script: pytest's doctest collection imports this module too)."""
+    os.environ["TOKPLAY_RUNTIME"] = "browser"
+    for name in ("sqlite3", "_sqlite3", "_multiprocessing"):
+        sys.modules[name] = None  # type: ignore[assignment]  # "import sqlite3" -> ImportError
+    start = threading.Thread.start
 
-import streamlit  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
+    def guarded_start(self: threading.Thread) -> None:
+        if _started_by_app():
+            raise RuntimeError("can't start new thread")  # Pyodide's words
+        start(self)
+
+    threading.Thread.start = guarded_start  # type: ignore[method-assign]
+    sys.addaudithook(_audit)
+    sys.path.insert(0, str(REPO))
+    os.chdir(REPO)
+
 
 PAGES = ["app.py", *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "pages").glob("*.py"))]
 
 
-def _problems(at: AppTest) -> list[str]:
+def _problems(at: Any) -> list[str]:
     return [str(e.value)[:300] for e in at.exception] + [str(e.value)[:300] for e in at.error]
 
 
 def main(out: str) -> None:
+    import streamlit
+    from streamlit.testing.v1 import AppTest
+
     from ui import runtime
 
     report: dict = {"streamlit": streamlit.__version__, "pages": {},
@@ -129,4 +130,5 @@ def main(out: str) -> None:
 
 
 if __name__ == "__main__":
+    like_pyodide()
     main(sys.argv[1])

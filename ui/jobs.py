@@ -44,12 +44,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ui.limits import max_concurrent_trainings, train_memory_mb
-
-try:
-    import multiprocessing
-    import multiprocessing.connection
-except ImportError:  # Pyodide has no _multiprocessing: trainings run in the page (ui.inpage)
-    multiprocessing = None  # type: ignore[assignment]
 from ui.training_worker import MergeRow, Worker, death_message, spawn_worker
 
 __all__ = ["JobSnapshot", "MergeRow", "TERMINAL", "TrainingManager"]
@@ -243,6 +237,12 @@ class TrainingManager:
         """``slots_dir``: a folder shared by every server process on the host (the library
         folder's ``training-slots``); with it, ``max_concurrent`` holds across all of them
         (:class:`TrainingSlots`), else per process."""
+        # subtle: imported here, not at the top: Pyodide has no _multiprocessing, and the
+        # static build imports this module only for JobSnapshot (trainings run in the page)
+        import multiprocessing
+        import multiprocessing.connection
+
+        self._mp = multiprocessing
         self.max_concurrent = max_concurrent or max_concurrent_trainings()
         self._slots = None if slots_dir is None else TrainingSlots(slots_dir, self.max_concurrent)
         self.waiting_for_slot = False  # queued jobs wait for another process's trainings
@@ -600,7 +600,7 @@ class TrainingManager:
                 except OSError:
                     pass
             self._to_close.clear()
-            multiprocessing.active_children()  # reaps finished workers (no zombies)
+            self._mp.active_children()  # reaps finished workers (no zombies)
             if self._closed and not self._running:
                 return False
             self._schedule_locked()
@@ -611,7 +611,7 @@ class TrainingManager:
 
     def _poll(self, conns: dict[Any, _Job]) -> None:
         """Wait up to 0.5 s for worker messages (or a wake-up) and apply them."""
-        ready = multiprocessing.connection.wait([self._wake_r, *conns], timeout=0.5)
+        ready = self._mp.connection.wait([self._wake_r, *conns], timeout=0.5)
         for conn in ready:
             if conn is self._wake_r:
                 while self._wake_r.poll():
