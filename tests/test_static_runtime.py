@@ -72,8 +72,10 @@ def _run_driver(python: Path, tmp_path: Path) -> dict:
     out = tmp_path / "report.json"
     home = tmp_path / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOKPLAY_")}
-    env.update(HOME=str(home), PYTHONPATH=str(REPO))
+    # a user's environment: no TOKPLAY_* settings, no TIKTOKEN_CACHE_DIR (the presets come
+    # from the files bundled in core/data), an empty HOME
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "PYTHONPATH": str(REPO),
+           "LANG": "C.UTF-8"}
     proc = subprocess.run([str(python), str(DRIVER), str(out)], check=False, cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
