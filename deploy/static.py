@@ -163,7 +163,8 @@ def mount_options() -> dict:
 
 
 def index_html() -> str:
-    """The page: a loading note stlite replaces once it mounts, and the module mounting it.
+    """The page: a loading note (removed once the app draws its first text) and the module
+    mounting stlite.
 
     The options are one JSON literal on one line (``const options = {...};``) so a test can
     read them back with ``json.loads``.
@@ -175,22 +176,34 @@ def index_html() -> str:
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{TITLE}</title>
+<link rel="icon" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 100'%3E%3Ctext y='.9em' font-size='90'%3E%F0%9F%A7%A9%3C/text%3E%3C/svg%3E">
 <link rel="stylesheet" href="./stlite/stlite.css">
 </head>
 <body>
-<div id="root">
-<p style="font-family: sans-serif; margin: 2rem; max-width: 40rem; line-height: 1.5">
-<strong>Loading the {TITLE}&hellip;</strong><br>
-On first load this page downloads Python (Pyodide {pyodide_version}) and its packages from
+<div id="loading-note" style="position: fixed; left: 1rem; bottom: 1rem; z-index: 2147483647;
+ max-width: 34rem; padding: 0 1rem; background: #fff; border: 1px solid #d0d4e0;
+ border-radius: 0.5rem; font-family: sans-serif; font-size: 0.9rem; line-height: 1.45">
+<p><strong>Loading the {TITLE}&hellip;</strong></p>
+<p>On first load this page downloads Python (Pyodide {pyodide_version}) and its packages from
 cdn.jsdelivr.net (and plotly from PyPI). That takes some seconds; after that the playground
-runs entirely in this browser tab, with no server.
-</p>
+runs entirely in this browser tab, with no server. If it never starts, check that this
+browser can reach cdn.jsdelivr.net and pypi.org.</p>
 </div>
+<div id="root"></div>
 <noscript>The {TITLE} runs Python in your browser and needs JavaScript; please enable it.</noscript>
 <script type="module">
 import {{ mount }} from "./stlite/stlite.js";
 const options = {_script_json(mount_options())};
 mount(options, document.getElementById("root"));
+// the note (fixed: stlite's app covers the page) stays until the app draws its first text,
+// so a page that cannot reach the CDN still says why it is empty, next to stlite's error
+const note = document.getElementById("loading-note");
+new MutationObserver((_, observer) => {{
+  if (document.querySelector('#root [data-testid="stMarkdownContainer"]')) {{
+    note.remove();
+    observer.disconnect();
+  }}
+}}).observe(document.getElementById("root"), {{ childList: true, subtree: true }});
 </script>
 </body>
 </html>
