@@ -26,6 +26,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import zipfile
@@ -210,6 +211,37 @@ new MutationObserver((_, observer) => {{
 """
 
 
+def page_paths(repo: Path) -> list[str]:
+    """The URL paths of the app's pages, by Streamlit's rule (``pages/2_Tokenize.py`` is
+    served at ``Tokenize``: the number and underscore dropped).
+
+    >>> page_paths(REPO)[:2]
+    ['Train', 'Tokenize']
+    """
+    return [re.sub(r"^\d+_", "", path.stem) for path in sorted((repo / "pages").glob("*.py"))]
+
+
+def redirect_html(page: str) -> str:
+    """``<page>/index.html``: a static host serves ``/Tokenize?text=...`` (an address bar
+    copied in the app) from here; it goes on to ``../?page=Tokenize&text=...``, which the
+    app's Home opens as that page (``ui.links.follow_page_param``)."""
+    target = _script_json(page)
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{TITLE}</title>
+<script>
+const params = new URLSearchParams(location.search);
+params.set("page", {target});
+location.replace("../?" + params.toString() + location.hash);
+</script>
+</head>
+<body><p><a href="../?page={page}">Open {page}</a></p></body>
+</html>
+"""
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -236,6 +268,9 @@ def build(out: Path, *, repo: Path, stlite_build: Path) -> dict:
     shutil.copytree(stlite_build, out / "stlite", ignore=shutil.ignore_patterns("*.map", "*.d.ts"))
     _write_zip(out / "app.zip", repo, names)
     (out / "index.html").write_text(index_html(), encoding="utf-8")
+    for page in page_paths(repo):  # /Tokenize?... from a copied address bar
+        (out / page).mkdir()
+        (out / page / "index.html").write_text(redirect_html(page), encoding="utf-8")
     (out / ".nojekyll").write_bytes(b"")
     manifest = {
         "stlite": STLITE_VERSION,

@@ -391,3 +391,44 @@ def test_trained_tokenizer_is_saved_from_the_train_page(library_dir: Path) -> No
     assert (entry.name, entry.vocab_size, entry.corpus_name) == ("trained here", 300, "built-in corpus")
     assert entry.corpus_size > 100_000 and entry.special_tokens == ("<|endoftext|>",)
     assert any(f"lib:{entry.id}" in s.value for s in at.success)
+
+
+# ---- ?page=: the static build's links (one index.html on a static host) ----------------------
+
+
+def _open_home(params: dict[str, str]) -> AppTest:
+    at = AppTest.from_file(HOME, default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_home_opens_the_page_a_link_names_with_its_view():
+    at = _open_home({"page": "tokenize", "text": "naïve café, hello world"})
+    assert [t.value for t in at.title] == ["🔤 Tokenize"]
+    assert at.text_area[0].value == "naïve café, hello world"
+    assert dict(at.query_params) == {"text": "naïve café, hello world"}  # page= is spent
+
+
+def test_an_unknown_page_in_a_link_says_so_on_home():
+    at = _open_home({"page": "../../Train"})
+    assert [t.value for t in at.title] == ["🧩 Tokenizer Playground"]
+    assert any("which does not exist" in w.value for w in at.warning)
+    assert "page" not in at.query_params
+
+
+def test_static_build_links_name_the_page_in_the_query(monkeypatch):
+    """A static host serves only index.html: the link is /?page=Tokenize&..., and opening
+    it shows the same view."""
+    monkeypatch.setenv("TOKPLAY_RUNTIME", "browser")
+    at = open_url("Tokenize", {"text": "hello there"})
+    link = the_link(at)
+    parts = urlsplit(link)
+    query = parse_qs(parts.query)
+    assert parts.path == "/" and query["page"] == ["Tokenize"]
+    assert query["text"] == ["hello there"] and query["tok"] == [GPT2]
+    again = _open_home({k: v[0] for k, v in parse_qs(parts.query).items()})
+    assert [t.value for t in again.title] == ["🔤 Tokenize"]
+    assert metric(again, "Tokens") == metric(at, "Tokens")

@@ -21,6 +21,8 @@ import json
 import os
 import posixpath
 import re
+import shutil
+import subprocess
 import sys
 import zipfile
 from html.parser import HTMLParser
@@ -378,3 +380,31 @@ def _browser_offenders() -> list[str]:
 def test_bundled_code_imports_only_what_the_browser_has():
     offenders = _browser_offenders()
     assert not offenders, "unguarded imports the browser does not provide:\n" + "\n".join(offenders)
+
+
+# ---- page addresses on a static host ---------------------------------------------------------
+
+_RUN_REDIRECT = r"""
+const [script, search, hash] = process.argv.slice(1);
+globalThis.location = {search, hash, replace: (url) => process.stdout.write(url)};
+eval(script);
+"""
+
+
+def test_every_page_address_redirects_to_home_with_its_view(dist):
+    """/Tokenize?text=... (an address bar copied in the app) must open on a static host:
+    Tokenize/index.html goes on to ../?page=Tokenize with the same query and fragment,
+    which ui.links.follow_page_param opens (tests/test_links.py)."""
+    from ui.site import PAGES
+
+    paths = [p.url_path for p in PAGES if p.url_path]
+    assert _load_static().page_paths(REPO) == paths
+    node = shutil.which("node")
+    if node is None:
+        _skip_or_fail("node is not installed: run 'make node'")
+    for path in paths:
+        html = (dist / path / "index.html").read_text(encoding="utf-8")
+        script = html.split("<script>", 1)[1].split("</script>", 1)[0]
+        out = subprocess.run([node, "-e", _RUN_REDIRECT, script, "?text=na%C3%AFve+caf%C3%A9&k=3",
+                              "#top"], capture_output=True, text=True, check=True, timeout=60)
+        assert out.stdout == f"../?text=na%C3%AFve+caf%C3%A9&k=3&page={path}#top", out.stdout

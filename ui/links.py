@@ -29,6 +29,9 @@ q          Vocabulary               the search text
 order      Vocabulary               one of ``ui.cache.VOCAB_ORDERS``
 token      Vocabulary               the selected token ID
 k          Replay                   the step: how many of the tokenizer's merges are applied
+page       Home                     a page's URL path (``Tokenize``): open that page with
+                                    the other parameters. The static build's links use it,
+                                    as a static host serves one page (``index.html``)
 ws         every page               the session's workspace snapshot (``ui.workspace``):
                                     its trained and uploaded tokenizers, last training and
                                     corpus; written by ``ui.workspace.save``, not a PARAMS row
@@ -58,6 +61,8 @@ from ui import keys, limits, site, state
 
 #: The workspace parameter (``ui.workspace``): on every page, written by ``ui.workspace.save``.
 WS_PARAM = "ws"
+#: Home's parameter naming the page to open (``?page=Tokenize&text=...``): static hosts.
+PAGE_PARAM = "page"
 
 #: ``apply(page, session key, values)``: check a link's values into the session; a note if not.
 Applier = Callable[[str, str, tuple[str, ...]], "str | None"]
@@ -133,6 +138,27 @@ def note(page: str, message: str) -> None:
 
 def _note(page: str, message: str) -> None:
     st.session_state.setdefault(keys.LINKS_NOTES, {}).setdefault(page, []).append(message)
+
+
+def follow_page_param() -> None:
+    """On Home: open the page a ``page=`` parameter names, with the link's other parameters.
+
+    The static build needs it: a static host has one page (``index.html``), so its links
+    say ``/?page=Tokenize&text=...`` instead of ``/Tokenize?text=...`` (and the build's
+    ``Tokenize/index.html`` redirects there). An unknown page becomes a note on Home.
+    """
+    name = st.query_params.get(PAGE_PARAM)
+    if name is None:
+        return
+    rest = {k: st.query_params.get_all(k) for k in st.query_params if k != PAGE_PARAM}
+    target = next((p for p in site.PAGES if p.url_path and p.url_path.lower() == name.lower()),
+                  None)
+    if target is None:
+        del st.query_params[PAGE_PARAM]
+        _note("Home", f"the link names the page {shown(name)}, which does not exist: this is "
+                      "the home page")
+        return
+    st.switch_page(target.script, query_params=rest)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -626,6 +652,12 @@ def page_url(page: str, params: dict[str, str | list[str]] | None = None) -> str
             if known and base.endswith("/" + known):
                 base = base[: -len(known) - 1]
                 break
+    from ui import runtime
+
+    if path and not runtime.keeps_work():
+        # the static build: a static host serves one page, so the link names the page in
+        # its query (Home opens it: follow_page_param)
+        return f"{base}/?{query_string({PAGE_PARAM: path, **params})}"
     url = f"{base}/{path}" if path else f"{base}/"
     return f"{url}?{query}" if query else url
 
@@ -683,11 +715,13 @@ def share_plain(page: str) -> str:
 
 
 __all__ = [
+    "PAGE_PARAM",
     "PAGE_PARAMS",
     "PAGE_PATHS",
     "PUBLIC_URL_ENV",
     "apply_url",
     "current_label",
+    "follow_page_param",
     "link_name",
     "page_url",
     "parse_flag",

@@ -25,6 +25,8 @@ def setup(title: str, *, icon: str = "🧩") -> None:
     """Page config, session defaults, the URL's view (before any widget reads the session
     values), and the shared sidebar."""
     st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout="wide")
+    if title == "Home":
+        links.follow_page_param()  # ?page=Tokenize&...: the static build's links
     state.init_session()
     for note in workspace.restore():  # a reload or a link: bring the work back first
         links.note(title, note)

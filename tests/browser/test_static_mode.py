@@ -84,3 +84,27 @@ def test_training_in_the_page_shows_progress_and_pauses_exactly(static_app: AppB
     assert "Save to the library" not in main
     assert "ws=" not in page.url
     app.assert_healthy()
+
+
+def test_a_link_names_its_page_in_the_query_and_opens_that_view(
+        static_app: AppBrowser, browser: object, static_server: StreamlitServer,
+        screenshot_dir: Path) -> None:
+    """A static host serves only index.html: Tokenize's link is /?page=Tokenize&text=...,
+    and a fresh browser opening it lands on Tokenize with the same text and IDs."""
+    app = static_app
+    app.goto("Tokenize?text=hello%20static%20world")
+    link = app.page.locator('[data-testid="stCode"]').filter(has_text="?page=Tokenize")
+    url = link.first.inner_text().strip()
+    assert url.startswith(static_server.url + "/?page=Tokenize&"), url
+    ids = app.page.locator('[data-testid="stCode"]').filter(has_text=re.compile(r"^\d+(, \d+)*$"))
+    expected = ids.first.inner_text().strip()
+    with browser_session(browser, static_server.url, screenshot_dir) as other:
+        other.page.goto(url)
+        other.page.get_by_role("heading", name="Tokenize").wait_for()
+        other.wait()
+        assert other.page.get_by_role("textbox", name="Text").input_value() == "hello static world"
+        got = other.page.locator('[data-testid="stCode"]').filter(
+            has_text=re.compile(r"^\d+(, \d+)*$")).first.inner_text().strip()
+        assert got == expected
+        assert "/Tokenize?" in other.page.url
+        other.assert_healthy()
