@@ -23,6 +23,7 @@ into ``.cache/stlite`` (git-ignored) and reused, so later builds are offline.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -30,6 +31,7 @@ import re
 import shutil
 import subprocess
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 STLITE_VERSION = "1.9.2"
@@ -102,6 +104,30 @@ def ensure_stlite(cache_dir: Path) -> Path:
 
     Raises RuntimeError naming the cause when npm is missing or fails (no registry, proxy).
     """
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # subtle: two test workers (pytest -n 2) or two builds may get here at once; npm writing
+    # into one prefix twice leaves a half-installed package for the other to read
+    with _locked(cache_dir / ".install.lock"):
+        return _ensure_stlite_locked(cache_dir)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` while the block runs (none where fcntl is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: one build at a time is the user's business
+        yield
+        return
+    with open(path, "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _ensure_stlite_locked(cache_dir: Path) -> Path:
     package = _package_dir(cache_dir)
     build_dir = package / "build"
     if _installed_version(package) == STLITE_VERSION and (build_dir / "stlite.js").is_file():

@@ -33,6 +33,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.xdist_group("static-build")  # one build, one npm install
+
 CACHE = REPO / ".cache" / "stlite"
 
 # Modules the browser provides besides the stdlib and the bundle: stlite's own (streamlit and
