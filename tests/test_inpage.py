@@ -162,3 +162,15 @@ def test_counts_match_a_counter_of_the_pretokens():
     snap = manager.wait(job)
     assert snap.corpus_stats["pretokens"] == sum(Counter(["ab", " ab", " ab", "ab"]).values())
     assert snap.merges == [(b"a", b"b"), (b" ", b"ab")]
+
+
+def test_stop_while_counting_ends_at_once_with_no_merge(corpus):
+    manager = InPageTrainingManager()
+    job = manager.submit([corpus], vocab_size=300, special_tokens=[BUILTIN_SEPARATOR])
+    manager.advance(job, 0.0)  # one chunk of four
+    progress = manager.snapshot(job).count_progress
+    assert 0 < progress < 1
+    manager.stop(job)
+    snap = manager.snapshot(job)
+    assert snap.status == "stopped" and snap.merges == [] and len(snap.vocab) == 257
+    assert f"({int(progress * 100)}% counted)" in " ".join(snap.messages)

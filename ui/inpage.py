@@ -299,12 +299,18 @@ class InPageTrainingManager:
     def _end(self, job: _Job, *, stopped: bool) -> None:
         """Finish with what was learned: "stopped" on request, else "finished"."""
         trainer = job.trainer
+        if stopped and job.counting is not None:
+            # stopped while counting: end now, with no merge (counting the rest first could
+            # take a while on a big upload, in the tab's only thread)
+            done = int((job.count_progress or 0.0) * 100)
+            job.vocab, job.merges = trainer.vocab, []
+            job.stop_reason = "stopped"
+            job.messages.append(
+                f"Stopped by request while counting pre-tokens ({done}% counted): no merge was "
+                f"learned (vocab {len(job.vocab):,}: the special tokens and the 256 bytes).")
+            self._close(job, "stopped")
+            return
         if stopped and not trainer.done:
-            if job.counting is not None:  # stopped while counting: count the rest first
-                for _ in job.counting:
-                    pass
-                job.counting = None
-                job.corpus_stats = dict(trainer.corpus_stats)
             trainer.stop()
             trainer.step()
         if job.paused_since is not None:
