@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
@@ -43,15 +45,26 @@ def _server() -> tuple[subprocess.Popen[bytes], str]:
     return srv, f"http://127.0.0.1:{port}"
 
 
+@contextmanager
+def _page(pw: object) -> Iterator[tuple[object, str]]:
+    """A fresh server and a chromium page on it: (page, base URL); both closed after."""
+    srv, url = _server()
+    try:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        try:
+            yield browser.new_page(viewport={"width": 1280, "height": 900}), url
+        finally:
+            browser.close()
+    finally:
+        srv.terminate()
+
+
 METRIC_JS = """const m = [...document.querySelectorAll('[data-testid="stMetric"]')]
     .find(e => e.innerText.split('\\n')[0].trim() === 'Characters');"""
 
 
 def typing(pw: object) -> None:
-    srv, url = _server()
-    try:
-        b = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-        page = b.new_page(viewport={"width": 1280, "height": 900})
+    with _page(pw) as (page, url):
         page.goto(f"{url}/Tokenize?tok=gpt2&text=hello")
         page.wait_for_selector(".tp-chips", timeout=120000)
         time.sleep(2)
@@ -71,16 +84,10 @@ def typing(pw: object) -> None:
             time.sleep(1)
         print(f"typing: last key -> new count {[round(x) for x in out]} ms, "
               f"median {statistics.median(out):.0f} ms")
-        b.close()
-    finally:
-        srv.terminate()
 
 
 def training_lag(pw: object) -> None:
-    srv, url = _server()
-    try:
-        b = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-        page = b.new_page(viewport={"width": 1280, "height": 900})
+    with _page(pw) as (page, url):
         page.goto(f"{url}/Train")
         page.get_by_role("button", name="Start training").wait_for(timeout=120000)
         time.sleep(1)
@@ -99,9 +106,6 @@ def training_lag(pw: object) -> None:
         print(f"training lag: {len(samples)} samples, median {statistics.median(lags) * 1000:.0f} ms, "
               f"p90 {lags[int(0.9 * len(lags))] * 1000:.0f} ms, max {lags[-1] * 1000:.0f} ms, "
               f"{over:.1%} over 0.5 s")
-        b.close()
-    finally:
-        srv.terminate()
 
 
 if __name__ == "__main__":

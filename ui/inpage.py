@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ui.jobs import TERMINAL, JobSnapshot
+from ui.jobs import TERMINAL, JobSnapshot, check_pace, note_late_stop, write_corpus
 from ui.training_worker import MergeRow
 
 __all__ = ["COUNT_CHUNK_BYTES", "SLICE_SECONDS", "InPageTrainingManager"]
@@ -106,21 +106,15 @@ class InPageTrainingManager:
     ) -> str:
         """Create a job (counting starts on the first :meth:`advance`); returns its ID.
 
-        The texts are joined and written to a file exactly as ``TrainingManager.submit``
-        does, so the counts (and so the merges) are the same as on a server.
+        The texts are written to a file by ``ui.jobs.write_corpus``, as on a server, so the
+        counts (and so the merges) are the same.
         """
         from core.train import BPETrainer
 
-        if not (pace == 0 or 0 < pace <= 1_000_000):
-            raise ValueError(f"pace must be 0 (full speed) or a positive rate, not {pace!r}")
-        if isinstance(texts, str):
-            texts = [texts]
-        specials = tuple(dict.fromkeys(special_tokens))
-        data = (specials[0] if specials else "\n").join(texts).encode("utf-8")
+        check_pace(pace)
         job_id = secrets.token_urlsafe(9)
         path = os.path.join(self._tmpdir, f"{job_id}.txt")
-        with open(path, "wb") as fh:
-            fh.write(data)
+        specials, data = write_corpus(path, texts, special_tokens)
         trainer = BPETrainer(path, int(vocab_size), list(specials), pattern=pattern)
         self._jobs[job_id] = _Job(
             job_id=job_id, corpus_path=path, corpus_name=corpus_name or "corpus",
@@ -184,11 +178,7 @@ class InPageTrainingManager:
         job = self._jobs[job_id]
         if job.status in TERMINAL:
             if job.status == "finished":
-                note = (f"Training had already finished at {len(job.merges or []):,} merges "
-                        f"(vocab {len(job.vocab or {}):,}) when Stop arrived: nothing was cut "
-                        "short.")
-                if note not in job.messages:
-                    job.messages.append(note)
+                note_late_stop(job.messages, job.merges, job.vocab)
             return
         job.stop_requested = True
         self._end(job, stopped=True)

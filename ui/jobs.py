@@ -120,6 +120,44 @@ class JobSnapshot:
 
 
 # =============================================================================================
+# Shared with the in-page trainer (ui.inpage)
+
+
+def check_pace(pace: float) -> None:
+    """A pace is 0 (full speed) or a positive number of merges per second."""
+    if not (pace == 0 or 0 < pace <= 1_000_000):
+        raise ValueError(f"pace must be 0 (full speed) or a positive rate, not {pace!r}")
+
+
+def write_corpus(path: str, texts: str | Sequence[str],
+                 special_tokens: Sequence[str]) -> tuple[tuple[str, ...], bytes]:
+    """Write the texts a job trains on to ``path``; returns (special tokens, deduped, and
+    the bytes written).
+
+    Several texts (several uploaded files) are joined with the first special token (or a
+    newline when there is none), so no merge spans two files. Both managers train on such
+    a file, so a server and a browser tab count (and merge) the same.
+    """
+    if isinstance(texts, str):
+        texts = [texts]
+    specials = tuple(dict.fromkeys(special_tokens))  # dedupe, keep order
+    # subtle: write bytes, not text mode, so "\r\n" in an upload is not rewritten
+    data = (specials[0] if specials else "\n").join(texts).encode("utf-8")
+    with open(path, "wb") as fh:
+        fh.write(data)
+    return specials, data
+
+
+def note_late_stop(messages: list[str], merges: list[Any] | None,
+                   vocab: dict[int, bytes] | None) -> None:
+    """Say (once) that a Stop came too late to cut anything short: never silently."""
+    note = (f"Training had already finished at {len(merges or []):,} merges (vocab "
+            f"{len(vocab or {}):,}) when Stop arrived: nothing was cut short.")
+    if note not in messages:
+        messages.append(note)
+
+
+# =============================================================================================
 # Training slots shared by every server process on the host
 
 
@@ -278,25 +316,16 @@ class TrainingManager:
     ) -> str:
         """Queue a training job on ``texts`` and return its ID (hard to guess, per user).
 
-        Several texts (several uploaded files) are joined with the first special token
-        (or a newline when there is none), so no merge spans two files. ``pace`` (merges per
+        Several texts are joined as :func:`write_corpus` says. ``pace`` (merges per
         second, 0 = full speed) slows the merge loop down so people can watch it: merge k is
         not emitted before k / pace seconds of (unpaused) merging.
         """
-        if not (pace == 0 or 0 < pace <= 1_000_000):
-            raise ValueError(f"pace must be 0 (full speed) or a positive rate, not {pace!r}")
+        check_pace(pace)
         if self._closed:
             raise RuntimeError("this TrainingManager has been shut down")
-        if isinstance(texts, str):
-            texts = [texts]
-        specials = tuple(dict.fromkeys(special_tokens))  # dedupe, keep order
-        joiner = specials[0] if specials else "\n"
         job_id = secrets.token_urlsafe(9)
         path = os.path.join(self._tmpdir, f"{next(self._counter):06d}-{job_id}.txt")
-        # subtle: write bytes, not text mode, so "\r\n" in an upload is not rewritten
-        data = joiner.join(texts).encode("utf-8")
-        with open(path, "wb") as fh:
-            fh.write(data)
+        specials, data = write_corpus(path, texts, special_tokens)
         job = _Job(
             job_id=job_id,
             corpus_path=path,
@@ -410,12 +439,7 @@ class TrainingManager:
 
     @staticmethod
     def _note_late_stop_locked(job: _Job) -> None:
-        """Say that a Stop came too late to cut anything short (never silently)."""
-        n = len(job.merges or [])
-        note = (f"Training had already finished at {n:,} merges (vocab {len(job.vocab or {}):,}) "
-                "when Stop arrived: nothing was cut short.")
-        if note not in job.messages:
-            job.messages.append(note)
+        note_late_stop(job.messages, job.merges, job.vocab)
 
     def cancel(self, job_id: str) -> None:
         """Drop a job: leave the queue, or end its worker at once (nothing is kept)."""

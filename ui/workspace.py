@@ -103,21 +103,19 @@ def _rows_from_doc(doc: Any) -> tuple[Any, ...]:
 
 def remember_training(snap: Any, label: str | None, tok: Any | None) -> None:
     """Keep a finished training: its tokenizer (``label``), its rows and its result."""
-    try:
-        if not runtime.keeps_work():
-            raise LookupError("no workspace here")  # the record below, without stored rows
-        rows_id = store().put_json(_rows_doc(snap.rows)) if snap.rows else None
-        if tok is not None and label is not None:
-            from core.library import tokenizer_json
+    rows_id = None  # the static build keeps only the record below (no store)
+    if runtime.keeps_work():
+        try:
+            rows_id = store().put_json(_rows_doc(snap.rows)) if snap.rows else None
+            if tok is not None and label is not None:
+                from core.library import tokenizer_json
 
-            blob = store().put(tokenizer_json(tok.vocab, tok.merges, list(tok.special_tokens),
-                                              tok.pattern))
-            _recipes()[label] = {"kind": "trained", "blob": blob, "rows": rows_id}
-    except LookupError:
-        rows_id = None
-    except Exception as err:  # noqa: BLE001
-        _problem(err)
-        return
+                blob = store().put(tokenizer_json(tok.vocab, tok.merges,
+                                                  list(tok.special_tokens), tok.pattern))
+                _recipes()[label] = {"kind": "trained", "blob": blob, "rows": rows_id}
+        except Exception as err:  # noqa: BLE001
+            _problem(err)
+            return
     st.session_state[keys.TRAIN_RECORD] = {
         "job_id": snap.job_id, "label": label, "status": snap.status,
         "stop_reason": snap.stop_reason, "messages": list(snap.messages), "error": snap.error,

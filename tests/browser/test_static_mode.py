@@ -24,7 +24,10 @@ from tests.browser.conftest import (
     browser_session,
     start_streamlit,
 )
-from tests.browser.test_train_control import _WATCH, _assert_results_agree, _stated_end
+from tests.browser.test_train_control import (
+    _WATCH,
+    pause_then_stop_keeps_the_merge_shown,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -69,15 +72,7 @@ def test_training_in_the_page_shows_progress_and_pauses_exactly(static_app: AppB
     assert shown == sorted(shown) and shown[-1] > shown[0], shown
     app.screenshot("static-mode-train")
 
-    with app.rerun():
-        page.get_by_role("button", name="Pause").click()
-    paused = page.get_by_text(re.compile(r"paused at merge [\d,]+"))
-    paused.wait_for(timeout=120_000)
-    at = int(re.search(r"paused at merge ([\d,]+)", paused.inner_text())[1].replace(",", ""))
-    page.get_by_role("button", name="Stop").click()
-    merges, vocab = _stated_end(app)
-    assert merges == at
-    _assert_results_agree(app, merges, vocab)
+    pause_then_stop_keeps_the_merge_shown(app)
 
     main = page.locator('[data-testid="stMain"]').inner_text()
     assert "This is the static version of the playground" in main

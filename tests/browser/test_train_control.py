@@ -105,8 +105,15 @@ def test_stop_keeps_the_merges_shown_when_it_was_clicked(app: AppBrowser) -> Non
 def test_paused_at_merge_n_then_stop_keeps_exactly_n(app: AppBrowser) -> None:
     """Deterministic: once the page says "paused at merge P", a Stop keeps exactly P."""
     _start(app, vocab_size=5000)
+    app.page.wait_for_function("() => window.__shown.some(([, n]) => n > 5)", timeout=120_000)
+    pause_then_stop_keeps_the_merge_shown(app)
+    app.assert_healthy()
+
+
+def pause_then_stop_keeps_the_merge_shown(app: AppBrowser) -> None:
+    """Pause, read "paused at merge P", Stop: the page states exactly P merges, and its
+    results (metrics, progress line, downloads) agree."""
     page = app.page
-    page.wait_for_function("() => window.__shown.some(([, n]) => n > 5)", timeout=120_000)
     with app.rerun():
         page.get_by_role("button", name="Pause").click()
     paused = page.get_by_text(re.compile(r"paused at merge [\d,]+"))
@@ -116,4 +123,3 @@ def test_paused_at_merge_n_then_stop_keeps_exactly_n(app: AppBrowser) -> None:
     merges, vocab = _stated_end(app)
     assert merges == at
     _assert_results_agree(app, merges, vocab)
-    app.assert_healthy()
