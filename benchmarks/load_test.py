@@ -338,7 +338,7 @@ async def start_training(session: Session, base: str, vocab_size: int, upload: P
     page = session.page
     await open_page(session, base, "Train", SETUP_TIMEOUT_MS)
     if upload is not None:
-        await page.get_by_text("Upload .txt files").click()  # type: ignore[attr-defined]
+        await page.get_by_text("Upload text files").click()  # type: ignore[attr-defined]
         await wait_idle(page, SETUP_TIMEOUT_MS)
         # the Train page's corpus uploader (the sidebar has a tokenizer uploader too)
         dropzone = page.locator('[data-testid="stHorizontalBlock"] [data-testid="stFileUploaderDropzoneInput"]')  # type: ignore[attr-defined]

@@ -10,9 +10,11 @@ import argparse
 import os
 import pickle
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 
+from core.corpus import blank_corpus_problem, file_texts
 from core.errors import PlaygroundError
 from core.pretokenize import PATTERNS
 from core.train import BPETrainer
@@ -68,6 +70,33 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _corpus_problem(path: str) -> str | None:
+    """What is wrong with the corpus argument, said for the command line, or None.
+
+    A directory is refused rather than read: which files, in which order, and all of them in
+    memory would be guesses; one ``cat`` says it exactly and keeps the file streamed.
+    """
+    if os.path.isdir(path):
+        return (f"corpus {path!r} is a directory: give a text file (to train on several, join "
+                f"them first: cat {os.path.join(path, '*.txt')} > corpus.txt)")
+    if not os.path.isfile(path):
+        return f"corpus file {path!r} not found"
+    return blank_corpus_problem(file_texts(path), name=f"corpus {path!r}")
+
+
+def _out_problem(out: str) -> str | None:
+    """Create the ``--out`` folder and check it takes files, or say why not (before training:
+    a long training must not end on a folder it cannot write)."""
+    try:
+        os.makedirs(out, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as err:
+        reason = "it is a file" if os.path.isfile(out) else (err.strerror or str(err)).lower()
+        return f"cannot write to --out {out!r} ({reason}): give a folder you can write to"
+    return None
+
+
 def _train(args: argparse.Namespace) -> int:
     bar = None if args.quiet else _ProgressBar(sys.stderr)
     trainer = BPETrainer(
@@ -79,12 +108,15 @@ def _train(args: argparse.Namespace) -> int:
         errors=args.errors,
         on_progress=bar,
     )
+    # checked before training, in this order: a bad corpus leaves no new folder behind
+    if problem := _corpus_problem(args.corpus) or _out_problem(args.out):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         vocab, merges = trainer.run()
     finally:
         if bar is not None:
             bar.close()
-    os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "vocab.pkl"), "wb") as fh:
         pickle.dump(vocab, fh)
     with open(os.path.join(args.out, "merges.pkl"), "wb") as fh:

@@ -23,15 +23,18 @@ decoded on its own; a decoding error names the byte offset in the whole file.
 
 from __future__ import annotations
 
+import codecs
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from core.errors import CorpusError
 from core.pretokenize import SAFE_CUT_BYTES
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
+    "blank_corpus_problem",
     "decode_chunk",
+    "file_texts",
     "find_chunk_boundaries",
     "find_safe_boundary",
     "iter_text_chunks",
@@ -204,3 +207,45 @@ def iter_text_chunks(
         buf = buf[cut:]
     if buf:
         yield decode_chunk(buf, offset=offset, errors=errors, source=source)
+
+
+# ---------------------------------------------------------------------------------------------
+# A corpus with nothing to learn from
+
+
+def blank_corpus_problem(texts: Iterable[str], *, name: str = "The uploaded text") -> str | None:
+    """The message for a corpus that is empty or only whitespace, else None: the one rule
+    for the Train page and the command line (training it would give 256 bytes and no merge,
+    or merges of blanks).
+
+    Stops at the first text that is not blank, so ``texts`` may stream a big file
+    (:func:`file_texts`).
+
+    >>> blank_corpus_problem(["", " \\n\\t"])
+    'The uploaded text is empty (only whitespace): add some text to learn from.'
+    >>> blank_corpus_problem(["  ", "a"]) is None
+    True
+    """
+    if any(text.strip() for text in texts):
+        return None
+    return f"{name} is empty (only whitespace): add some text to learn from."
+
+
+def file_texts(path: str | os.PathLike[str], *, chunk_size: int = DEFAULT_CHUNK_SIZE
+               ) -> Iterator[str]:
+    """A file's text one chunk at a time, bad UTF-8 as U+FFFD (for looking, not training:
+    training reports bad bytes with their offset).
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile(delete=False) as fh:
+    ...     _ = fh.write("a é".encode())
+    >>> list(file_texts(fh.name, chunk_size=3)), os.remove(fh.name)
+    (['a ', 'é'], None)
+    """
+    # subtle: incremental, so a character cut in two by the chunk size decodes whole
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    with open(path, "rb") as fh:
+        while data := fh.read(chunk_size):
+            yield decoder.decode(data)
+    if tail := decoder.decode(b"", final=True):  # an unfinished character at the end: U+FFFD
+        yield tail

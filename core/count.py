@@ -280,6 +280,7 @@ def count_in_steps(
     pattern: str = "gpt2",
     errors: str = "strict",
     chunk_size: int | None = None,
+    counts: Counter[str] | None = None,
 ) -> Generator[tuple[int, int], None, tuple[Counter[str], dict[str, Any]]]:
     """:func:`count_pretokens` in this process, one chunk at a time: yields ``(done, total)``
     after each chunk and returns ``(counts, stats)`` (``StopIteration.value``, or
@@ -288,7 +289,8 @@ def count_in_steps(
     For a caller that must keep control between chunks: in a browser tab (Pyodide) Python has
     one thread, and the page can only redraw a progress bar or take a click on Stop between
     two chunks. The counts are those of :func:`count_pretokens` (a file is cut at the same
-    safe boundaries).
+    safe boundaries). ``counts``: an empty Counter to count into, for a caller that wants to
+    see the distinct pre-tokens so far between two steps (``len(counts)``).
 
     >>> steps = count_in_steps(["the cat", "the"])
     >>> next(steps), next(steps)
@@ -304,15 +306,17 @@ def count_in_steps(
     started = time.perf_counter()
     items, sizes, is_file = _work_items(corpus, specials, pattern, errors, chunk_size, 1)
     total = sum(sizes)
-    counts = yield from _count_steps(items, sizes, total, specials, pattern, errors)
+    counts = yield from _count_steps(items, sizes, total, specials, pattern, errors, counts)
     return counts, _stats(counts, items, total, is_file, started, 1)
 
 
 def _count_steps(
-    items: list[_Item], sizes: list[int], total: int, specials: tuple[str, ...], pattern: str, errors: str
+    items: list[_Item], sizes: list[int], total: int, specials: tuple[str, ...], pattern: str, errors: str,
+    counts: Counter[str] | None = None,
 ) -> Generator[tuple[int, int], None, Counter[str]]:
-    """Count ``items`` one by one in this process, yielding (size counted so far, total)."""
-    counts: Counter[str] = Counter()
+    """Count ``items`` one by one in this process (into ``counts`` if given), yielding (size
+    counted so far, total)."""
+    counts = Counter() if counts is None else counts
     done = 0
     for item, size in zip(items, sizes):
         _count_text(item if isinstance(item, str) else read_chunk(*item, errors=errors), specials, pattern, counts)

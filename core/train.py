@@ -36,7 +36,8 @@ from core.count import Corpus, ProgressCallback, count_in_steps, count_pretokens
 from core.errors import CorpusError, TrainingConfigError
 from core.pretokenize import compile_pattern
 
-__all__ = ["BPETrainer", "MergeEvent", "ProgressCallback", "count_pretokens", "train_bpe"]
+__all__ = ["BPETrainer", "MergeEvent", "ProgressCallback", "count_pretokens", "end_note",
+           "first_merges", "stopped_counting_note", "train_bpe"]
 
 
 @dataclass(frozen=True)
@@ -282,6 +283,7 @@ class BPETrainer:
         self.messages: list[str] = []
         self.corpus_stats: dict[str, Any] = {}
         self._state: _MergeState | None = None
+        self._counting: Counter[str] = Counter()  # filled while count_steps() runs
         self._merges: list[tuple[bytes, bytes]] = []
         self._started = 0.0
         self._lock = threading.Lock()
@@ -364,9 +366,25 @@ class BPETrainer:
         self._started = time.perf_counter()
         counts, stats = yield from count_in_steps(
             self.corpus, self.special_tokens, pattern=self.pattern, errors=self.errors,
-            chunk_size=chunk_size,
+            chunk_size=chunk_size, counts=self._counting,
         )
+        self._counting = Counter()  # the merge state holds them now
         self._counted(counts, stats)
+
+    @property
+    def distinct_so_far(self) -> int:
+        """Distinct pre-tokens found so far while :meth:`count_steps` runs (what a progress
+        line can say during a long count), then the final number.
+
+        >>> trainer = BPETrainer(["the cat", "the dog"], 260)
+        >>> steps = trainer.count_steps(); _ = next(steps); trainer.distinct_so_far
+        2
+        >>> _ = list(steps); trainer.distinct_so_far
+        3
+        """
+        if self._state is not None:
+            return int(self.corpus_stats.get("distinct_pretokens", 0))
+        return len(self._counting)
 
     def _counted(self, counts: Counter[str], stats: dict[str, Any]) -> None:
         self.corpus_stats = stats
@@ -383,16 +401,11 @@ class BPETrainer:
         self.done = True
         self.stop_reason = reason
         size = 256 + len(self.special_tokens) + len(self._merges)
-        if reason == "no pairs left" and self.corpus_stats.get("distinct_pretokens"):
-            self.messages.append(
-                f"No pair of tokens is left to merge: stopped at vocab size {size} "
-                f"({len(self._merges)} merges), short of the requested {self.vocab_size}. "
-                "Train on more text or ask for a smaller vocabulary."
-            )
-        elif reason == "stopped":
-            self.messages.append(
-                f"Stopped by request at merge {len(self._merges):,} (vocab {size:,})."
-            )
+        if reason == "no pairs left" and not self.corpus_stats.get("distinct_pretokens"):
+            return  # an empty corpus: _counted has said so
+        note = end_note(reason, len(self._merges), size, self.vocab_size)
+        if note:
+            self.messages.append(note)
 
     def _merge_once(self) -> tuple[int, int, int] | None:
         """One merge without building an event; None when training is over."""
@@ -496,3 +509,54 @@ def train_bpe(
         on_progress=on_progress,
     )
     return trainer.run()
+
+
+# ---------------------------------------------------------------------------------------
+# A training cut short
+
+
+def first_merges(
+    vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], n: int
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """The tokenizer a training would have returned had it stopped after its first ``n``
+    merges: ``merges[:n]``, and the vocab without the tokens of the later merges.
+
+    Exact because BPE training is sequential: merge k depends only on merges 1..k-1. The
+    merge tokens are the last ``len(merges)`` IDs (the CS336 layout :class:`BPETrainer`
+    writes), so the vocab keeps every ID below ``len(vocab) - len(merges) + n``.
+
+    >>> vocab, merges = train_bpe(["low lower lowest"], 259)
+    >>> first_merges(vocab, merges, 1) == train_bpe(["low lower lowest"], 257)
+    True
+    """
+    n = max(0, min(int(n), len(merges)))
+    below = len(vocab) - len(merges) + n
+    return {i: t for i, t in vocab.items() if i < below}, merges[:n]
+
+
+def end_note(reason: str | None, n_merges: int, vocab_size: int, requested: int) -> str | None:
+    """What a training that ended for ``reason`` says about it (None: nothing to say).
+
+    >>> end_note("stopped", 1200, 1457, 2000)
+    'Stopped by request at merge 1,200 (vocab 1,457).'
+    >>> end_note("reached vocab size", 1743, 2000, 2000) is None
+    True
+    """
+    if reason == "no pairs left":
+        return (f"No pair of tokens is left to merge: stopped at vocab size {vocab_size} "
+                f"({n_merges} merges), short of the requested {requested}. "
+                "Train on more text or ask for a smaller vocabulary.")
+    if reason == "stopped":
+        return f"Stopped by request at merge {n_merges:,} (vocab {vocab_size:,})."
+    return None
+
+
+def stopped_counting_note(fraction: float, vocab_size: int) -> str:
+    """What a training stopped before its first merge says (it ends with no merge: counting
+    the rest of a big corpus first could take a while).
+
+    >>> stopped_counting_note(0.374, 257)
+    'Stopped by request while counting pre-tokens (37% counted): no merge was learned (vocab 257: the special tokens and the 256 bytes).'
+    """
+    return (f"Stopped by request while counting pre-tokens ({int(fraction * 100)}% counted): no merge "
+            f"was learned (vocab {vocab_size:,}: the special tokens and the 256 bytes).")

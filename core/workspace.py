@@ -160,8 +160,9 @@ class WorkspaceStore:
 
     def get_json(self, blob_id: str) -> Any:
         """The JSON document stored under ``blob_id`` (errors as :meth:`get`)."""
+        data = self.get(blob_id)  # its own errors (unknown, expired, malformed) pass through
         try:
-            return json.loads(self.get(blob_id).decode("utf-8"))
+            return json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise LibraryStorageError(f"workspace data {blob_id} is not JSON.") from None
 

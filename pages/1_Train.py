@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import charts, jobs, keys, limits, links, runtime, state, workspace
+from ui import charts, display, jobs, keys, limits, links, runtime, state, train_form, workspace
 from ui.page import setup
 from ui.training import training_manager
 from ui.widgets import (
@@ -30,6 +30,7 @@ _TABLE_ROWS = 15
 _CHART_POINTS = 1500  # plotly gets at most this many points per trace
 _COUNT_SHARE = 0.1  # share of the progress bar for the counting phase
 _UPLOAD_PROBLEMS = "train.upload_problems"  # (uploader digest, messages about files left out)
+_SHOWN_ECHO = "train.shown_echo"  # the hidden widget echoing the merge count on screen
 
 
 @st.cache_data(max_entries=1, show_spinner="Assembling the built-in corpus…")
@@ -45,11 +46,9 @@ def builtin_corpus() -> str:
 
 def corpus_section() -> tuple[list[str], str] | None:
     """The corpus the user chose: (texts, name), or None after saying what is missing."""
-    source = st.radio(
-        "Corpus", ["Built-in corpus", "Upload .txt files"], horizontal=True,
-        **state.bind(keys.TRAIN_SOURCE, "Built-in corpus"),
-    )
-    if source == "Built-in corpus":
+    source = st.radio("Corpus", train_form.SOURCES, horizontal=True,
+                      **state.bind(keys.TRAIN_SOURCE, train_form.DEFAULTS[keys.TRAIN_SOURCE]))
+    if source == train_form.BUILTIN:
         from core.builtin_corpus import BUILTIN_CORPUS_NAME, BUILTIN_SEPARATOR
 
         text = builtin_corpus()
@@ -62,12 +61,15 @@ def corpus_section() -> tuple[list[str], str] | None:
         return [text], "built-in corpus"
     limit = limits.max_upload_bytes()
     kept = state.value(keys.TRAIN_CORPUS)
+    # subtle: no type= filter. Text comes as .txt, .md, .py, .csv, .jsonl or no extension at
+    # all; Streamlit's filter refused those with a bare "files are not allowed". The content
+    # decides instead (limits.decode_upload names the file and the bad byte).
     uploads = st.file_uploader(
-        "Replace it with other .txt files" if kept else "Text files (UTF-8)", type=["txt"],
+        "Replace it with other text files" if kept else "Text files (UTF-8: .txt, .md, code…)",
         accept_multiple_files=True, key="train.uploads", max_upload_size=upload_size_cap_mb(),
-        help=f"One or more plain-text files, at most {limits.format_bytes(limit)} in total "
-             "(TOKPLAY_MAX_UPLOAD_MB). They stay here until you upload others, across pages "
-             "and reloads.",
+        help=f"One or more plain-text files in UTF-8, any extension, at most "
+             f"{limits.format_bytes(limit)} in total (TOKPLAY_MAX_UPLOAD_MB). They stay here "
+             "until you upload others, across pages and reloads.",
     )
     if uploads:
         digest = repr([(u.name, u.size, u.file_id) for u in uploads])
@@ -77,7 +79,7 @@ def corpus_section() -> tuple[list[str], str] | None:
             for problem in st.session_state[_UPLOAD_PROBLEMS][1]:  # the files left out
                 st.error(problem, icon="⚠️")
     if kept is None:
-        st.info("Upload one or more .txt files, or pick the built-in corpus.", icon="📄")
+        st.info("Upload one or more text files, or pick the built-in corpus.", icon="📄")
         return None
     sizes = ", ".join(f"`{name}` · {limits.format_bytes(size)}" for name, size in kept["files"])
     row = st.container(horizontal=True, vertical_alignment="center")
@@ -123,29 +125,31 @@ def read_uploads(uploads: list[Any], digest: str) -> dict[str, Any] | None:
     return corpus
 
 
-#: Speeds a training can run at: label -> merges per second (0 = as fast as it can).
-SPEEDS = {"full speed": 0.0, "100 merges/s": 100.0, "20 merges/s": 20.0, "5 merges/s": 5.0}
-
-
 def settings_section() -> tuple[int, list[str], str, float] | None:
     """Vocab size, special tokens, pattern and speed; None (after a message) when unusable."""
+    defaults = train_form.DEFAULTS
+    # subtle: no min_value / max_value. With bounds, Streamlit's browser side refuses an
+    # out-of-range entry with its own message and keeps sending the last valid value, so
+    # Start trained a size the box no longer showed. Unbounded, every entry reaches us, and
+    # limits.vocab_size_problem says what the range is (and Start stays off) until it fits.
     vocab_size = int(st.number_input(
-        "Vocab size", min_value=1, max_value=10_000_000, step=100,
-        help=f"256 bytes + special tokens + merges. At most {limits.max_vocab_size():,} here "
-             "(TOKPLAY_MAX_VOCAB).",
-        **state.bind(keys.TRAIN_VOCAB_SIZE, 2000),
+        "Vocab size", step=100,
+        help=f"256 bytes + special tokens + merges: from 257 (with one special token) to "
+             f"{limits.max_vocab_size():,} here (TOKPLAY_MAX_VOCAB).",
+        **state.bind(keys.TRAIN_VOCAB_SIZE, defaults[keys.TRAIN_VOCAB_SIZE]),
     ))
     specials_text = st.text_input(
         "Special tokens", help="Separated by commas or new lines. They are never split or merged.",
-        **state.bind(keys.TRAIN_SPECIALS, "<|endoftext|>"),
+        **state.bind(keys.TRAIN_SPECIALS, defaults[keys.TRAIN_SPECIALS]),
     )
     pattern = st.selectbox(
-        "Pre-tokenizer pattern", ["gpt2", "cl100k", "o200k"],
+        "Pre-tokenizer pattern", train_form.PATTERNS,
         help="The regex that cuts text into pre-tokens before any merge (GPT-2, GPT-4, GPT-4o).",
-        **state.bind(keys.TRAIN_PATTERN, "gpt2"),
+        **state.bind(keys.TRAIN_PATTERN, defaults[keys.TRAIN_PATTERN]),
     )
     speed = st.radio(
-        "Speed", list(SPEEDS), horizontal=True, **state.bind(keys.TRAIN_SPEED, "full speed"),
+        "Speed", list(train_form.SPEEDS), horizontal=True,
+        **state.bind(keys.TRAIN_SPEED, defaults[keys.TRAIN_SPEED]),
         help="Slow motion, to watch each merge appear: the built-in corpus trains in about a "
              "second at full speed. Counting pre-tokens always runs at full speed.",
     )
@@ -154,7 +158,7 @@ def settings_section() -> tuple[int, list[str], str, float] | None:
     if problem:
         st.error(problem, icon="⚠️")
         return None
-    return vocab_size, specials, pattern, SPEEDS.get(speed, 0.0)
+    return vocab_size, specials, pattern, train_form.SPEEDS.get(speed, 0.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,23 +183,12 @@ def draw_charts(snap: jobs.JobSnapshot) -> None:
 
 def draw_table(snap: jobs.JobSnapshot) -> None:
     newest = snap.rows[-_TABLE_ROWS:][::-1]
-    st.markdown("**Newest merges** (space `·`, newline `↵`, tab `→`, other bytes `\\xNN`)")
+    st.markdown(f"**Newest merges** ({display.MERGE_NUMBERING}; space `·`, newline `↵`, "
+                "tab `→`, other bytes `\\xNN`)")
     # st.table, not st.dataframe: static HTML renders at once on every poll (the grid
-    # widget showed a loading skeleton half of the time)
-    st.table(
-        [
-            {
-                "rank": r[0],
-                "token": limits.readable_token(r[2]),
-                "left": limits.readable_token(r[3][0]),
-                "right": limits.readable_token(r[3][1]),
-                "count": r[1],
-                "bytes (hex)": r[2].hex(" "),
-            }
-            for r in newest
-        ],
-        hide_index=True, border="horizontal",
-    )
+    # widget showed a loading skeleton half of the time). Its cells are Markdown: the
+    # tokens go in as code spans (display.merge_table), so `##` or `*` show as themselves.
+    st.table(display.merge_table(newest), hide_index=True, border="horizontal")
 
 
 def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
@@ -211,9 +204,12 @@ def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
         )
     elif snap.status in ("starting", "counting"):
         value = snap.count_progress or 0.0
+        found = (f" · {snap.count_distinct:,} distinct pre-tokens so far"
+                 if snap.count_distinct else "")
         st.progress(_COUNT_SHARE * value,
-                    text=f"Counting pre-tokens in {limits.format_bytes(snap.corpus_bytes)}… "
-                         f"{value:.0%} (merges come next)")
+                    text=f"Counting pre-tokens: {limits.format_bytes(int(value * snap.corpus_bytes))}"
+                         f" of {limits.format_bytes(snap.corpus_bytes)} read ({value:.0%}){found}"
+                         f" · {snap.elapsed:.1f} s (merges come next)")
     else:
         n = len(snap.rows)
         # one bar for both phases: counting fills the first tenth, merges the rest
@@ -224,7 +220,7 @@ def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
                  f"{snap.elapsed:.1f} s{_control_note(snap)}",
         )
     if snap.pause_requested and snap.status in ("starting", "counting"):
-        st.caption("Pausing after the first merge (counting cannot be paused).")
+        st.caption("Pausing once counting is done (counting cannot be paused).")
 
 
 def _control_note(snap: jobs.JobSnapshot) -> str:
@@ -264,11 +260,42 @@ def draw_controls(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None
         cols[0].button("Resume", key="train.resume", on_click=manager.resume, args=(job,),
                        icon="▶️")
     else:
-        cols[0].button("Pause", key="train.pause", on_click=manager.pause, args=(job,), icon="⏸")
-    cols[1].button("Stop", key="train.stop", on_click=manager.stop, args=(job,), icon="⏹",
-                   help="End now and keep the merges learned so far.")
+        cols[0].button("Pause", key="train.pause", on_click=_at_shown, args=(manager.pause, job),
+                       icon="⏸", help="Hold at the merge count shown.")
+    cols[1].button("Stop", key="train.stop", on_click=_at_shown, args=(manager.stop, job),
+                   icon="⏹", help="End now and keep the merges shown: the tokenizer trained to "
+                                  "that count, exactly.")
     cols[2].button("Cancel", key="train.cancel", on_click=manager.cancel, args=(job,),
                    icon="✖️", help="End now and keep nothing.")
+
+
+def _at_shown(action: Any, job_id: str) -> None:
+    """Pause or Stop at the merge count this page showed when the button was clicked.
+
+    subtle: the count shown lags the worker (a poll, the trip to the browser, the click's
+    trip back), and at full speed thousands of merges happen meanwhile. BPE merges are
+    sequential, so keeping the first N is exactly the training stopped at N: the manager cuts
+    to the count the user saw (``ui.jobs.cut_to_shown``)."""
+    shown = st.session_state.get(keys.TRAIN_SHOWN)
+    if not shown or shown[0] != job_id:
+        action(job_id)  # nothing shown yet (a click before the first poll)
+        return
+    echoed = st.session_state.get(_SHOWN_ECHO)
+    action(job_id, shown=int(echoed) if isinstance(echoed, (int, float)) else shown[1])
+
+
+def echo_shown(job_id: str, n: int) -> None:
+    """Keep the merge count just drawn in a hidden widget, whose value the browser sends back
+    with the next click: the count it displayed then, exactly.
+
+    subtle: the server's own note of what it drew (``keys.TRAIN_SHOWN``) can be one poll
+    ahead of the screen, a delta still on its way when the user clicks; at full speed a
+    poll is hundreds of merges."""
+    st.session_state[keys.TRAIN_SHOWN] = (job_id, n)
+    st.session_state[_SHOWN_ECHO] = n  # set before the widget is drawn: its value to show
+    with st.container(key="train-shown-echo"):  # hidden by the page's style
+        st.number_input("merges shown", min_value=0, step=1, key=_SHOWN_ECHO,
+                        label_visibility="collapsed")
 
 
 def live_view(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
@@ -298,6 +325,8 @@ def live_status(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
     if snap is None:
         return
     draw_status(snap, training_manager())
+    # what the user sees now: a Pause or Stop clicked next holds or keeps exactly this
+    echo_shown(job_id, len(snap.rows))
     if snap.rows:
         draw_table(snap)
     if control_state(snap) != drawn_controls:
@@ -426,6 +455,7 @@ st.caption(
     "Watch the merges arrive; training keeps running if you visit another page."
 )
 links.share_plain("Train")
+st.html("<style>.st-key-train-shown-echo { display: none; }</style>")
 
 if (announce := st.session_state.pop(keys.TRAIN_TOAST, None)) is not None:
     st.toast(f"“{announce}” is now your active tokenizer", icon="✅")

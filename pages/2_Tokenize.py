@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, chips, keys, limits, links, live_input, state, widgets
+from ui import cache, chips, display, keys, limits, links, live_input, state, widgets
 from ui.page import setup
 
 setup("Tokenize")
@@ -25,7 +25,7 @@ with top[2]:
                                "word's continuation in SentencePiece and WordPiece models; "
                                "the Hugging Face course's Ġ and Ċ for the char-level baseline.")
 with top[3]:
-    st.caption(state.describe(label))
+    st.caption(display.escaped(state.describe(label)))  # names files and corpora: user text
 
 
 
@@ -54,7 +54,8 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
     if state.is_byte_level(tok):
         template = getattr(tok, "template", None)
         add_special = bool(template) and st.toggle(
-            f"Add the model's special tokens: {template.text}" if template else "",
+            f"Add the model's special tokens: {display.code_span(template.text)}" if template
+            else "",
             **state.bind(keys.TOK_ADD_SPECIAL, False),
             help="What the model's own library adds with add_special_tokens=True (Hugging Face's "
                  "default) or bos=True: the BOS/EOS template. Off: the text's tokens alone, as "
@@ -140,9 +141,10 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
               except Exception as err:  # noqa: BLE001
                   widgets.show_error(err, what="Cannot trace this pre-token")
               else:
-                  st.caption(f"Start from the bytes of “{chips.label_text(word)}” and apply, lowest "
-                             f"rank first, every merge the tokenizer knows: {len(steps)} merge(s) "
-                             "apply.")
+                  shown = display.escaped(chips.label_text(word))
+                  st.caption(f"Start from the bytes of “{shown}” and apply every merge the "
+                             "tokenizer knows, in the order it learned them (#1 is the first): "
+                             f"{len(steps)} merge(s) apply.")
                   st.html(chips.trace_html(word, steps, gpt2_view=gpt2_view))
 
     if tab_export.open:

@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, charts, chips, keys, links, state, widgets
+from ui import cache, charts, chips, display, keys, links, state, widgets
 
 setup("Vocabulary")
 
@@ -46,12 +46,13 @@ st.caption(f"{len(table):,} token(s) match. Click a column header to sort, a row
 picked = st.dataframe(
     table, hide_index=True, width="stretch", height=390, key="voc.table",
     on_select="rerun", selection_mode="single-cell",  # a click anywhere in a row selects it
-    placeholder="",  # a byte or special token has no merge rank or parts: a blank cell
+    placeholder="",  # a byte or special token has no merge or parts: a blank cell
     column_config={
         "ID": st.column_config.NumberColumn(format="%d"),
         "len": st.column_config.NumberColumn(help="length in bytes"),
-        "merge rank": st.column_config.NumberColumn(
-            format="%d", help="merge rank (empty: a single byte or a special token)"),
+        "merge": st.column_config.NumberColumn(
+            format="%d", help=f"The merge that made it: {display.MERGE_NUMBERING} (empty: a "
+                              "single byte or a special token)"),
         "left": st.column_config.TextColumn(help="first part of the merge"),
         "right": st.column_config.TextColumn(help="second part of the merge"),
     },
@@ -82,8 +83,9 @@ with left:
     if token_id in tok.vocab:
         token = tok.vocab[token_id]
         pieces = getattr(tok, "pieces", None)
-        spelled = (f"in the file `{pieces.get(token_id, '')}`" if pieces is not None
-                   else f"GPT-2 form `{chips.to_gpt2_str(token)}`")
+        spelled = (f"in the file {display.code_span(pieces.get(token_id, ''))}"
+                   if pieces is not None
+                   else f"GPT-2 form {display.code_span(chips.to_gpt2_str(token))}")
         st.markdown(f"**{len(token)} byte(s)** · hex `{token.hex(' ')}` · {spelled}")
         try:
             tree = cache.merge_tree(key, int(token_id), tok)

@@ -5,7 +5,7 @@ import streamlit as st
 from core.compare import boundaries, differing_regions, tokenization_stats
 
 from ui.page import setup
-from ui import cache, chips, keys, limits, links, live_input, state, widgets
+from ui import cache, chips, display, keys, limits, links, live_input, state, widgets
 
 setup("Compare")
 
@@ -46,7 +46,7 @@ def text_and_results(labels: list[str]) -> None:
             details = cache.encode_details(key, text, tok) if state.is_byte_level(tok) else None
             cov = cache.coverage(key, text, tok)
         except Exception as err:  # noqa: BLE001
-            widgets.show_error(err, what=f"“{label}” cannot encode this text")
+            widgets.show_error(err, what=f"“{display.escaped(label)}” cannot encode this text")
             continue
         results[label] = (tok, details, cov)
 
@@ -73,7 +73,7 @@ def text_and_results(labels: list[str]) -> None:
     cols = st.columns(len(results) or 1)
     for col, (label, (tok, details, cov)) in zip(cols, results.items()):
         with col:
-            st.markdown(f"**{label}** · {cov.n_tokens:,} tokens")
+            st.markdown(f"**{display.escaped(label)}** · {cov.n_tokens:,} tokens")
             if details is not None:
                 st.html(chips.chips_html(details.tokens, text=text, show_ids=False,
                                          limit=chips.MAX_CHIPS))

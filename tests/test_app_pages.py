@@ -105,7 +105,9 @@ def test_a_default_that_cannot_load_falls_back_with_one_line(monkeypatch, page: 
     at = open_page(page)  # a fresh session: its default is GPT-2
     assert not at.error, [e.value for e in at.error]
     (warning,) = [w.value for w in at.warning if "cannot be loaded" in w.value]
-    assert warning.startswith("“GPT-2 (gpt2)” cannot be loaded (the files of gpt2 are damaged)")
+    # the label is Markdown-escaped (ui.display.escaped): it shows as “GPT-2 (gpt2)”
+    assert warning.startswith("“GPT\\-2 \\(gpt2\\)” cannot be loaded (the files of gpt2 are "
+                              "damaged)")
     assert "Load tokenizer files" in warning
     active = at.session_state["ui.active"]
     assert active.startswith("built-in corpus")
@@ -130,7 +132,8 @@ def test_compare_leaves_out_a_tokenizer_that_cannot_load(monkeypatch) -> None:
                                           "GPT-4o (o200k_base)"]
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert any(w.value == "“GPT-4 (cl100k_base)” is left out: damaged" for w in at.warning)
+    assert any(w.value == "“GPT\\-4 \\(cl100k\\_base\\)” is left out: damaged"  # escaped
+               for w in at.warning)
 
 
 # ---- Tokenize --------------------------------------------------------------------------------
@@ -203,7 +206,8 @@ def test_tokenize_gpt2_view_and_merge_trace(tok: Tokenizer) -> None:
     at.selectbox(key="_w.tok.word").set_value(" the").run()
     assert not at.exception
     html = all_html(at)
-    assert "#0 · Ġ + t" in html and "#3 · Ġt + he" in html  # the trace of " the", GPT-2 form
+    # the trace of " the", GPT-2 form; merges numbered from 1 (ranks 0 and 3)
+    assert "#1 · Ġ + t" in html and "#4 · Ġt + he" in html
 
 
 def test_tokenize_word_baseline(tok: Tokenizer) -> None:
@@ -319,7 +323,7 @@ def test_vocabulary_table_search_and_tree(tok: Tokenizer) -> None:
     at.selectbox(key="_w.voc.order").set_value("newest merges first").run()
     assert not at.exception
     table = at.dataframe[0].value
-    assert table["merge rank"].iloc[0] == len(tok.merges) - 1
+    assert table["merge"].iloc[0] == len(tok.merges)  # merges are numbered from 1
 
 
 def test_vocabulary_length_chart_has_whole_number_ticks(tok: Tokenizer) -> None:
@@ -336,7 +340,7 @@ def test_vocabulary_length_chart_has_whole_number_ticks(tok: Tokenizer) -> None:
 
 def test_vocabulary_a_click_on_any_cell_selects_its_row(tok: Tokenizer) -> None:
     """Cell selection: a click anywhere in a row picks its token (no checkbox to tick), and
-    the cells a byte has no value for (merge rank, parts) are blank, not a grey "None"."""
+    the cells a byte has no value for (merge, parts) are blank, not a grey "None"."""
     from streamlit.proto.Dataframe_pb2 import Dataframe
 
     at = open_page(VOCAB, ("mine", tok))
@@ -388,6 +392,29 @@ def test_compare_needs_two(tok: Tokenizer) -> None:
     at = open_page(COMPARE, ("mine", tok))
     at.multiselect[0].set_value(["mine"]).run()
     assert any("at least two" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("how", ["clear all", "remove one by one"])
+def test_compare_stays_empty_once_cleared(how: str) -> None:
+    # Issue 27: "Clear all", or removing the last tokenizer, used to snap back to the default four.
+    at = open_page(COMPARE)
+    if how == "clear all":
+        at.multiselect[0].set_value([]).run()
+    else:
+        while picks := at.multiselect[0].value:
+            at.multiselect[0].unselect(picks[-1]).run()
+            assert at.multiselect[0].value == picks[:-1]
+    for _ in range(2):
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.multiselect[0].value == []
+        assert not at.dataframe
+        assert any("Pick" in i.value and "tokenizers" in i.value for i in at.info)
+    at.switch_page(TOKENIZE).run()
+    at.switch_page(COMPARE).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect[0].value == []
+    assert not at.dataframe
 
 
 # ---- Uploads (sidebar loader) ------------------------------------------------------------------

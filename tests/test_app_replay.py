@@ -106,6 +106,26 @@ def test_gpt2_link_reopens_a_step_with_its_merge(tmp_path) -> None:
     assert len(at.get("plotly_chart")) == 1  # no training here: token lengths by rank
 
 
+def test_home_quick_start_tokenizer_shows_its_training(tmp_path) -> None:
+    # Issue 27: Home's one-click tokenizer is trained in the session, so Replay draws its
+    # training (pair counts and growth), not "was not recorded in this session".
+    at = AppTest.from_file(HOME, default_timeout=120)
+    at.run()
+    at.button[0].click().run()  # ⚡ Train on the built-in corpus and tokenize
+    assert not at.exception, [e.value for e in at.exception]
+    label = at.session_state["ui.active"]
+    tok = at.session_state["ui.tokenizers"][label]["tok"]
+    at.switch_page(REPLAY).run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(c.value for c in at.caption)
+    assert "not recorded" not in captions
+    assert "This session's training" in captions
+    assert len(at.get("plotly_chart")) == 2
+    rows = at.session_state["ui.tokenizers"][label]["meta"]["rows"]
+    assert [r[3] for r in rows] == tok.merges  # the rows are this tokenizer's merges
+    assert [r[4] for r in rows] == list(range(len(tok.vocab) - len(rows) + 1, len(tok.vocab) + 1))
+
+
 @pytest.mark.parametrize(("value", "note"), [
     ("99999999", "past this tokenizer's last step"),
     ("abc", "is not a number of merges"),

@@ -6,6 +6,8 @@ import pickle
 import subprocess
 import sys
 
+import pytest
+
 from core import train_bpe
 
 REPO = __import__("pathlib").Path(__file__).resolve().parent.parent
@@ -54,3 +56,59 @@ def test_unreachable_vocab_size_is_reported(tmp_path):
     assert res.returncode == 0
     assert "stopped at vocab size 258" in res.stderr
     assert len(pickle.loads((tmp_path / "o" / "merges.pkl").read_bytes())) == 2
+
+
+# ---- Issue 27: inputs checked before training, with command-line messages ----------------------
+
+
+def test_a_directory_as_corpus_says_so_with_a_command_line_fix(tmp_path):
+    (tmp_path / "texts").mkdir()
+    (tmp_path / "texts" / "a.txt").write_text("hello world " * 20, encoding="utf-8")
+    res = run_cli("train", "texts", "--vocab-size", 300, "--out", "o", cwd=tmp_path)
+    assert res.returncode == 2
+    line = res.stderr.strip()
+    assert line.startswith("error: corpus 'texts' is a directory: give a text file")
+    assert "cat" in line and "train_bpe" not in line and "Traceback" not in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_missing_corpus_gets_no_python_only_hint(tmp_path):
+    res = run_cli("train", "nope.txt", "--vocab-size", 300, "--out", "o", cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.strip() == "error: corpus file 'nope.txt' not found"
+
+
+@pytest.mark.parametrize("content", ["", "  \n\t\n \u3000"], ids=["empty", "whitespace"])
+def test_an_empty_corpus_is_refused_as_the_train_page_does(tmp_path, content):
+    (tmp_path / "c.txt").write_text(content, encoding="utf-8")
+    res = run_cli("train", "c.txt", "--vocab-size", 300, "--out", "o", cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.strip() == ("error: corpus 'c.txt' is empty (only whitespace): add some "
+                                  "text to learn from.")
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_train_page_and_the_cli_share_the_empty_corpus_rule():
+    from core.corpus import blank_corpus_problem
+
+    assert blank_corpus_problem([" ", "\n"]) == (
+        "The uploaded text is empty (only whitespace): add some text to learn from.")
+    assert blank_corpus_problem(["", "a"]) is None
+
+
+@pytest.mark.parametrize("out", ["afile", "afile/sub"], ids=["a file", "under a file"])
+def test_an_unwritable_out_fails_before_training(tmp_path, out):
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    (tmp_path / "c.txt").write_text("low lower lowest " * 50, encoding="utf-8")
+    res = run_cli("train", "c.txt", "--vocab-size", 300, "--out", out, cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.startswith(f"error: cannot write to --out '{out}'")
+    assert "counting" not in res.stderr and "merging" not in res.stderr  # no training started
+
+
+def test_out_is_created_before_training(tmp_path):
+    (tmp_path / "c.txt").write_text("low lower lowest " * 50, encoding="utf-8")
+    res = run_cli("train", "c.txt", "--vocab-size", 260, "--out", "a/b/c", "--quiet", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "a/b/c/merges.pkl").is_file()

@@ -28,6 +28,7 @@ from core.bytes_unicode import to_gpt2_str
 from core.tokenizer import Tokenizer
 from core.train import train_bpe
 from ui import chips
+from ui.display import escaped
 from ui.state import fingerprint
 from ui.site import page
 
@@ -229,7 +230,7 @@ def test_merge_trace_escapes_steps_and_pairs(tok: Tokenizer, attack: str, gpt2_v
     assert len(ranks) == len(steps) + 1
     for step, rank in zip(steps, ranks[1:], strict=True):
         a, b = (chips.token_label(p, gpt2_view=gpt2_view) for p in step.pair)
-        label = f"#{step.rank} · {a} + {b}"
+        label = f"#{step.rank + 1} · {a} + {b}"  # merges are numbered from 1
         assert rank[2] == label
         assert html.escape(label, quote=True) in out
     # the last pair holds every character of the attack (split in two): escaped, never raw
@@ -300,7 +301,7 @@ def test_merge_tree_dot_quotes_a_whole_token(tok: Tokenizer, attack: str) -> Non
     token_id = attack_id(tok, attack)
     tree = tok.merge_tree(token_id)
     labels = dot_labels(chips.merge_tree_dot(tree))
-    assert labels[0] == f"{shown(attack)}\nID {token_id} · merge #{tree.rank}"
+    assert labels[0] == f"{shown(attack)}\nID {token_id} · merge #{tree.rank + 1}"
 
 
 # ---- pages (AppTest) -------------------------------------------------------------------------
@@ -377,7 +378,7 @@ def test_tokenize_page_escapes_chips_pretokens_and_trace(tok: Tokenizer) -> None
             assert_in_one_chip(trace, shown(attack, gpt2_view=gpt2_view))
             last = tok.merge_trace(attack)[-1]
             pair = " + ".join(chips.token_label(p, gpt2_view=gpt2_view) for p in last.pair)
-            assert html.escape(f"#{last.rank} · {pair}") in trace and pair not in trace
+            assert html.escape(f"#{last.rank + 1} · {pair}") in trace and pair not in trace
 
 
 def test_decode_page_escapes_text_and_id_chips(tok: Tokenizer) -> None:
@@ -416,7 +417,8 @@ def test_compare_page_escapes_chips_regions_and_labels(tok: Tokenizer) -> None:
         assert_in_one_chip(regions, chips.visible(attack))
     assert_in_one_chip(attack_view, SPECIAL_ATTACK)
     names = [m.proto for m in at.markdown if "tokens" in m.proto.body]
-    assert any(ATTACK_LABEL in p.body and not p.allow_html for p in names)
+    # the label as literal Markdown (ui.display.escaped: no `<b>` markup, no `&` entity)
+    assert any(escaped(ATTACK_LABEL) in p.body and not p.allow_html for p in names)
 
 
 def test_vocabulary_page_escapes_row_and_merge_tree(tok: Tokenizer) -> None:
@@ -438,4 +440,4 @@ def test_vocabulary_page_escapes_row_and_merge_tree(tok: Tokenizer) -> None:
         (chart,) = at.get("graphviz_chart")
         labels = dot_labels(chart.proto.spec)
         rank = tok.merge_tree(token_id).rank
-        assert labels[0] == f"{shown(attack)}\nID {token_id} · merge #{rank}"
+        assert labels[0] == f"{shown(attack)}\nID {token_id} · merge #{rank + 1}"

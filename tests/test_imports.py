@@ -23,7 +23,8 @@ def test_importing_core_imports_no_ui_library():
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("module", ["core", "ui.keys", "ui.limits", "ui.chips", "ui.charts", "ui.jobs",
+@pytest.mark.parametrize("module", ["core", "ui.keys", "ui.limits", "ui.display", "ui.chips",
+                                    "ui.charts", "ui.jobs",
                                     "ui.training_worker"])
 def test_streamlit_free_modules_import_with_ui_libraries_blocked(module):
     code = _BLOCK + f"import {module}; print('ok')"

@@ -174,3 +174,20 @@ def test_stop_while_counting_ends_at_once_with_no_merge(corpus):
     snap = manager.snapshot(job)
     assert snap.status == "stopped" and snap.merges == [] and len(snap.vocab) == 257
     assert f"({int(progress * 100)}% counted)" in " ".join(snap.messages)
+
+
+def test_stop_and_pause_keep_the_count_shown_at_the_click(corpus):
+    """A slice may run between the page's last drawing and the click: the count shown wins."""
+    manager = InPageTrainingManager()
+    job = manager.submit(TEXTS * 50, vocab_size=400, special_tokens=[])
+    while len(manager.snapshot(job).rows) < 9:
+        manager.advance(job, 0.0)
+    manager.pause(job, shown=6)
+    assert len(manager.snapshot(job).rows) == 6
+    manager.resume(job)
+    manager.advance(job, 0.0)
+    assert len(manager.snapshot(job).rows) == 10
+    manager.stop(job, shown=7)
+    snap = manager.snapshot(job)
+    assert snap.status == "stopped" and len(snap.merges) == len(snap.rows) == 7
+    assert snap.messages[-1] == "Stopped by request at merge 7 (vocab 263)."

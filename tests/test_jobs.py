@@ -431,3 +431,65 @@ def test_a_stop_in_flight_when_the_worker_finishes_is_reported(manager):
     snap = manager.wait(job, timeout=60)
     assert snap.status == "finished"
     assert any("already finished at 2 merges" in m for m in snap.messages)
+
+
+# ---------------------------------------------------------------------------------------------
+# Stop and Pause keep the merge count the page showed at the click
+
+
+def test_a_stop_keeps_exactly_the_count_shown_at_full_speed(manager, long_text, tmp_path):
+    """The worker runs far past the count on screen before a Stop reaches it (thousands of
+    merges on a big corpus); the job keeps exactly the count shown, and that is the tokenizer
+    trained to that count, ID for ID."""
+    job = manager.submit(long_text, vocab_size=3000, special_tokens=SPECIALS)
+    wait_for(lambda: len(manager.snapshot(job).rows) >= 5)
+    shown = 5  # what a page drew a moment ago; the worker is past it by now
+    manager.stop(job, shown=shown)
+    snap = manager.wait(job, timeout=120)
+    assert snap.status == "stopped" and snap.stop_reason == "stopped"
+    assert (snap.vocab, snap.merges) == reference(long_text, 256 + 1 + shown, SPECIALS, tmp_path)
+    assert len(snap.rows) == shown
+    assert snap.messages[-1] == f"Stopped by request at merge {shown} (vocab {256 + 1 + shown})."
+    assert not any("already finished" in m for m in snap.messages)
+
+
+def test_a_stop_shown_before_the_worker_finished_still_cuts(manager, long_text, tmp_path):
+    """The worker reached the target before the Stop did; the user saw 3 merges and clicked
+    Stop: they get 3, not the finished training."""
+    job = manager.submit("hello hello world world", vocab_size=262)
+    with manager._lock:  # subtle: make the race certain: the stop is recorded, not delivered
+        manager._jobs[job].stop_requested, manager._jobs[job].keep = True, 3
+    snap = manager.wait(job, timeout=60)
+    assert snap.status == "stopped" and len(snap.merges) == 3 and len(snap.vocab) == 259
+    assert snap.merges == train_bpe(["hello hello world world"], 259)[1]
+
+
+def test_a_pause_holds_the_count_shown_and_a_stop_keeps_it(manager, long_text):
+    job = manager.submit(long_text, vocab_size=5000, special_tokens=SPECIALS, pace=200)
+    _wait_for_a_new_row(manager, job, after=10)
+    manager.pause(job, shown=4)  # the page showed 4 when Pause was clicked
+    assert len(manager.snapshot(job).rows) == 4  # at once, before the worker confirms
+    wait_for(lambda: manager.snapshot(job).status == "paused")
+    snap = manager.snapshot(job)
+    assert len(snap.rows) == 4 and snap.rows[-1][0] == 3
+    manager.resume(job)  # the rows past 4 were the next ones anyway: they come back
+    wait_for(lambda: len(manager.snapshot(job).rows) > 12)
+    manager.pause(job, shown=12)
+    wait_for(lambda: manager.snapshot(job).status == "paused")
+    manager.stop(job)  # while paused: what the pause holds
+    snap = manager.wait(job, timeout=60)
+    assert snap.status == "stopped" and len(snap.merges) == len(snap.rows) == 12
+
+
+def test_a_stop_while_counting_ends_without_counting_the_rest(manager, tmp_path):
+    """Counting ~20 MB takes seconds; a Stop during it ends the job with no merge."""
+    text = "some words and some more words to count, " * 500_000
+    job = manager.submit(text, vocab_size=5000, special_tokens=SPECIALS)
+    wait_for(lambda: (manager.snapshot(job).count_progress or 0) > 0
+             and manager.snapshot(job).count_distinct)
+    snap = manager.snapshot(job)
+    assert snap.status == "counting" and snap.count_progress < 1
+    manager.stop(job, shown=0)
+    snap = manager.wait(job, timeout=60)
+    assert snap.status == "stopped" and snap.merges == [] and len(snap.vocab) == 257
+    assert "while counting pre-tokens" in " ".join(snap.messages)

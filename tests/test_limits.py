@@ -395,7 +395,7 @@ def test_the_uploaders_let_a_file_twice_too_large_reach_the_page(
     assert at.sidebar.get("file_uploader")[0].proto.max_upload_size_mb == 100
     at = AppTest.from_file(TRAIN, default_timeout=60)
     at.run()
-    at.radio[0].set_value("Upload .txt files").run()
+    at.radio[0].set_value("Upload text files").run()
     assert at.file_uploader(key="train.uploads").proto.max_upload_size_mb == 100
     monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "3")  # a smaller limit lowers the cap too
     at.run()
@@ -431,7 +431,7 @@ def test_train_corpus_upload_at_n_and_n_plus_1_bytes(monkeypatch: pytest.MonkeyP
     at = AppTest.from_file(TRAIN, default_timeout=60)
     at.run()
     assert_ok(at)
-    at.radio[0].set_value("Upload .txt files").run()
+    at.radio[0].set_value("Upload text files").run()
     uploader = at.file_uploader(key="train.uploads")
     uploader.set_value([("first.txt", b"a " * (MB // 4), "text/plain"),
                         ("second.txt", b"b " * (MB // 4), "text/plain")]).run()  # exactly N

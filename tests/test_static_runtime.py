@@ -4,7 +4,7 @@
 ``sqlite3`` and ``_multiprocessing`` unimportable and the app unable to start threads, as in
 Pyodide, and ``TOKPLAY_RUNTIME=browser`` (``ui.runtime``). It does so twice: on this
 Streamlit, and on the Streamlit the pinned stlite bundles (1.62, in a venv made under
-``.cache`` on first use), so an API the static build's Streamlit lacks fails here, not in a
+``.cache`` on first use that reuses this venv's other packages), so an API the static build's Streamlit lacks fails here, not in a
 visitor's tab. What each run must show:
 
 - every page opens with no exception and no error;
@@ -17,10 +17,13 @@ visitor's tab. What each run must show:
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import json
 import os
 import subprocess
 import sys
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -47,24 +50,58 @@ def _load_static():
     return module
 
 
+#: Run in the old venv: the requirements of its Streamlit that no package on its path meets
+#: under any version (a version outside Streamlit's pins is fine: see _old_streamlit_python).
+_MISSING = """
+import importlib.metadata as md
+from packaging.requirements import Requirement
+for line in md.requires("streamlit") or []:
+    req = Requirement(line)
+    if req.marker is None or req.marker.evaluate({"extra": ""}):
+        try:
+            md.version(req.name)
+        except md.PackageNotFoundError:
+            req.marker = None
+            print(req)
+"""
+
+
 def _old_streamlit_python() -> Path:
-    """A venv with stlite's Streamlit version (and the app's other packages), made once."""
+    """A venv with stlite's Streamlit version, made once, that reuses this venv's packages.
+
+    Only Streamlit itself and what it needs that this venv lacks are installed there (37 MB
+    in a few seconds; a full install is 554 MB): Streamlit's API is what is checked here.
+    Its pins on pyarrow, pillow and the like are not what the static build runs either
+    (stlite brings Pyodide's own builds of them), so this venv's versions of them serve.
+    """
     python = OLD_VENV / "bin" / "python"
     marker = OLD_VENV / ".installed"
-    if marker.is_file():
+    here = sysconfig.get_paths()["purelib"]
+    # made again when this venv's packages change (what the old venv lacked may differ)
+    ours = hashlib.sha256(" ".join(sorted(f"{d.name}=={d.version}" for d in
+                                          importlib.metadata.distributions())).encode())
+    recipe = f"streamlit=={STLITE_STREAMLIT} over {here} {ours.hexdigest()[:16]}"
+    if marker.is_file() and marker.read_text() == recipe:
         return python
     static = _load_static()
+    run = {"check": True, "capture_output": True, "text": True, "timeout": 900}
+    # this venv's pip drives the old venv's python (pip >= 22.3): no pip copied in there
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q"]
     try:
-        venv.create(OLD_VENV, with_pip=True, clear=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", f"streamlit=={STLITE_STREAMLIT}",
-             *static.REQUIREMENTS],
-            check=True, capture_output=True, text=True, timeout=900)
+        venv.create(OLD_VENV, with_pip=False, clear=True)
+        there = subprocess.run([str(python), "-c", "import sysconfig; "
+                                "print(sysconfig.get_paths()['purelib'])"], **run).stdout.strip()
+        # subtle: a .pth line puts this venv's packages on the old venv's path *after* its
+        # own, so its Streamlit 1.62 wins over our 1.67
+        (Path(there) / "reuse-test-venv.pth").write_text(here + "\n", encoding="utf-8")
+        subprocess.run([*pip, "--no-deps", f"streamlit=={STLITE_STREAMLIT}"], **run)
+        missing = subprocess.run([str(python), "-c", _MISSING], **run).stdout.split("\n")
+        subprocess.run([*pip, *static.REQUIREMENTS, *filter(None, missing)], **run)
     except (OSError, subprocess.SubprocessError) as err:
         detail = getattr(err, "stderr", "") or str(err)
         _skip_or_fail(f"cannot install streamlit=={STLITE_STREAMLIT} from PyPI: "
                       f"{detail.strip().splitlines()[-1] if detail.strip() else err}")
-    marker.write_text(STLITE_STREAMLIT)
+    marker.write_text(recipe)
     return python
 
 

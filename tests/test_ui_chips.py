@@ -402,10 +402,10 @@ def test_trace_exact_markup_highlights_the_new_part() -> None:
             '<div class="tp-chips">'
             + row("bytes", [(sp, "20", False), ("c", "63", False), ("a", "61", False),
                             ("b", "62", False), ("c", "63", False)])
-            + row("#0 · a + b", [(sp, "20", False), ("c", "63", False), ("ab", "61 62", True),
-                                 ("c", "63", False)], "merge rank 0")
-            + row("#1 · ab + c", [(sp, "20", False), ("c", "63", False),
-                                  ("abc", "61 62 63", True)], "merge rank 1")
+            + row("#1 · a + b", [(sp, "20", False), ("c", "63", False), ("ab", "61 62", True),
+                                 ("c", "63", False)], "merge 1")  # merges count from 1
+            + row("#2 · ab + c", [(sp, "20", False), ("c", "63", False),
+                                  ("abc", "61 62 63", True)], "merge 2")
             + "</div>"
         )
 
@@ -511,7 +511,7 @@ def test_merge_tree_dot_exact() -> None:
         "digraph merge_tree {",
         '  node [shape=box, style="rounded,filled", fontname="monospace", fontsize=11];',
         "  edge [arrowsize=0.6];",
-        '  n0 [label="ab\\nID 300 · merge #0", fillcolor="#cfe8ff"];',
+        '  n0 [label="ab\\nID 300 · merge #1", fillcolor="#cfe8ff"];',  # rank 0: merge 1
         '  n1 [label="a\\nID 97 · byte", fillcolor="#eeeeee"];',
         "  n0 -> n1;",
         '  n2 [label="b\\nID 98 · byte", fillcolor="#eeeeee"];',

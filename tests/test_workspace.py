@@ -177,7 +177,7 @@ def test_a_link_made_in_one_session_opens_the_same_tokenizer_in_another():
 
 def test_uploaded_corpus_stays_when_the_uploader_is_cleared_and_after_a_reload():
     at = _page("Train")
-    at.radio[0].set_value("Upload .txt files").run()
+    at.radio[0].set_value("Upload text files").run()
     data = "a small corpus of words, words and more words\n" * 50
     at.file_uploader(key="train.uploads").set_value([("notes.txt", data.encode(), "text/plain")]).run()
     assert "notes.txt" in " ".join(m.value for m in at.markdown)
@@ -188,7 +188,7 @@ def test_uploaded_corpus_stays_when_the_uploader_is_cleared_and_after_a_reload()
     ws = _ws(at)
 
     reloaded = _page("Train", ws)
-    reloaded.radio[0].set_value("Upload .txt files").run()
+    reloaded.radio[0].set_value("Upload text files").run()
     assert "notes.txt" in " ".join(m.value for m in reloaded.markdown)
     assert reloaded.session_state[keys.TRAIN_CORPUS]["texts"] == [data]
     reloaded.button(key="train.forget_corpus").click().run()
@@ -201,3 +201,43 @@ def test_a_link_to_missing_or_malformed_work_says_so_and_starts_fresh(ws):
     notes = " ".join(w.value for w in at.warning)
     assert "cannot be reopened" in notes and "starts fresh" in notes
     assert "ws" not in at.query_params
+
+
+@pytestmark_jobs
+def test_a_reload_brings_back_the_whole_train_form_and_start_trains_what_it_shows():
+    at = _page("Train")
+    at.radio[0].set_value("Upload text files").run()
+    data = "the form must come back exactly as it was, words and words\n" * 40
+    at.file_uploader(key="train.uploads").set_value([("mine.txt", data.encode(), "text/plain")]).run()
+    at.number_input[0].set_value(300).run()
+    at.text_input[0].set_value("<|endoftext|>, <|pad|>").run()
+    at.selectbox[0].set_value("o200k").run()
+    at.radio(key="_w.train.speed").set_value("20 merges/s").run()
+    ws = _ws(at)
+
+    reloaded = _page("Train", ws)  # the uploader is empty after a reload; the corpus is kept
+    assert reloaded.radio[0].value == "Upload text files"
+    assert reloaded.number_input[0].value == 300
+    assert reloaded.text_input[0].value == "<|endoftext|>, <|pad|>"
+    assert reloaded.selectbox[0].value == "o200k"
+    assert reloaded.radio(key="_w.train.speed").value == "20 merges/s"
+    assert "mine.txt" in " ".join(m.value for m in reloaded.markdown)
+    reloaded.button(key="train.start").click().run()
+    from ui.training import training_manager
+
+    job = reloaded.session_state[keys.TRAIN_JOB]
+    snap = training_manager().snapshot(job)
+    assert (snap.corpus_name, snap.vocab_size, snap.special_tokens, snap.pattern) == (
+        "mine.txt", 300, ("<|endoftext|>", "<|pad|>"), "o200k")
+    training_manager().cancel(job)
+
+
+def test_an_untouched_form_writes_no_snapshot_and_a_link_cannot_inject_values():
+    at = _page("Train")
+    assert "ws" not in at.query_params  # defaults only: nothing to keep, no ws= in the URL
+    from ui import train_form
+
+    session = {}
+    train_form.apply_doc({"vocab_size": "3000", "speed": "warp", "source": ["x"],
+                          "specials": "x" * 20_000}, session)
+    assert session == train_form.DEFAULTS

@@ -139,12 +139,17 @@ def merge_tree(tok_key: str, token_id: int, _tok: Any) -> Any:
 
 
 @st.cache_data(max_entries=4, show_spinner="Training on the built-in corpus…")
-def builtin_bpe(vocab_size: int) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    """Byte-level BPE trained on the built-in corpus (deterministic, so cached per server)."""
+def builtin_training(vocab_size: int) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]],
+                                               tuple[tuple[Any, ...], ...]]:
+    """Byte-level BPE trained on the built-in corpus (deterministic, so cached per server):
+    ``(vocab, merges, rows)``, with one row per merge as the Train page records them
+    (``ui.training_worker.MergeRow``), so Replay can chart this training too."""
     from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
-    from core.train import train_bpe
+    from core.train import BPETrainer
 
-    return train_bpe([builtin_corpus_text()], vocab_size, [BUILTIN_SEPARATOR])
+    trainer = BPETrainer([builtin_corpus_text()], vocab_size, [BUILTIN_SEPARATOR])
+    rows = tuple((e.rank, e.count, e.token, e.pair, e.vocab_size, e.elapsed) for e in trainer)
+    return trainer.vocab, trainer.merges, rows
 
 
 @st.cache_resource(max_entries=2, show_spinner="Training on the built-in corpus…")
@@ -153,7 +158,7 @@ def builtin_tokenizer(vocab_size: int) -> Any:
     from core.builtin_corpus import BUILTIN_SEPARATOR
     from core.tokenizer import Tokenizer
 
-    vocab, merges = builtin_bpe(vocab_size)
+    vocab, merges, _ = builtin_training(vocab_size)
     return Tokenizer(vocab, merges, [BUILTIN_SEPARATOR], name="built-in corpus")
 
 
@@ -175,11 +180,13 @@ VOCAB_ORDERS = ("ID", "longest first", "newest merges first")
 @st.cache_data(max_entries=16, ttl=3600, show_spinner="Building the vocabulary table…")
 def vocab_table(tok_key: str, query: str, _tok: Any, *, order: str = "ID") -> Any:
     """The vocabulary as a DataFrame (rows matching ``query``; see core.vocab_table), sorted
-    by one of :data:`VOCAB_ORDERS`."""
+    by one of :data:`VOCAB_ORDERS`; its "merge" column numbers merges from 1
+    (``ui.display.merge_number``)."""
     import pandas as pd
 
     from core.vocab_table import search_rows
     from ui.chips import show_bytes, visible
+    from ui.display import merge_number
 
     rows = search_rows(_vocab_rows(tok_key, _tok), query)
     if order == "longest first":
@@ -191,7 +198,8 @@ def vocab_table(tok_key: str, query: str, _tok: Any, *, order: str = "ID") -> An
             "ID": [r.id for r in rows],
             "token": [visible(show_bytes(r.token)) for r in rows],
             "len": [r.length for r in rows],
-            "merge rank": pd.array([r.rank for r in rows], dtype="Int64"),
+            "merge": pd.array([None if r.rank is None else merge_number(r.rank) for r in rows],
+                              dtype="Int64"),
             "left": [None if r.left is None else visible(show_bytes(r.left)) for r in rows],
             "right": [None if r.right is None else visible(show_bytes(r.right)) for r in rows],
             "bytes": [r.token.hex(" ") for r in rows],

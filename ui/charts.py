@@ -8,12 +8,14 @@ Streamlit (training workers and tools import it).
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from typing import Any
 
-from ui import limits
+from ui import display, limits
 
-__all__ = ["CHART_POINTS", "integer_axis", "merge_length_figure", "thin", "training_figures"]
+__all__ = ["CHART_POINTS", "hover_text", "integer_axis", "merge_length_figure", "thin",
+           "training_figures"]
 
 #: plotly gets at most this many points per trace.
 CHART_POINTS = 1500
@@ -57,25 +59,38 @@ def thin(rows: Sequence[Any], limit: int = CHART_POINTS) -> list[Any]:
     return [rows[int(i * step)] for i in range(limit - 1)] + [rows[-1]]
 
 
+def hover_text(token: bytes) -> str:
+    """A token for a plotly hover label, which reads ``<b>``, ``<br>`` and the like as markup:
+    :func:`ui.limits.readable_token`, HTML-escaped (plotly shows ``&lt;`` as ``<``).
+
+    >>> hover_text(b"<br>&")
+    '&lt;br&gt;&amp;'
+    """
+    return html.escape(limits.readable_token(token), quote=False)
+
+
 def training_figures(rows: Sequence[Any], base_vocab_size: int, *,
                      cursor: int | None = None) -> tuple[Any, Any]:
     """The Train page's two charts from its merge rows (``ui.training_worker.MergeRow``:
     rank, count, token, pair, vocab size, seconds): the count of each new merge over its
-    rank, and the vocab size over time. ``cursor``: a step ``k`` (merges done, 0 to
-    ``len(rows)``) marked on both, as the Replay page does.
+    number (``ui.display.merge_number``), and the vocab size over time. ``cursor``: a step
+    ``k`` (merges done, 0 to ``len(rows)``) marked on both, at merge k, as the Replay page
+    does.
     """
     import plotly.graph_objects as go
 
     shown = thin(rows)
+    numbers = [display.merge_number(r[0]) for r in shown]
     counts = go.Figure(go.Scattergl(
-        x=[r[0] for r in shown], y=[r[1] for r in shown], mode="markers",
+        x=numbers, y=[r[1] for r in shown], mode="markers",
         marker={"size": 4, "color": "#4c78a8"},
-        text=[limits.readable_token(r[2]) for r in shown],
-        hovertemplate="rank %{x}<br>count %{y:,}<br>%{text}<extra></extra>",
+        text=[hover_text(r[2]) for r in shown],
+        hovertemplate="merge %{x:,}<br>count %{y:,}<br>%{text}<extra></extra>",
     ))  # fmt: skip
     counts.update_layout(
-        title="Count of each new merge", xaxis_title="merge rank", yaxis_title="pair count",
-        xaxis=integer_axis(shown[0][0], shown[-1][0]) if shown else {},
+        title="Count of each new merge", xaxis_title="merge number",
+        yaxis_title="pair count",
+        xaxis=integer_axis(numbers[0], numbers[-1]) if shown else {},
         yaxis={"type": "log", "dtick": 1, "tickformat": "~s"}, height=320, margin=_MARGIN,
         showlegend=False,
     )  # fmt: skip
@@ -91,9 +106,9 @@ def training_figures(rows: Sequence[Any], base_vocab_size: int, *,
         k = max(0, min(cursor, len(rows)))
         row = rows[k - 1] if k else None
         if row is not None:
-            counts.add_vline(x=row[0], line={"color": _CURSOR, "width": 2})
+            counts.add_vline(x=display.merge_number(row[0]), line={"color": _CURSOR, "width": 2})
             counts.add_trace(go.Scatter(
-                x=[row[0]], y=[row[1]], mode="markers", showlegend=False,
+                x=[display.merge_number(row[0])], y=[row[1]], mode="markers", showlegend=False,
                 marker={"size": 11, "color": _CURSOR, "symbol": "diamond"},
                 hovertemplate=f"step {k:,}<br>count %{{y:,}}<extra></extra>"))  # fmt: skip
         at, size = (row[5], row[4]) if row is not None else (0.0, base_vocab_size)
@@ -107,26 +122,27 @@ def training_figures(rows: Sequence[Any], base_vocab_size: int, *,
 
 def merge_length_figure(lengths: Sequence[int], *, cursor: int | None = None) -> Any:
     """What is known of any merge list without its training: the length in bytes of the
-    token each merge makes, over its rank (``lengths[r]`` for merge ``r``); ``cursor``: a
-    step ``k`` (merges done), marked at the merge it adds."""
+    token each merge makes, over its number (``lengths[r]`` for the merge at rank ``r``,
+    merge ``r + 1``); ``cursor``: a step ``k`` (merges done), marked at merge k, the one
+    it adds."""
     import plotly.graph_objects as go
 
     ranks = thin(range(len(lengths)))
     fig = go.Figure(go.Scattergl(
-        x=ranks, y=[lengths[r] for r in ranks], mode="markers",
-        marker={"size": 4, "color": "#4c78a8"},
-        hovertemplate="rank %{x:,}<br>%{y} bytes<extra></extra>",
+        x=[display.merge_number(r) for r in ranks], y=[lengths[r] for r in ranks],
+        mode="markers", marker={"size": 4, "color": "#4c78a8"},
+        hovertemplate="merge %{x:,}<br>%{y} bytes<extra></extra>",
     ))  # fmt: skip
     fig.update_layout(
-        title="Length of each new token", xaxis_title="merge rank", yaxis_title="bytes",
-        xaxis=integer_axis(0, max(len(lengths) - 1, 1)),
+        title="Length of each new token", xaxis_title="merge number",
+        yaxis_title="bytes", xaxis=integer_axis(1, max(len(lengths), 2)),
         yaxis=integer_axis(0, max(lengths, default=1)), height=320, margin=_MARGIN,
         showlegend=False,
     )  # fmt: skip
     if cursor is not None and 0 < cursor <= len(lengths):
-        fig.add_vline(x=cursor - 1, line={"color": _CURSOR, "width": 2})
+        fig.add_vline(x=cursor, line={"color": _CURSOR, "width": 2})
         fig.add_trace(go.Scatter(
-            x=[cursor - 1], y=[lengths[cursor - 1]], mode="markers", showlegend=False,
+            x=[cursor], y=[lengths[cursor - 1]], mode="markers", showlegend=False,
             marker={"size": 11, "color": _CURSOR, "symbol": "diamond"},
             hovertemplate=f"step {cursor:,}<br>%{{y}} bytes<extra></extra>"))  # fmt: skip
     return fig

@@ -21,6 +21,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from core.bytes_unicode import to_gpt2_str
+from ui.display import merge_number
 
 # Pastel palette, cycled by token index; special tokens and problems get their own colours.
 PALETTE: tuple[str, ...] = (
@@ -316,7 +317,8 @@ def pieces_html(parts: Sequence[bytes], *, highlight: int | None = None,
 
 def trace_html(pretoken: str, steps: Sequence[Any], *, gpt2_view: bool = False) -> str:
     """The "why this split" trace: the pre-token's bytes, then one row per merge applied
-    (``steps``: ``core.details.MergeStep``), showing the rank and the parts after it."""
+    (``steps``: ``core.details.MergeStep``), showing the merge's number
+    (``ui.display.merge_number``) and the parts after it."""
     rows = [CSS, '<div class="tp-chips">']
     start = list(steps[0].before) if steps else [bytes([b]) for b in pretoken.encode("utf-8")]
     rows.append(
@@ -331,9 +333,10 @@ def trace_html(pretoken: str, steps: Sequence[Any], *, gpt2_view: bool = False) 
             new_at = None
         a, b = step.pair
         pair = f"{token_label(a, gpt2_view=gpt2_view)} + {token_label(b, gpt2_view=gpt2_view)}"
+        number = merge_number(step.rank)
         rows.append(
-            f'<div class="tp-step"><span class="tp-rank" title="merge rank {step.rank}">'
-            f"#{step.rank} · {_esc(pair)}</span>"
+            f'<div class="tp-step"><span class="tp-rank" title="merge {number}">'
+            f"#{number} · {_esc(pair)}</span>"
             f"{pieces_html(after, highlight=new_at, gpt2_view=gpt2_view)}</div>"
         )
     rows.append("</div>")
@@ -498,7 +501,7 @@ def merge_tree_dot(node: Any, *, max_nodes: int = 200) -> str:
         cur, parent = stack.pop()
         name = f"n{counter}"
         counter += 1
-        rank = "byte" if cur.rank is None else f"merge #{cur.rank}"
+        rank = "byte" if cur.rank is None else f"merge #{merge_number(cur.rank)}"
         label = _dot_label(token_label(cur.token)) + "\\n" + f"ID {cur.id} · {rank}"
         fill = PALETTE[0] if cur.rank is not None else "#eeeeee"
         lines.append(f'  {name} [label="{label}", fillcolor="{fill}"];')

@@ -35,7 +35,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ui.jobs import TERMINAL, JobSnapshot, check_pace, note_late_stop, write_corpus
+from ui.jobs import (
+    TERMINAL,
+    JobSnapshot,
+    check_pace,
+    cut_to_shown,
+    note_late_stop,
+    shown_rows,
+    write_corpus,
+)
 from ui.training_worker import MergeRow
 
 __all__ = ["COUNT_CHUNK_BYTES", "SLICE_SECONDS", "InPageTrainingManager"]
@@ -70,6 +78,8 @@ class _Job:
     corpus_stats: dict[str, Any] = field(default_factory=dict)
     pause_requested: bool = False
     stop_requested: bool = False
+    hold: int | None = None  # while paused: the merge count shown when Pause was clicked
+    keep: int | None = None  # after a Stop: the merge count shown when it was clicked
     submitted_at: float = field(default_factory=time.time)
     finished_at: float | None = None
     paused_seconds: float = 0.0
@@ -131,8 +141,10 @@ class InPageTrainingManager:
         return JobSnapshot(
             job_id=job.job_id, status=job.status, queue_position=None,
             vocab_size=job.vocab_size, special_tokens=job.special_tokens, pattern=job.pattern,
-            corpus_name=job.corpus_name, corpus_bytes=job.corpus_bytes, rows=tuple(job.rows),
+            corpus_name=job.corpus_name, corpus_bytes=job.corpus_bytes,
+            rows=shown_rows(job.rows, job.keep if job.stop_requested else job.hold),
             count_progress=job.count_progress,
+            count_distinct=job.trainer.distinct_so_far if job.counting is not None else None,
             vocab=dict(job.vocab) if job.vocab is not None else None,
             merges=list(job.merges) if job.merges is not None else None,
             stop_reason=job.stop_reason, messages=tuple(job.messages), error=job.error,
@@ -149,11 +161,14 @@ class InPageTrainingManager:
         job = self._jobs.get(job_id)
         return None if job is None else job.status
 
-    def pause(self, job_id: str) -> None:
-        """Pause before the next merge (while counting: once counting is done)."""
+    def pause(self, job_id: str, *, shown: int | None = None) -> None:
+        """Pause before the next merge (while counting: once counting is done). ``shown``:
+        the merge count the page showed at the click, held while paused (as on a server)."""
         job = self._jobs[job_id]
         if job.status in TERMINAL:
             return
+        if not job.pause_requested:
+            job.hold = None if shown is None else max(0, int(shown))
         job.pause_requested = True
         if job.status == "training":
             job.status = "paused"
@@ -164,6 +179,7 @@ class InPageTrainingManager:
         if job.status in TERMINAL:
             return
         job.pause_requested = False
+        job.hold = None
         if job.paused_since is not None:
             paused = time.time() - job.paused_since
             job.paused_seconds += paused
@@ -173,13 +189,15 @@ class InPageTrainingManager:
         if job.status == "paused":
             job.status = "training"
 
-    def stop(self, job_id: str) -> None:
-        """End now, keeping the merges learned so far; a Stop after the end says so."""
+    def stop(self, job_id: str, *, shown: int | None = None) -> None:
+        """End now, keeping the merges learned so far (``shown``: the merge count the page
+        showed at the click, kept exactly); a Stop after the end says so."""
         job = self._jobs[job_id]
         if job.status in TERMINAL:
             if job.status == "finished":
                 note_late_stop(job.messages, job.merges, job.vocab)
             return
+        job.keep = job.hold if shown is None else max(0, int(shown))
         job.stop_requested = True
         self._end(job, stopped=True)
 
@@ -292,12 +310,11 @@ class InPageTrainingManager:
         if stopped and job.counting is not None:
             # stopped while counting: end now, with no merge (counting the rest first could
             # take a while on a big upload, in the tab's only thread)
-            done = int((job.count_progress or 0.0) * 100)
+            from core.train import stopped_counting_note
+
             job.vocab, job.merges = trainer.vocab, []
             job.stop_reason = "stopped"
-            job.messages.append(
-                f"Stopped by request while counting pre-tokens ({done}% counted): no merge was "
-                f"learned (vocab {len(job.vocab):,}: the special tokens and the 256 bytes).")
+            job.messages.append(stopped_counting_note(job.count_progress or 0.0, len(job.vocab)))
             self._close(job, "stopped")
             return
         if stopped and not trainer.done:
@@ -310,7 +327,10 @@ class InPageTrainingManager:
         job.stop_reason = trainer.stop_reason
         job.messages.extend(m for m in trainer.messages if m not in job.messages)
         job.corpus_stats = dict(trainer.corpus_stats)
-        self._close(job, "stopped" if trainer.stop_reason == "stopped" else "finished")
+        job.hold = None
+        if stopped:  # cut to what the page showed at the click (a slice may have run since)
+            cut_to_shown(job, job.keep)
+        self._close(job, "stopped" if job.stop_reason == "stopped" else "finished")
 
     def _fail(self, job: _Job, message: str) -> None:
         job.error = message

@@ -86,6 +86,7 @@ class JobSnapshot:
     paused_seconds: float = 0.0  # time spent paused in earlier pauses
     paused_since: float | None = None  # when the current pause began (the worker confirmed it)
     pid: int | None = None
+    count_distinct: int | None = None  # distinct pre-tokens found so far, while counting
 
     @property
     def done(self) -> bool:
@@ -146,6 +147,41 @@ def write_corpus(path: str, texts: str | Sequence[str],
     with open(path, "wb") as fh:
         fh.write(data)
     return specials, data
+
+
+def shown_rows(rows: Sequence[MergeRow], hold: int | None) -> tuple[MergeRow, ...]:
+    """The rows a page shows: all of them, or while a pause (or a Stop on its way) holds the
+    count shown at the click, the first ``hold``.
+
+    subtle: the worker runs on for a moment after the click (the page's count lags it by a
+    poll or more, and the request travels). Merges are sequential, so the rows past ``hold``
+    are exactly the ones a resume would make next: hiding them while paused shows the user
+    what they paused, and a Stop then keeps it (:func:`cut_to_shown`).
+
+    >>> shown_rows([(0,), (1,), (2,)], 2), shown_rows([(0,)], None)
+    (((0,), (1,)), ((0,),))
+    """
+    return tuple(rows if hold is None else rows[:hold])
+
+
+def cut_to_shown(job: Any, shown: int | None) -> None:
+    """Make an ended job keep its first ``shown`` merges: what the page showed when Stop was
+    clicked (None, or no fewer merges learned: unchanged).
+
+    ``job`` is either manager's job record: ``vocab``, ``merges``, ``rows``, ``messages``,
+    ``stop_reason`` and ``vocab_size``. The result is exactly the tokenizer trained to
+    ``shown`` merges (``core.train.first_merges``), and the job says it stopped there.
+    """
+    from core.train import end_note, first_merges
+
+    if shown is None or job.merges is None or job.vocab is None or shown >= len(job.merges):
+        return
+    old = end_note(job.stop_reason, len(job.merges), len(job.vocab), job.vocab_size)
+    job.vocab, job.merges = first_merges(job.vocab, job.merges, shown)
+    del job.rows[shown:]
+    job.stop_reason = "stopped"
+    job.messages[:] = [m for m in job.messages if m != old]
+    job.messages.append(end_note("stopped", len(job.merges), len(job.vocab), job.vocab_size))
 
 
 def note_late_stop(messages: list[str], merges: list[Any] | None,
@@ -242,6 +278,9 @@ class _Job:
     corpus_stats: dict[str, Any] = field(default_factory=dict)
     pause_requested: bool = False
     stop_requested: bool = False
+    hold: int | None = None  # while paused: the merge count shown when Pause was clicked
+    keep: int | None = None  # after a Stop: the merge count shown when it was clicked
+    count_distinct: int | None = None
     submitted_at: float = field(default_factory=time.time)
     started_at: float | None = None
     finished_at: float | None = None
@@ -360,8 +399,9 @@ class TrainingManager:
                 pattern=job.pattern,
                 corpus_name=job.corpus_name,
                 corpus_bytes=job.corpus_bytes,
-                rows=tuple(job.rows),
+                rows=shown_rows(job.rows, job.keep if job.stop_requested else job.hold),
                 count_progress=job.count_progress,
+                count_distinct=job.count_distinct,
                 vocab=dict(job.vocab) if job.vocab is not None else None,
                 merges=list(job.merges) if job.merges is not None else None,
                 stop_reason=job.stop_reason,
@@ -389,23 +429,28 @@ class TrainingManager:
             job = self._jobs.get(job_id)
             return None if job is None else job.status
 
-    def pause(self, job_id: str) -> None:
+    def pause(self, job_id: str, *, shown: int | None = None) -> None:
         """Pause a job before its next merge (while queued or counting: after its first merge).
 
-        The status turns "paused" once the worker confirms; by then ``rows`` holds every merge
-        learned, so ``len(rows)`` is the merge it paused at.
+        ``shown``: the merge count the page showed at the click. Snapshots then hold the rows
+        at that count while paused (:func:`shown_rows`), and a Stop keeps them. The status
+        turns "paused" once the worker confirms.
         """
-        self._set_paused(job_id, True)
+        self._set_paused(job_id, True, shown)
 
     def resume(self, job_id: str) -> None:
         """Resume a paused job."""
         self._set_paused(job_id, False)
 
-    def _set_paused(self, job_id: str, paused: bool) -> None:
+    def _set_paused(self, job_id: str, paused: bool, shown: int | None = None) -> None:
         with self._lock:
             job = self._jobs[job_id]
             if job.status in TERMINAL:
                 return
+            if paused and not job.pause_requested:
+                job.hold = None if shown is None else max(0, int(shown))
+            elif not paused:
+                job.hold = None
             job.pause_requested = paused  # a queued job starts paused (after its counting)
             if job.run_event is not None:
                 (job.run_event.clear if paused else job.run_event.set)()
@@ -420,9 +465,14 @@ class TrainingManager:
             job.paused_seconds += time.time() - job.paused_since
             job.paused_since = None
 
-    def stop(self, job_id: str) -> None:
+    def stop(self, job_id: str, *, shown: int | None = None) -> None:
         """End a job before its next merge, keeping the merges learned so far (a queued job is
-        cancelled). A job that has already finished gets a message saying so."""
+        cancelled). A job that has already finished gets a message saying so.
+
+        ``shown``: the merge count the page showed at the click (while paused, the count the
+        pause holds). The job keeps exactly that many merges (:func:`cut_to_shown`), however
+        far the worker got before the request reached it.
+        """
         with self._lock:
             job = self._jobs[job_id]
             if job.status in TERMINAL:
@@ -432,6 +482,8 @@ class TrainingManager:
             if job.status == "queued":
                 self._cancel_locked(job, "Cancelled while waiting in the queue.")
                 return
+            if not job.stop_requested:
+                job.keep = job.hold if shown is None else max(0, int(shown))
             job.stop_requested = True
             job.stop_event.set()
             job.run_event.set()  # a paused worker must wake up to stop
@@ -665,7 +717,7 @@ class TrainingManager:
             elif not (status == "training" and job.pause_requested):
                 job.status = status
         elif kind == "count":
-            job.count_progress = message[1]
+            job.count_progress, job.count_distinct = message[1], message[2]
         elif kind == "merges":
             job.rows.extend(message[1])
         elif kind == "messages":
@@ -675,7 +727,10 @@ class TrainingManager:
             job.vocab, job.merges, job.stop_reason = vocab, merges, stop_reason
             job.messages.extend(m for m in messages if m not in job.messages)
             job.corpus_stats = dict(stats or {})
-            self._finish_locked(job, "stopped" if stop_reason == "stopped" else "finished")
+            job.hold = None
+            if job.stop_requested:  # cut to what the page showed at the click
+                cut_to_shown(job, job.keep)
+            self._finish_locked(job, "stopped" if job.stop_reason == "stopped" else "finished")
             if job.stop_requested and job.status == "finished":
                 self._note_late_stop_locked(job)  # the worker was done before Stop reached it
         elif kind == "error":

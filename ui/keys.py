@@ -51,6 +51,7 @@ TRAIN_SPECIALS = "train.specials"
 TRAIN_PATTERN = "train.pattern"
 TRAIN_SPEED = "train.speed"
 TRAIN_JOB = "train.job"  # this session's current job ID (its only link to the manager)
+TRAIN_SHOWN = "train.shown"  # (job ID, merge count) the Train page showed last: Pause and Stop hold it
 TRAIN_DONE = "train.done"  # job ID -> registered tokenizer label (so each job registers once)
 TRAIN_TOAST = "train.toast"  # a label to announce on the next run
 TRAIN_RECORD = "train.record"  # the last finished training, as kept in the workspace

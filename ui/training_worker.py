@@ -30,6 +30,10 @@ _WORKER_RUN_NAME = "__tokplay_training_worker__"
 _FLUSH_SECONDS = 0.05  # worker -> manager batching interval (a share of the page's lag)
 _FLUSH_ROWS = 2000  # ... or this many merges, whichever comes first
 _GATE_SECONDS = 0.05  # at a slow pace, how often a wait for the next merge looks for a pause
+_COUNT_CHUNK_BYTES = 1 << 20  # counting reads this much between two looks at Stop
+#: Workers run at a lower CPU priority than the server: on a busy machine the pages (and
+#: their Pause and Stop buttons) stay responsive, and the trainings take what is left.
+_WORKER_NICENESS = 10
 
 
 # =============================================================================================
@@ -135,6 +139,10 @@ def _worker_entry(
 ) -> None:
     """An idle worker: import core now, wait for one job spec, run it, exit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C on the server: the parent decides
+    try:
+        os.nice(_WORKER_NICENESS)
+    except (AttributeError, OSError):  # not on this platform: run at the server's priority
+        pass
     from core.pretokenize import PATTERNS, compile_pattern
     from core.train import train_bpe
 
@@ -215,17 +223,18 @@ def _train_in_worker(
     from core.train import BPETrainer
 
     conn.send(("status", "counting"))
-    last_count = [0.0]
-
-    def on_progress(phase: str, done: int, total: int) -> None:
+    trainer = BPETrainer(corpus_path, vocab_size, list(special_tokens), pattern=pattern)
+    # counted a chunk at a time, here: between chunks the page learns how far it got, and a
+    # Stop ends the training at once (a big corpus takes seconds to count)
+    last_count = 0.0
+    for done, total in trainer.count_steps(chunk_size=_COUNT_CHUNK_BYTES):
         now = time.monotonic()
-        if phase == "counting" and (now - last_count[0] >= _FLUSH_SECONDS or done >= total):
-            last_count[0] = now
-            conn.send(("count", done / total if total else 1.0))
-
-    trainer = BPETrainer(
-        corpus_path, vocab_size, list(special_tokens), pattern=pattern, on_progress=on_progress
-    )
+        if now - last_count >= _FLUSH_SECONDS or done >= total:
+            last_count = now
+            conn.send(("count", done / total if total else 1.0, trainer.distinct_so_far))
+        if stop_event.is_set():
+            _stopped_while_counting(conn, trainer, done / total if total else 1.0)
+            return
     batch: list[MergeRow] = []
     last_flush = time.monotonic()
     merging_since = 0.0  # when merge 0 was due at this pace (moved on by pauses)
@@ -287,6 +296,14 @@ def _train_in_worker(
     conn.send(
         ("done", trainer.vocab, trainer.merges, trainer.stop_reason, list(trainer.messages), stats)
     )
+
+
+def _stopped_while_counting(conn: Any, trainer: Any, fraction: float) -> None:
+    """A Stop during counting: end with no merge (the in-page trainer says the same)."""
+    from core.train import stopped_counting_note
+
+    vocab = trainer.vocab
+    conn.send(("done", vocab, [], "stopped", [stopped_counting_note(fraction, len(vocab))], {}))
 
 
 if __name__ == _WORKER_RUN_NAME:  # a worker process started by spawn_worker (runpy)

@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import cache, limits, runtime, site, state, workspace
+from ui import cache, display, limits, runtime, site, state, workspace
 
 #: File types the tokenizer loader accepts (core.formats tells the format from the content).
 TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt", "model",
@@ -49,10 +49,11 @@ def use_builtin_tokenizer() -> str:
     """Train (once per server; cached) a small byte-level BPE on the built-in corpus, add it to
     this session and make it active; return its label. Needs no file and no network."""
     tok = cache.builtin_tokenizer(cache.QUICK_VOCAB)
+    rows = cache.builtin_training(cache.QUICK_VOCAB)[2]  # Replay charts this training
     label = state.register_tokenizer(
         f"built-in corpus · {len(tok.vocab):,} tokens", tok,
         source=f"byte-level BPE trained on the built-in corpus (Python docstrings), "
-               f"{len(tok.merges):,} merges")
+               f"{len(tok.merges):,} merges", meta={"rows": rows})
     workspace.remember_builtin(label, cache.QUICK_VOCAB)
     state.set_active(label)
     return label
@@ -72,14 +73,15 @@ def load_tokenizer(label: str | None, *, fallback: bool = True) -> tuple[str, An
     except Exception as err:  # noqa: BLE001 - every failure becomes a message, not a traceback
         reason = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
         if not fallback:
-            st.warning(f"“{label}” is left out: {reason}", icon="⚠️")
+            st.warning(f"“{display.escaped(label)}” is left out: {reason}", icon="⚠️")
             return None
     try:
         new_label = use_builtin_tokenizer()
     except Exception as err:  # noqa: BLE001 - nothing left to fall back to
-        show_error(err, what=f"Cannot load “{label}”")
+        show_error(err, what=f"Cannot load “{display.escaped(label)}”")
         return None
-    st.warning(f"“{label}” cannot be loaded ({reason}), so this page shows “{new_label}”. "
+    st.warning(f"“{display.escaped(label)}” cannot be loaded ({reason}), so this page shows "
+               f"“{display.escaped(new_label)}”. "
                "Pick another tokenizer above, or load files under 📂 Load tokenizer files in "
                "the sidebar.", icon="⚠️")
     return new_label, state.get_tokenizer(new_label)
@@ -111,9 +113,14 @@ def tokenizer_picker(key: str, *, label: str = "Tokenizer", help: str | None = N
 
 def tokenizer_multi_picker(key: str, *, label: str = "Tokenizers", max_selections: int = 4,
                            default: list[str] | None = None) -> list[str]:
-    """A multiselect of 1..``max_selections`` tokenizers, remembered across pages."""
+    """A multiselect of up to ``max_selections`` tokenizers, remembered across pages.
+
+    ``default`` is used only while nothing is remembered: an empty pick ("Clear all") is the
+    user's choice and stays empty."""
     options = state.available_tokenizers()
-    remembered = [x for x in (state.value(key) or default or []) if x in options]
+    stored = state.value(key)
+    # subtle: `stored or default` would treat the user's empty pick as "never picked"
+    remembered = [x for x in ((default or []) if stored is None else stored) if x in options]
     kwargs = state.bind(key, remembered)
     st.session_state[kwargs["key"]] = remembered
     return st.multiselect(label, options, max_selections=max_selections, **kwargs)
@@ -187,7 +194,7 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
     workspace.remember_files(new_label, files, **options)
     state.set_active(new_label)
     st.session_state[done_key] = (digest, new_label)
-    st.toast(f"Loaded “{new_label}”", icon="✅")
+    st.toast(f"Loaded “{display.escaped(new_label)}”", icon="✅")
     return new_label
 
 
@@ -232,8 +239,8 @@ def sidebar(page: str = "") -> None:
             if own is not None:
                 n = getattr(own["tok"], "n_vocab", None) or len(getattr(own["tok"], "vocab", {}))
                 size = f" · {n:,} tokens"
-            st.markdown(f"`{active}`")
-            st.caption(state.describe(active) + size)
+            st.markdown(display.code_span(active))  # a label is user text (file names)
+            st.caption(display.escaped(state.describe(active) + size))
             if own is not None and state.can_save(own["tok"]) and runtime.keeps_work():
                 if state.saved_id(active) is None:
                     with st.expander("Save to library", icon="📚"):
@@ -263,12 +270,12 @@ def save_to_library(label: str, *, key: str) -> str | None:
     meta = own.get("meta") or {}
     name = st.text_input("Name", value=label, key=key + ".name", max_chars=200,
                          help="Shown in every teammate's tokenizer pickers.")
-    details = [f"{len(tok.vocab):,} tokens", f"{len(tok.merges):,} merges",
-               f"pattern {tok.pattern if len(tok.pattern) < 12 else '(custom regex)'}"]
+    pattern = display.escaped(tok.pattern) if len(tok.pattern) < 12 else "(custom regex)"
+    details = [f"{len(tok.vocab):,} tokens", f"{len(tok.merges):,} merges", f"pattern {pattern}"]
     if tok.special_tokens:
-        details.append("special " + ", ".join(tok.special_tokens))
+        details.append("special " + ", ".join(map(display.code_span, tok.special_tokens)))
     if meta.get("corpus_name"):
-        details.append(f"corpus {meta['corpus_name']} "
+        details.append(f"corpus {display.escaped(meta['corpus_name'])} "
                        f"({limits.format_bytes(int(meta.get('corpus_size', 0)))})")
     st.caption(" · ".join(details))
     if not st.button("Save to library", key=key + ".button", icon="📚",
@@ -284,7 +291,7 @@ def save_to_library(label: str, *, key: str) -> str | None:
         return None
     cache.forget_library_entries()
     state.remember_saved(label, entry.id)
-    st.toast(f"Saved “{entry.name}” to the library", icon="📚")
+    st.toast(f"Saved “{display.escaped(entry.name)}” to the library", icon="📚")
     st.rerun()  # so links and pickers drawn earlier in this run include it
     return entry.id  # pragma: no cover - st.rerun() does not return
 

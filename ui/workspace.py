@@ -34,7 +34,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import cache, keys, limits, runtime, state
+from ui import cache, keys, limits, runtime, state, train_form
 
 WS_PARAM = "ws"
 FORMAT = "tokenizer-playground/workspace-v1"
@@ -198,6 +198,8 @@ def manifest() -> dict[str, Any] | None:
         "train_job": job_id if running else None,
         "corpus": ({"name": corpus["name"], "files": corpus["files"], "blobs": corpus["blobs"]}
                    if corpus and corpus.get("blobs") else None),
+        # the Train form as shown (its non-default settings): a reload must not reset it
+        "train_form": train_form.form_doc(st.session_state),
     }
     if not any(doc.values()):
         return None
@@ -286,6 +288,8 @@ def restore() -> list[str]:
     notes = _restore_tokenizers(doc.get("tokenizers") or [])
     _restore_training(doc)
     _restore_corpus(doc.get("corpus"), notes)
+    if "train_form" in doc:  # older snapshots: the form as the last training had it
+        train_form.apply_doc(doc["train_form"], st.session_state)
     active = doc.get("active")
     if isinstance(active, str) and active in state.available_tokenizers():
         state.set_active(active)

@@ -219,7 +219,7 @@ def test_an_upload_over_the_limit_is_refused_in_the_page_saying_why(
 
     app.goto("Train")
     with app.rerun():
-        page.get_by_text("Upload .txt files", exact=True).click()
+        page.get_by_text("Upload text files", exact=True).click()
     main = page.locator('[data-testid="stMain"]')
     with app.rerun():
         main.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(big)])
