@@ -3,6 +3,8 @@
     .venv/bin/python benchmarks/ui_latency.py
 
 - **typing**: last keystroke -> the new character count on Tokenize (GPT-2), over 6 typed words;
+  again while two other sessions train at full speed on 20 MB each (both cores busy), with the
+  training workers at niceness 0 and at the default 10 (``TOKPLAY_TRAIN_NICENESS``);
 - **training lag**: Train at 20 merges/s, the shown merge count sampled every animation frame
   for 15 s. The worker emits merge k at a + k/20 s (paced), so the lag at browser time T is
   (T - N/20) - a; a is estimated as min(T - N/20), the best case, whose own few tens of ms are
@@ -31,7 +33,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-def _server() -> tuple[subprocess.Popen[bytes], str]:
+def _server(**env: str) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -39,16 +41,17 @@ def _server() -> tuple[subprocess.Popen[bytes], str]:
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless=true",
          "--browser.gatherUsageStats=false"],
-        cwd=REPO, env=dict(os.environ, TOKPLAY_LIBRARY_DIR=tempfile.mkdtemp()),
+        cwd=REPO, env=dict(os.environ, TOKPLAY_LIBRARY_DIR=tempfile.mkdtemp(), **env),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(6)
     return srv, f"http://127.0.0.1:{port}"
 
 
 @contextmanager
-def _page(pw: object) -> Iterator[tuple[object, str]]:
-    """A fresh server and a chromium page on it: (page, base URL); both closed after."""
-    srv, url = _server()
+def _page(pw: object, **env: str) -> Iterator[tuple[object, str]]:
+    """A fresh server (``env`` added to its environment) and a chromium page on it: (page,
+    base URL); both closed after."""
+    srv, url = _server(**env)
     try:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         try:
@@ -63,8 +66,13 @@ METRIC_JS = """const m = [...document.querySelectorAll('[data-testid="stMetric"]
     .find(e => e.innerText.split('\\n')[0].trim() === 'Characters');"""
 
 
-def typing(pw: object) -> None:
-    with _page(pw) as (page, url):
+def typing(pw: object, *, env: dict[str, str] | None = None, trainings: int = 0,
+           label: str = "typing") -> None:
+    """Last key -> new count on Tokenize; with ``trainings`` full-speed trainings of other
+    sessions running meanwhile (a 20 MB upload each: they keep both cores busy)."""
+    with _page(pw, **(env or {})) as (page, url):
+        for _ in range(trainings):
+            _start_big_training(page.context.browser, url)
         page.goto(f"{url}/Tokenize?tok=gpt2&text=hello")
         page.wait_for_selector(".tp-chips", timeout=120000)
         time.sleep(2)
@@ -82,8 +90,33 @@ def typing(pw: object) -> None:
                 if (v === want) res(performance.now()); else requestAnimationFrame(f); }; f(); })""", want)
             out.append(t1 - t0)
             time.sleep(1)
-        print(f"typing: last key -> new count {[round(x) for x in out]} ms, "
-              f"median {statistics.median(out):.0f} ms")
+        print(f"{label}: last key -> new count {[round(x) for x in out]} ms, "
+              f"median {statistics.median(out):.0f} ms, max {max(out):.0f} ms")
+
+
+def _start_big_training(browser: object, url: str) -> None:
+    """Another user's session: upload ~20 MB of random words, start a full-speed training to
+    vocab 20,000, and leave it running (counting, then merging, for a minute or more)."""
+    import random
+
+    path = Path(tempfile.gettempdir()) / "tokplay-bench-words.txt"
+    if not path.exists():
+        rng = random.Random(0)
+        letters = "etaoinshrdlucmfwypvbgk"
+        path.write_text(" ".join("".join(rng.choice(letters) for _ in range(rng.randint(2, 9)))
+                                 for _ in range(3_000_000)), encoding="utf-8")
+    page = browser.new_context().new_page()  # type: ignore[attr-defined]
+    page.goto(f"{url}/Train")
+    page.get_by_text("Upload text files", exact=True).click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
+    page.get_by_text("Your corpus").wait_for(timeout=120000)
+    box = page.get_by_label("Vocab size", exact=True)
+    box.fill("20000")
+    box.press("Enter")
+    page.get_by_text("20,000").first.wait_for(timeout=60000)
+    time.sleep(1)
+    page.get_by_role("button", name="Start training").click()
+    page.get_by_text("Counting pre-tokens").wait_for(timeout=60000)
 
 
 def training_lag(pw: object) -> None:
@@ -111,4 +144,8 @@ def training_lag(pw: object) -> None:
 if __name__ == "__main__":
     with sync_playwright() as pw:
         typing(pw)
+        # other users' trainings must not freeze this session (workers run niced, ui.training_worker)
+        for niceness in ("0", "10"):
+            typing(pw, env={"TOKPLAY_TRAIN_NICENESS": niceness}, trainings=2,
+                   label=f"typing during 2 trainings (niceness {niceness})")
         training_lag(pw)

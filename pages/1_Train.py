@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.corpus import blank_corpus_problem
 from ui import charts, display, jobs, keys, limits, links, runtime, state, train_form, workspace
 from ui.page import setup
 from ui.training import training_manager
@@ -81,7 +82,8 @@ def corpus_section() -> tuple[list[str], str] | None:
     if kept is None:
         st.info("Upload one or more text files, or pick the built-in corpus.", icon="📄")
         return None
-    sizes = ", ".join(f"`{name}` · {limits.format_bytes(size)}" for name, size in kept["files"])
+    sizes = ", ".join(f"{display.code_span(name)} · {limits.format_bytes(size)}"
+                      for name, size in kept["files"])
     row = st.container(horizontal=True, vertical_alignment="center")
     row.markdown(f"📄 Your corpus: {sizes}")
     if row.button("Forget it", key="train.forget_corpus", icon="🗑️",
@@ -116,8 +118,8 @@ def read_uploads(uploads: list[Any], digest: str) -> dict[str, Any] | None:
     if not texts:
         st.warning("None of the uploaded files can be used: fix them or use the built-in corpus.")
         return None
-    if not any(t.strip() for t in texts):
-        st.warning("The uploaded text is empty (only whitespace): add some text to learn from.")
+    if blank := blank_corpus_problem(texts):  # the command line refuses it the same way
+        st.warning(blank)
         return None
     name = names[0] if len(names) == 1 else f"{len(names)} files"
     corpus = workspace.remember_corpus(name, list(zip(names, texts)))
@@ -458,7 +460,7 @@ links.share_plain("Train")
 st.html("<style>.st-key-train-shown-echo { display: none; }</style>")
 
 if (announce := st.session_state.pop(keys.TRAIN_TOAST, None)) is not None:
-    st.toast(f"“{announce}” is now your active tokenizer", icon="✅")
+    st.toast(f"“{display.escaped(announce)}” is now your active tokenizer", icon="✅")
 
 manager = training_manager()
 job_id: str | None = st.session_state.get(keys.TRAIN_JOB)

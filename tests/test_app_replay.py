@@ -125,6 +125,15 @@ def test_home_quick_start_tokenizer_shows_its_training(tmp_path) -> None:
     assert [r[3] for r in rows] == tok.merges  # the rows are this tokenizer's merges
     assert [r[4] for r in rows] == list(range(len(tok.vocab) - len(rows) + 1, len(tok.vocab) + 1))
 
+    # a reload (a new session with the same ws=): the training comes back with it
+    ws = at.query_params["ws"]
+    reloaded = AppTest.from_file(str(REPO / REPLAY), default_timeout=120)
+    reloaded.query_params["ws"] = ws[0] if isinstance(ws, list) else ws
+    reloaded.run()
+    assert not reloaded.exception, [e.value for e in reloaded.exception]
+    assert reloaded.session_state["ui.tokenizers"][label]["meta"]["rows"] == rows
+    assert len(reloaded.get("plotly_chart")) == 2
+
 
 @pytest.mark.parametrize(("value", "note"), [
     ("99999999", "past this tokenizer's last step"),

@@ -200,6 +200,9 @@ def test_a_link_to_missing_or_malformed_work_says_so_and_starts_fresh(ws):
     at = _page("Vocabulary", ws)
     notes = " ".join(w.value for w in at.warning)
     assert "cannot be reopened" in notes and "starts fresh" in notes
+    assert "not JSON" not in notes  # an unknown ID is not a damaged one
+    if ws == "0123456789abcdef":
+        assert "is not on this server: it expired" in notes
     assert "ws" not in at.query_params
 
 

@@ -11,8 +11,8 @@ No Streamlit here: both functions take the session as a plain mapping.
 >>> doc = form_doc(session); doc
 {'vocab_size': 3000, 'speed': '20 merges/s'}
 >>> fresh = {}
->>> apply_doc(doc, fresh); fresh == session
-True
+>>> apply_doc(doc, fresh); fresh[keys.TRAIN_VOCAB_SIZE], form_doc(fresh) == doc
+(3000, True)
 """
 
 from __future__ import annotations

@@ -31,9 +31,26 @@ _FLUSH_SECONDS = 0.05  # worker -> manager batching interval (a share of the pag
 _FLUSH_ROWS = 2000  # ... or this many merges, whichever comes first
 _GATE_SECONDS = 0.05  # at a slow pace, how often a wait for the next merge looks for a pause
 _COUNT_CHUNK_BYTES = 1 << 20  # counting reads this much between two looks at Stop
-#: Workers run at a lower CPU priority than the server: on a busy machine the pages (and
-#: their Pause and Stop buttons) stay responsive, and the trainings take what is left.
-_WORKER_NICENESS = 10
+#: Workers run at a lower CPU priority than the server (``TOKPLAY_TRAIN_NICENESS``, 0-19,
+#: default 10): on a busy machine the pages (and their Pause and Stop buttons) stay
+#: responsive, and the trainings take what is left (benchmarks/ui_latency.py measures it).
+_DEFAULT_NICENESS = 10
+
+
+def _niceness() -> int:
+    """The worker's niceness from ``TOKPLAY_TRAIN_NICENESS`` (the default when unset or bad).
+
+    >>> os.environ["TOKPLAY_TRAIN_NICENESS"] = "25"; _niceness()
+    19
+    >>> os.environ["TOKPLAY_TRAIN_NICENESS"] = "x"; _niceness()
+    10
+    >>> del os.environ["TOKPLAY_TRAIN_NICENESS"]
+    """
+    try:
+        value = int(os.environ.get("TOKPLAY_TRAIN_NICENESS", _DEFAULT_NICENESS))
+    except ValueError:
+        return _DEFAULT_NICENESS
+    return max(0, min(19, value))
 
 
 # =============================================================================================
@@ -140,7 +157,7 @@ def _worker_entry(
     """An idle worker: import core now, wait for one job spec, run it, exit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C on the server: the parent decides
     try:
-        os.nice(_WORKER_NICENESS)
+        os.nice(_niceness())
     except (AttributeError, OSError):  # not on this platform: run at the server's priority
         pass
     from core.pretokenize import PATTERNS, compile_pattern

@@ -34,7 +34,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import cache, keys, limits, runtime, state, train_form
+from ui import cache, display, keys, limits, runtime, state, train_form
 
 WS_PARAM = "ws"
 FORMAT = "tokenizer-playground/workspace-v1"
@@ -270,7 +270,7 @@ def restore() -> list[str]:
         return []
     if not runtime.keeps_work():
         del st.query_params[WS_PARAM]
-        return [f"The link's `ws={str(ws_id)[:20]}` names work kept on a server. "
+        return [f"The link's {display.code_span('ws=' + str(ws_id)[:20])} names work kept on a server. "
                 + runtime.NO_SERVER_NOTE]
     seen: set[str] = st.session_state.setdefault(keys.WS_SEEN, set())
     if ws_id in seen:
@@ -283,7 +283,8 @@ def restore() -> list[str]:
             raise ValueError("not a workspace")
     except Exception as err:  # noqa: BLE001 - unknown, expired, damaged: say so, go on
         del st.query_params[WS_PARAM]
-        return [(f"The work this link named (`ws={str(ws_id)[:20]}`) cannot be reopened: "
+        return [(f"The work this link named ({display.code_span('ws=' + str(ws_id)[:20])}) "
+                 "cannot be reopened: "
                  f"{err} This page starts fresh.")]
     notes = _restore_tokenizers(doc.get("tokenizers") or [])
     _restore_training(doc)
@@ -310,9 +311,13 @@ def _restore_tokenizers(items: list[Any]) -> list[str]:
             label, recipe = str(item["label"]), dict(item["recipe"])
             tok = _rebuild(json.dumps(recipe, sort_keys=True))
         except Exception as err:  # noqa: BLE001
-            notes.append(f"“{str(item.get('label', '?'))[:80]}” could not be reopened ({err}).")
+            notes.append(f"“{display.escaped(str(item.get('label', '?'))[:80])}” could not be "
+                         f"reopened ({err}).")
             continue
         meta = dict(item.get("meta") or {})
+        if recipe.get("kind") == "builtin":  # its training is rebuilt too (cached): Replay
+            with contextlib.suppress(Exception):
+                meta["rows"] = cache.builtin_training(int(recipe["vocab_size"]))[2]
         if recipe.get("rows"):
             with contextlib.suppress(Exception):  # the charts expired; the tokenizer is fine
                 meta["rows"] = _rows_from_doc(store().get_json(recipe["rows"]))

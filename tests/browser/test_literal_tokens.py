@@ -118,5 +118,5 @@ def test_newest_merges_show_markdown_tokens_literally_and_one_merge_number(
         box.press("Enter")
     root = page.locator('[data-testid="stGraphVizChart"] svg g.node').first
     root.filter(has_text=f"ID {new_id}").wait_for()
-    assert root.locator("text").all_inner_texts() == [">>", f"ID {new_id} · merge #{MERGE}"]
+    assert root.locator("text").all_text_contents() == [">>", f"ID {new_id} · merge #{MERGE}"]
     app.assert_healthy()
