@@ -173,3 +173,42 @@ def test_pause_at_full_speed_holds_the_count_on_screen_and_stop_keeps_it(
     app.page.get_by_role("button", name="Stop").click()
     assert _stated_end(app) == shown
     app.assert_healthy()
+
+
+def test_any_text_file_is_accepted_and_a_binary_one_is_refused_saying_why(
+    app: AppBrowser, tmp_path: Path
+) -> None:
+    """Streamlit's type filter (type=["txt"]) refused a .md file in the browser with a bare
+    "files are not allowed"; the content decides now."""
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nSome *markdown* text to learn from, words and words.\n" * 20,
+                     encoding="utf-8")
+    blob = tmp_path / "image.png"
+    blob.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    app.goto("Train")
+    page = app.page
+    with app.rerun():
+        page.get_by_text("Upload text files", exact=True).click()
+    main = page.locator('[data-testid="stMain"]')
+    with app.rerun():
+        main.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+            [str(notes), str(blob)])
+    main.get_by_text(re.compile(r"Your corpus: notes\.md")).wait_for()
+    error = main.locator('[data-testid="stAlertContentError"]')
+    error.first.wait_for()
+    assert "“image.png” is not valid UTF-8" in error.first.inner_text()
+    assert "not allowed" not in main.inner_text()
+    assert page.get_by_role("button", name=re.compile("Start training")).is_enabled()
+    app.assert_healthy()
+
+
+def test_start_right_after_typing_trains_the_typed_size(app: AppBrowser) -> None:
+    """No Enter, no click elsewhere: the click on Start commits the box, then starts."""
+    app.goto("Train")
+    box = app.page.get_by_label("Vocab size", exact=True)
+    box.fill("300")
+    with app.rerun():
+        app.page.get_by_role("button", name=re.compile("Start training")).click()
+    # 300 - 256 - 1 special token = 43 merges
+    app.page.get_by_text(re.compile(r"Merges [\d,]+ / 43 ")).first.wait_for(timeout=120_000)
+    app.assert_healthy()
