@@ -51,20 +51,20 @@ import contextlib
 import math
 import os
 import random
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 REPO_DEFAULT = Path(__file__).resolve().parent.parent
+if str(REPO_DEFAULT) not in sys.path:  # run as a script: benchmarks/ is on the path
+    sys.path.insert(0, str(REPO_DEFAULT))
+
+from deploy.launch import healthy, start_streamlit, stop  # noqa: E402
 PAGES = ("Tokenize", "Decode", "Compare")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 MAX_SECONDS = 120.0
@@ -597,65 +597,17 @@ async def stop_training(s: Session) -> None:
 # ---- the server -----------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-            return resp.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 def start_server(repo: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
-    """``streamlit run app.py`` in ``repo`` on a free 127.0.0.1 port, with an empty library."""
+    """``streamlit run app.py`` in ``repo`` on a free 127.0.0.1 port, with an empty library,
+    once healthy (:func:`deploy.launch.start_streamlit`: no file watcher, its own group)."""
     library = workdir / "library"
     library.mkdir()
     log = workdir / "server.log"
     # PYTHONPATH: `core` and `ui` come from `repo` even if another checkout is installed
     # editable in this venv (its finder comes after sys.path, but be explicit).
-    env = dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library), PYTHONUNBUFFERED="1",
-               PYTHONPATH=str(repo))
-    port = free_port()
-    streamlit = Path(sys.executable).with_name("streamlit")
-    launcher = [str(streamlit)] if streamlit.exists() else [sys.executable, "-m", "streamlit"]
-    cmd = [
-        *launcher, "run", "app.py",
-        "--server.headless=true", "--browser.gatherUsageStats=false",
-        "--server.port", str(port), "--server.address", "127.0.0.1",
-        # others may edit the checkout during the run: no watcher, no reruns on save
-        "--server.fileWatcherType", "none",
-    ]  # fmt: skip
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-    while not healthy(url):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_server(proc)
-            tail = log.read_text(errors="replace")[-3000:]
-            raise RuntimeError(f"streamlit did not start in {repo}:\n{tail}")
-        time.sleep(0.25)
-    return proc, url, log
-
-
-def stop_server(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the server and its training workers (they share its process group)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            proc.wait(timeout=10)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    env = dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library), PYTHONPATH=str(repo))
+    server = start_streamlit(cwd=repo, env=env, log=log, timeout=SERVER_START_TIMEOUT_S)
+    return server.process, server.url, log
 
 
 def group_cpu_seconds(pgid: int | None) -> float:
@@ -882,7 +834,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
         finally:
             if proc is not None:
-                stop_server(proc)
+                stop(proc)
         tracebacks = report_server_log(log)
 
     print()

@@ -37,14 +37,10 @@ import gzip
 import os
 import random
 import re
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text  # noqa: E402
+from deploy.launch import start_streamlit, stop  # noqa: E402
 from tests.browser.conftest import _BENIGN_CONSOLE, CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 DOCS_EN = REPO.parent / "shared" / "corpora" / "docs-en.txt.gz"
@@ -118,58 +115,15 @@ _DECODE_DONE = """([n, lastTitle]) => {
 # ---- the server ---------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return resp.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 def start_server(workdir: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
-    """``streamlit run app.py`` on a free 127.0.0.1 port with an empty library; (proc, url, log)."""
+    """``streamlit run app.py`` on a free 127.0.0.1 port with an empty library, once healthy
+    (:func:`deploy.launch.start_streamlit`); (proc, url, log)."""
     library = workdir / "library"
     library.mkdir()
     log = workdir / "server.log"
-    env = dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library), PYTHONUNBUFFERED="1")
-    port = free_port()
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.headless=true", "--browser.gatherUsageStats=false",
-        "--server.port", str(port), "--server.address", "127.0.0.1",
-        "--server.fileWatcherType", "none",
-    ]  # fmt: skip
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-    while not healthy(f"{url}/_stcore/health"):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_server(proc)
-            tail = log.read_text(errors="replace")[-3000:]
-            raise RuntimeError(f"streamlit did not start:\n{tail}")
-        time.sleep(0.25)
-    return proc, url, log
-
-
-def stop_server(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the server and its training workers (they share its process group)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            continue
+    env = dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library))
+    server = start_streamlit(env=env, log=log, timeout=SERVER_START_TIMEOUT_S)
+    return server.process, server.url, log
 
 
 def report_server_log(log: Path) -> int:
@@ -549,7 +503,7 @@ def main() -> int:
             print(f"ABORTED: the run exceeded its hard cap of {hard_cap:.0f} s", file=sys.stderr)
             code = 2
         finally:
-            stop_server(proc)
+            stop(proc)
             tracebacks = report_server_log(log)
         if tracebacks and code == 0:
             print(f"FAIL: the server logged {tracebacks} traceback(s) (an exception in some "

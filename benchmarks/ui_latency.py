@@ -16,9 +16,7 @@ Each part starts its own server (a temporary library) on a free port.
 from __future__ import annotations
 
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,37 +27,27 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script: benchmarks/ is on the path
+    sys.path.insert(0, str(REPO))
+
+from deploy.launch import streamlit_server  # noqa: E402
+
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-def _server(**env: str) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless=true",
-         "--browser.gatherUsageStats=false"],
-        cwd=REPO, env=dict(os.environ, TOKPLAY_LIBRARY_DIR=tempfile.mkdtemp(), **env),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(6)
-    return srv, f"http://127.0.0.1:{port}"
-
-
 @contextmanager
 def _page(pw: object, **env: str) -> Iterator[tuple[object, str]]:
-    """A fresh server (``env`` added to its environment) and a chromium page on it: (page,
-    base URL); both closed after."""
-    srv, url = _server(**env)
-    try:
+    """A fresh server (``env`` added to its environment, a temporary library), once it
+    answers its health check, and a chromium page on it: (page, base URL); both closed after
+    (the server with its training workers)."""
+    with (tempfile.TemporaryDirectory(prefix="tokplay-latency-") as library,
+          streamlit_server(env=dict(os.environ, TOKPLAY_LIBRARY_DIR=library, **env)) as server):
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         try:
-            yield browser.new_page(viewport={"width": 1280, "height": 900}), url
+            yield browser.new_page(viewport={"width": 1280, "height": 900}), server.url
         finally:
             browser.close()
-    finally:
-        srv.terminate()
 
 
 METRIC_JS = """const m = [...document.querySelectorAll('[data-testid="stMetric"]')]

@@ -21,18 +21,20 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from core.basics import check_id, utf8
 from core.errors import PlaygroundError
 from core.pretokenize import split_on_specials
 
 if TYPE_CHECKING:
-    from core.tokenizer import Tokenizer
+    from core.regex_compat import regex
+    from core.template import Template
 
 __all__ = [
+    "BPETables",
     "DecodeDetails",
     "DecodedPiece",
     "EncodingDetails",
@@ -51,6 +53,38 @@ __all__ = [
 
 #: parse_ids reads at most this many IDs (a pasted megabyte of numbers would stall a page).
 MAX_PARSED_IDS = 100_000
+
+# ----------------------------------------------------------------------------------------
+# What the functions read from a tokenizer
+# ----------------------------------------------------------------------------------------
+
+
+class BPETables(Protocol):
+    """The read-only tables of a byte-level BPE tokenizer that these functions read;
+    :class:`core.tokenizer.Tokenizer` has them all. A protocol, not that class: core.tokenizer
+    imports this module, so naming the class here (even under ``TYPE_CHECKING``) would close
+    an import circle."""
+
+    @property
+    def vocab(self) -> Mapping[int, bytes]: ...
+    @property
+    def special_tokens(self) -> Sequence[str]: ...
+    @property
+    def special_token_ids(self) -> Mapping[str, int]: ...
+    @property
+    def specials_in_text(self) -> bool: ...
+    @property
+    def template(self) -> Template: ...
+    @property
+    def pretoken_regex(self) -> regex.Pattern[str]: ...
+    @property
+    def byte_ids(self) -> Sequence[int]: ...
+    @property
+    def n_vocab(self) -> int: ...
+    def pretoken_ids(self, pretoken: str) -> Iterable[int]: ...
+    def pair_merge(self, left: int, right: int) -> tuple[int, int] | None: ...
+    def parts_of(self, token_id: int) -> tuple[int, int, int] | None: ...
+
 
 # ----------------------------------------------------------------------------------------
 # Data classes
@@ -174,7 +208,7 @@ def _char_byte_offsets(text: str) -> list[int]:
 
 
 def encode_details(
-    tokenizer: Tokenizer,
+    tokenizer: BPETables,
     text: str,
     *,
     add_special_tokens: bool = False,
@@ -251,7 +285,7 @@ def encode_details(
     )
 
 
-def _with_template(tokenizer: Tokenizer, tokens: list[TokenSpan], end: int) -> list[TokenSpan]:
+def _with_template(tokenizer: BPETables, tokens: list[TokenSpan], end: int) -> list[TokenSpan]:
     """``tokens`` with the template's prefix and suffix IDs around them, renumbered."""
 
     def special(tid: int, at: int) -> TokenSpan:
@@ -270,7 +304,7 @@ def _with_template(tokenizer: Tokenizer, tokens: list[TokenSpan], end: int) -> l
 # ----------------------------------------------------------------------------------------
 
 
-def merge_trace(tokenizer: Tokenizer, pretoken: str) -> list[MergeStep]:
+def merge_trace(tokenizer: BPETables, pretoken: str) -> list[MergeStep]:
     """The merges BPE applies to one pre-token, lowest rank first; the last ``after`` is the
     pre-token's tokens. A special token needs no merges: ``[]``. (With ``ignore_merges``, a
     pre-token that is a token is encoded as that token directly; for the presets BPE rebuilds
@@ -323,7 +357,7 @@ def merge_trace(tokenizer: Tokenizer, pretoken: str) -> list[MergeStep]:
     return steps
 
 
-def merge_tree(tokenizer: Tokenizer, token_id: int) -> MergeNode:
+def merge_tree(tokenizer: BPETables, token_id: int) -> MergeNode:
     """How token ``token_id`` is built: a binary tree whose leaves are single bytes.
 
     >>> from core.tokenizer import Tokenizer
@@ -389,7 +423,7 @@ def _utf8_step(data: bytes, i: int) -> tuple[int, bool]:
     return j - i, True
 
 
-def decode_details(tokenizer: Tokenizer, ids: Iterable[int]) -> DecodeDetails:
+def decode_details(tokenizer: BPETables, ids: Iterable[int]) -> DecodeDetails:
     """Per-ID pieces and the origin of every U+FFFD in ``tokenizer.decode(ids)``.
 
     Replacements are found by walking the concatenated byte stream as the UTF-8 decoder

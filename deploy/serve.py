@@ -24,15 +24,18 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script: deploy/ is on the path, the repo is not
+    sys.path.insert(0, str(REPO))
+
+from deploy.launch import ServerError, free_port, stop, streamlit_command, wait_healthy  # noqa: E402
+
 TEMPLATE = Path(__file__).resolve().parent / "haproxy.cfg"
 
 
@@ -41,12 +44,6 @@ def find_haproxy() -> str | None:
     return shutil.which("haproxy") or next(
         (p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy") if os.access(p, os.X_OK)),
         None)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def render_config(*, bind: str, port: int, worker_ports: list[int]) -> str:
@@ -63,53 +60,15 @@ def render_config(*, bind: str, port: int, worker_ports: list[int]) -> str:
             .replace("${SERVERS}", servers))
 
 
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as reply:  # noqa: S310
-            return reply.status == 200
-    except OSError:
-        return False
-
-
-def wait_healthy(url: str, procs: list[subprocess.Popen[bytes]], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not healthy(url):
-        if any(p.poll() is not None for p in procs):
-            raise SystemExit(f"a process ended before {url} answered; see the log above")
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{url} did not answer within {timeout:.0f} s")
-        time.sleep(0.2)
-
-
 def start_workers(n: int, *, cookie_secret: str, python: str) -> tuple[list[subprocess.Popen[bytes]], list[int]]:
     procs, ports = [], []
     for _ in range(n):
         port = free_port()
-        cmd = [python, "-m", "streamlit", "run", str(REPO / "app.py"),
-               "--server.port", str(port), "--server.address", "127.0.0.1",
-               "--server.headless=true", "--browser.gatherUsageStats=false"]
+        cmd = streamlit_command(port, app=REPO / "app.py", python=python)
         env = dict(os.environ, STREAMLIT_SERVER_COOKIE_SECRET=cookie_secret)  # no CLI flag for it
         procs.append(subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True))  # noqa: S603
         ports.append(port)
     return procs, ports
-
-
-def stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    for p in procs:
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except OSError:
-                p.terminate()
-    deadline = time.monotonic() + 10
-    for p in procs:
-        try:
-            p.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except OSError:
-                p.kill()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,24 +94,27 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     try:
         for port in ports:
-            wait_healthy(f"http://127.0.0.1:{port}", procs)
+            wait_healthy(f"http://127.0.0.1:{port}", procs, timeout=120)
         folder = Path(tempfile.mkdtemp(prefix="tokplay-serve-"))
         config = folder / "haproxy.cfg"
         config.write_text(render_config(bind=args.bind, port=args.port, worker_ports=ports),
                           encoding="utf-8")
         proxy = subprocess.Popen([haproxy, "-f", str(config), "-db"])  # noqa: S603
         host = "127.0.0.1" if args.bind in ("0.0.0.0", "::") else args.bind  # noqa: S104
-        wait_healthy(f"http://{host}:{args.port}", [*procs, proxy])
+        wait_healthy(f"http://{host}:{args.port}", [*procs, proxy], timeout=120)
         print(f"Tokenizer Playground: http://{host}:{args.port} ({args.workers} Streamlit "
               f"processes on ports {', '.join(map(str, ports))} behind HAProxy)", flush=True)
         while all(p.poll() is None for p in [*procs, proxy]):
             time.sleep(0.5)
         print("a process ended: stopping the others", file=sys.stderr)
         return 1
+    except ServerError as err:  # the processes write their logs to this terminal
+        print(f"{err}; see the log above", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 0
     finally:
-        stop([p for p in [proxy] if p is not None] + procs)
+        stop(*[p for p in [proxy] if p is not None], *procs)
 
 
 if __name__ == "__main__":

@@ -13,38 +13,21 @@ boxes.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script: docs/ is on the path
+    sys.path.insert(0, str(REPO))
+
+from deploy.launch import start_streamlit, stop  # noqa: E402
+
 ASSETS = REPO / "assets"
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(url: str, timeout_s: float = 90) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise SystemExit(f"streamlit did not start at {url}")
 
 
 def _settle(page, ms: int = 1500) -> None:
@@ -59,17 +42,10 @@ def _settle(page, ms: int = 1500) -> None:
 def main() -> None:
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
     env = dict(os.environ, TOKPLAY_LIBRARY_DIR=tempfile.mkdtemp(prefix="tokplay-shots-"))
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless=true",
-         "--browser.gatherUsageStats=false"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    server = start_streamlit(env=env)  # once it answers its health check
+    url = server.url
     try:
-        _wait_healthy(url)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1400})
@@ -105,8 +81,7 @@ def main() -> None:
                 page.screenshot(path=ASSETS / f"screenshot-{name}.png", full_page=True)
             browser.close()
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        stop(server.process)
     print("wrote", ", ".join(sorted(p.name for p in ASSETS.glob("screenshot-*.png"))))
 
 

@@ -1,8 +1,12 @@
 """core must stay UI-free so it can run anywhere (CLI, Pyodide); ui's Streamlit-free modules
 must import without Streamlit, numpy or pandas (training workers and tools import them)."""
 
+import ast
 import subprocess
 import sys
+from collections import deque
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -38,43 +42,134 @@ def test_the_blocker_really_blocks():
     assert out.returncode != 0 and "blocked in this test" in out.stderr
 
 
-def _core_import_graph():
-    """module -> the core modules it imports at module level (TYPE_CHECKING blocks aside)."""
-    import ast
-    from pathlib import Path
+# ---- the import graph: no circle, TYPE_CHECKING and function-local imports included -------
 
-    root = Path(__file__).resolve().parent.parent
-    graph = {}
-    for path in sorted((root / "core").rglob("*.py")):
-        parts = path.relative_to(root).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        deps = set()
-        for node in ast.parse(path.read_text()).body:  # module level only
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("core"):
-                deps.add(node.module)
-                deps.update(f"{node.module}.{a.name}" for a in node.names)
-            elif isinstance(node, ast.Import):
-                deps.update(a.name for a in node.names if a.name.startswith("core"))
-        graph[name] = deps
-    return {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+_REPO = Path(__file__).resolve().parent.parent
+#: what the graph covers: the packages, the pages and the entry script
+_SOURCES = ("core", "ui", "pages", "app.py")
 
 
-def test_core_modules_import_each_other_without_a_cycle():
-    """Each module's imports sit at its top, and they form no circle (the package __init__
-    files, which only re-export, are left out: every module imports them first anyway)."""
-    graph = {m: deps - {"core", "core.formats"} for m, deps in _core_import_graph().items()
-             if m not in ("core", "core.formats")}
-    seen, done = set(), set()
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
-    def visit(m, path):
-        assert m not in seen or m in done, "import cycle: " + " -> ".join(path + [m])
-        if m in done:
-            return
-        seen.add(m)
-        for d in sorted(graph[m]):
-            visit(d, path + [m])
-        done.add(m)
 
-    for m in sorted(graph):
-        visit(m, [])
+def _imports(nodes: Iterable[ast.AST], where: str) -> Iterator[tuple[ast.AST, str]]:
+    """Every import statement in ``nodes``, however deep, with where it runs: ``module
+    level``, ``under TYPE_CHECKING`` (type checkers follow it) or ``in a function`` (runs
+    on the first call)."""
+    for node in nodes:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node, where
+        elif isinstance(node, ast.If) and _is_type_checking(node.test):
+            yield from _imports(node.body, "under TYPE_CHECKING")
+            yield from _imports(node.orelse, where)
+        else:
+            local = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            yield from _imports(ast.iter_child_nodes(node), "in a function" if local else where)
+
+
+def import_graph(root: Path, sources: Iterable[str] = _SOURCES) -> dict[str, dict[str, str]]:
+    """module -> {module it imports: where, e.g. ``core/details.py:33 under TYPE_CHECKING``}.
+
+    Every import in the source counts, wherever it sits; only imports between the modules of
+    ``sources`` are kept. ``from core import details`` is an edge to ``core.details``; a name
+    imported from a package (``from core import Tokenizer``) is an edge to its ``__init__``.
+    """
+    files: dict[str, Path] = {}
+    for source in sources:
+        path = root / source
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            parts = file.relative_to(root).with_suffix("").parts
+            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = file
+    graph: dict[str, dict[str, str]] = {}
+    for name, file in files.items():
+        package = name if file.name == "__init__.py" else name.rpartition(".")[0]
+        edges: dict[str, str] = {}
+        for node, where in _imports(ast.parse(file.read_text(encoding="utf-8")).body,
+                                    "module level"):
+            if isinstance(node, ast.ImportFrom):
+                base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+                module = ".".join(p for p in (base, node.module or "") if p)
+                targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in files else module
+                           for a in node.names]
+            else:
+                targets = [a.name for a in node.names]
+            for target in targets:
+                if target in files and target != name:
+                    edges.setdefault(target, f"{file.relative_to(root)}:{node.lineno} {where}")
+        graph[name] = edges
+    return graph
+
+
+def import_cycles(graph: dict[str, dict[str, str]]) -> list[list[str]]:
+    """For each group of modules that import each other, the shortest circle through its
+    first module (by name), as ``[a, b, ..., a]``."""
+    cycles: list[list[str]] = []
+    done: set[str] = set()
+    for start in sorted(graph):
+        group = {m for m in _reachable(graph, start) if start in _reachable(graph, m)}
+        if start in done or start not in group:
+            continue
+        done |= group
+        came_from: dict[str, str] = {}
+        queue = deque([start])
+        while start not in came_from:  # breadth first, back to start
+            here = queue.popleft()
+            for m in sorted(graph[here]):
+                if m in group and m not in came_from:
+                    came_from[m] = here
+                    queue.append(m)
+        path = [came_from[start]]
+        while path[-1] != start:
+            path.append(came_from[path[-1]])
+        cycles.append([start, *reversed(path[:-1]), start])
+    return cycles
+
+
+def _reachable(graph: dict[str, dict[str, str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(graph[m])
+    return seen
+
+
+def _describe(graph: dict[str, dict[str, str]], cycle: list[str]) -> str:
+    steps = [f"  {a} -> {b}  ({graph[a][b]})" for a, b in zip(cycle, cycle[1:])]
+    return " -> ".join(cycle) + "\n" + "\n".join(steps)
+
+
+def test_modules_import_each_other_without_a_circle():
+    """No import circle among core, ui, pages and app.py, counting every import: module
+    level, under ``if TYPE_CHECKING:`` (a type checker follows it, and one refactor makes it
+    real) and inside functions (it runs on the first call)."""
+    graph = import_graph(_REPO)
+    cycles = import_cycles(graph)
+    assert not cycles, "import circle(s):\n" + "\n".join(_describe(graph, c) for c in cycles)
     assert "core.formats.pickles" in graph["core.tokenizer"]  # the edge that used to loop back
+
+
+def test_the_import_graph_sees_every_kind_of_import(tmp_path: Path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from pkg.a import A\n")
+    (pkg / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    from pkg.b import B\nA = 1\n")
+    (pkg / "b.py").write_text("def f():\n    from pkg import a\n    return a\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "c.py").write_text("from .. import b\nfrom ..sub import d\nimport os\n")
+    (pkg / "sub" / "d.py").write_text("import pkg.sub.c\n")
+    graph = import_graph(tmp_path, ["pkg"])
+    assert graph["pkg.a"] == {"pkg.b": "pkg/a.py:3 under TYPE_CHECKING"}
+    assert graph["pkg.b"] == {"pkg.a": "pkg/b.py:2 in a function"}
+    assert graph["pkg.sub.c"] == {"pkg.b": "pkg/sub/c.py:1 module level",
+                                  "pkg.sub.d": "pkg/sub/c.py:2 module level"}
+    assert import_cycles(graph) == [["pkg.a", "pkg.b", "pkg.a"],
+                                    ["pkg.sub.c", "pkg.sub.d", "pkg.sub.c"]]
+    assert "pkg.a -> pkg.b -> pkg.a\n  pkg.a -> pkg.b  (pkg/a.py:3 under TYPE_CHECKING)" in (
+        _describe(graph, import_cycles(graph)[0]))

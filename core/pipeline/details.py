@@ -23,8 +23,8 @@ Differences from byte-level BPE, and how they are drawn:
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.basics import check_id, utf8
 from core.details import (
@@ -39,9 +39,44 @@ from core.details import (
 from core.errors import PlaygroundError
 
 if TYPE_CHECKING:
-    from core.pipeline.tokenizer import PipelineTokenizer
+    from core.template import Template
 
-__all__ = ["decode_details", "encode_details", "merge_trace", "merge_tree"]
+__all__ = ["PipelineParts", "decode_details", "encode_details", "merge_trace", "merge_tree"]
+
+
+class _Word(Protocol):
+    """What merge_trace reads of a word the model sees (a ``PreToken``)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def added_id(self) -> int | None: ...
+
+
+class PipelineParts(Protocol):
+    """What these functions read from a pipeline tokenizer;
+    :class:`core.pipeline.tokenizer.PipelineTokenizer` has it all. A protocol, not that class:
+    core.pipeline.tokenizer imports this module, so naming the class here (even under
+    ``TYPE_CHECKING``) would close an import circle."""
+
+    @property
+    def vocab(self) -> Mapping[int, bytes]: ...
+    @property
+    def pieces(self) -> Mapping[int, str]: ...
+    @property
+    def special_token_ids(self) -> Mapping[str, int]: ...
+    @property
+    def template(self) -> Template: ...
+    @property
+    def n_vocab(self) -> int: ...
+    @property
+    def model(self) -> Any: ...  # core.pipeline.models.Model: tokenize(), maybe trace(), merges
+    def encode_spans(
+        self, text: str, *, add_special_tokens: bool = False
+    ) -> tuple[Sequence[tuple[int, int, int]], Sequence[tuple[int, int]]]: ...
+    def decode(self, ids: Iterable[int]) -> str: ...
+    def pre_tokens(self, text: str) -> Sequence[_Word]: ...
+    def id_to_token(self, token_id: int) -> str | None: ...
 
 
 def _whole_utf8(data: bytes) -> bool:
@@ -53,7 +88,7 @@ def _whole_utf8(data: bytes) -> bool:
 
 
 def encode_details(
-    tokenizer: PipelineTokenizer, text: str, *, add_special_tokens: bool = False
+    tokenizer: PipelineParts, text: str, *, add_special_tokens: bool = False
 ) -> EncodingDetails:
     """Everything the Tokenize page shows about ``tokenizer.encode(text)``: the IDs are
     exactly ``tokenizer.encode(text, add_special_tokens=...)``."""
@@ -106,7 +141,7 @@ def encode_details(
     )
 
 
-def decode_details(tokenizer: PipelineTokenizer, ids: Iterable[int]) -> DecodeDetails:
+def decode_details(tokenizer: PipelineParts, ids: Iterable[int]) -> DecodeDetails:
     """Per-ID pieces and the origin of every U+FFFD in ``tokenizer.decode(ids)``.
 
     The text is the model's own decode (Llama drops the leading space, WordPiece joins words
@@ -146,7 +181,7 @@ def decode_details(tokenizer: PipelineTokenizer, ids: Iterable[int]) -> DecodeDe
     return DecodeDetails(text=text, pieces=pieces, replacements=replacements)
 
 
-def merge_trace(tokenizer: PipelineTokenizer, pretoken: str) -> list[MergeStep]:
+def merge_trace(tokenizer: PipelineParts, pretoken: str) -> list[MergeStep]:
     """The merges the model's BPE makes in ``pretoken`` (text as the user typed it: it goes
     through the normalizer and pre-tokenizer first, and every word it gives is traced in
     turn). ``[]`` for WordPiece and for an added token.
@@ -182,7 +217,7 @@ def merge_trace(tokenizer: PipelineTokenizer, pretoken: str) -> list[MergeStep]:
     return steps
 
 
-def merge_tree(tokenizer: PipelineTokenizer, token_id: int) -> MergeNode:
+def merge_tree(tokenizer: PipelineParts, token_id: int) -> MergeNode:
     """How token ``token_id`` is built by the model's merges, down to tokens no merge
     makes (characters, or byte-fallback pieces); a leaf for WordPiece and added tokens.
     Tokens are spelled as the file does (``▁the``), UTF-8."""

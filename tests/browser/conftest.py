@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
 import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from deploy import launch
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -60,20 +57,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # ---- the server ----------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return resp.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 def _log_tail(path: Path, n: int = 40) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
@@ -92,53 +75,19 @@ class StreamlitServer:
         return _log_tail(self.log, n)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the server and everything it started (training workers share its process group)."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-    try:  # leftovers in the group (worker processes), even if the server itself exited
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait(timeout=10)
-
-
 def start_streamlit(cwd: Path, env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """`streamlit run app.py` in ``cwd`` on a free loopback port, once healthy: (process, URL).
-
-    The process leads its own group, so :func:`_stop` ends it and its training workers.
+    """`streamlit run app.py` in ``cwd`` on a free loopback port, once healthy: (process, URL),
+    through :func:`deploy.launch.start_streamlit` (no file watcher: other engineers edit files
+    while tests run). The GPT presets come from the files the package ships. The process leads
+    its own group, so :func:`deploy.launch.stop` ends it and its training workers.
     """
-    port = _free_port()
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.headless=true",
-        "--browser.gatherUsageStats=false",
-        "--server.port", str(port),
-        "--server.address", "127.0.0.1",
-        # other engineers edit files while tests run: do not watch or reload them
-        "--server.fileWatcherType", "none",
-    ]  # fmt: skip
     env = {k: v for k, v in env.items() if k != "TIKTOKEN_CACHE_DIR"}
-    env["PYTHONUNBUFFERED"] = "1"
-    with open(log, "ab") as log_fh:
-        proc = subprocess.Popen(
-            cmd, cwd=cwd, env=env, stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-    while not _healthy(f"{url}/_stcore/health"):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            _stop(proc)
-            pytest.fail(f"streamlit did not start (code {proc.returncode}):\n{_log_tail(log)}")
-        time.sleep(0.25)  # polling a health URL: the wait ends on the answer, not the time
-    return proc, url
+    try:
+        server = launch.start_streamlit(cwd=cwd, env=env, log=log,
+                                        timeout=SERVER_START_TIMEOUT_S)
+    except launch.ServerError as err:
+        pytest.fail(f"streamlit did not start: {err}")
+    return server.process, server.url
 
 
 @pytest.fixture(scope="session")
@@ -153,7 +102,7 @@ def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Strea
     try:
         yield StreamlitServer(url=url, library_dir=library_dir, log=log, process=proc)
     finally:
-        _stop(proc)
+        launch.stop(proc)
 
 
 # ---- the browser ---------------------------------------------------------------------

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import REPO, AppBrowser, _stop, browser_session, start_streamlit
+from deploy.launch import stop
+from tests.browser.conftest import REPO, AppBrowser, browser_session, start_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -60,7 +61,7 @@ def newcomer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         yield url
     finally:
-        _stop(proc)
+        stop(proc)
 
 
 @pytest.fixture

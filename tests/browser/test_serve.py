@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import REPO, RUN_TIMEOUT_MS, _free_port, _stop, browser_session
+from deploy import serve
+from deploy.launch import free_port, stop
+from tests.browser.conftest import REPO, RUN_TIMEOUT_MS, browser_session
 from tests.browser.test_sharing import (
     address,
     chip_ids,
@@ -28,9 +30,6 @@ from tests.browser.test_sharing import (
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
-
-sys.path.insert(0, str(REPO / "deploy"))
-import serve  # noqa: E402
 
 
 def _need_haproxy() -> str:
@@ -47,7 +46,7 @@ def _need_haproxy() -> str:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``deploy/serve.py --workers 2`` on a free port, with its own empty library."""
     _need_haproxy()
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TOKPLAY_", "TIKTOKEN_"))}
     env["TOKPLAY_LIBRARY_DIR"] = str(tmp_path_factory.mktemp("served-library"))
     log = tmp_path_factory.mktemp("serve-log") / "serve.log"
@@ -60,11 +59,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     deadline = time.monotonic() + 120
     while "behind HAProxy" not in log.read_text(errors="replace"):
         if proc.poll() is not None or time.monotonic() > deadline:
-            _stop(proc)
+            stop(proc)
             pytest.fail(f"make serve did not come up:\n{log.read_text(errors='replace')[-3000:]}")
         time.sleep(0.2)
     yield url
-    _stop(proc)
+    stop(proc)
 
 
 def _worker_of(app: object) -> str:

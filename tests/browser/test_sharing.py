@@ -16,12 +16,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from deploy.launch import stop
 from tests.browser.conftest import (
     REPO,
     RUN_TIMEOUT_MS,
     AppBrowser,
     StreamlitServer,
-    _stop,
     start_streamlit,
     browser_session,
 )
@@ -302,7 +302,7 @@ def restartable_server(tmp_path: Path) -> Iterator[dict[str, object]]:
     state.update(proc=proc, url=url)
 
     def restart() -> str:
-        _stop(state["proc"])  # type: ignore[arg-type]
+        stop(state["proc"])  # type: ignore[arg-type]
         new_proc, new_url = start_server(library_dir, log)
         state.update(proc=new_proc, url=new_url)
         return new_url
@@ -311,7 +311,7 @@ def restartable_server(tmp_path: Path) -> Iterator[dict[str, object]]:
     try:
         yield state
     finally:
-        _stop(state["proc"])  # type: ignore[arg-type]
+        stop(state["proc"])  # type: ignore[arg-type]
 
 
 def test_saved_tokenizer_reopens_after_a_server_restart(

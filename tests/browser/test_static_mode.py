@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from deploy.launch import stop
 from tests.browser.conftest import (
     REPO,
     AppBrowser,
     StreamlitServer,
-    _stop,
     browser_session,
     start_streamlit,
 )
@@ -42,7 +42,7 @@ def static_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Streamli
     try:
         yield StreamlitServer(url=url, library_dir=workdir, log=log, process=proc)
     finally:
-        _stop(proc)
+        stop(proc)
 
 
 @pytest.fixture
