@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 
 from core.builtin_corpus import builtin_corpus_text  # noqa: E402
 from core.train import train_bpe  # noqa: E402
-from ui.jobs import TrainingManager  # noqa: E402
+from training.manager import TrainingManager  # noqa: E402
 
 SPECIALS = ["<|endoftext|>"]
 POLL_SECONDS = 0.5  # the page's fragment interval

@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))
 
 from core.builtin_corpus import builtin_corpus_text  # noqa: E402
 from core.library import TokenizerLibrary  # noqa: E402
-from ui.jobs import TrainingManager  # noqa: E402
+from training.manager import TrainingManager  # noqa: E402
 
 SPECIALS = ["<|endoftext|>"]
 DOCS_EN = REPO.parent / "shared" / "corpora" / "docs-en.txt.gz"

@@ -6,17 +6,17 @@
 #   benchmarks/mutation.sh core/bytes_unicode.py tests/test_tokenizer.py
 #   benchmarks/mutation.sh ui/chips.py tests/test_escaping.py tests/test_ui_chips.py
 #
-# FILE is a .py file under core/ or ui/. TEST... are pytest arguments (files, node IDs, or
-# options such as -k EXPR), used both for the clean run and for each mutant.
+# FILE is a .py file under core/, training/ or ui/. TEST... are pytest arguments (files, node
+# IDs, or options such as -k EXPR), used both for the clean run and for each mutant.
 #
 # mutmut 3 takes its settings from [tool.mutmut] in pyproject.toml (or [mutmut] in setup.cfg)
 # and copies the project into ./mutants/. So that the working tree (shared with others) is never
-# touched, this copies core/, ui/, tests/, pyproject.toml and what the AppTest page tests open
-# (app.py, pages/, .streamlit/config.toml; never secrets.toml) into a temporary folder, appends a
-# [tool.mutmut] section to THAT copy's pyproject.toml, runs mutmut there, prints every mutant's
-# status and the diff of each survivor, and deletes the folder (mutants/ included) on exit.
-# core/ and ui/ are both source_paths (tests import either from mutants/, never from the
-# working tree), but only FILE is mutated.
+# touched, this copies core/, training/, ui/, tests/, pyproject.toml and what the AppTest page
+# tests open (app.py, pages/, .streamlit/config.toml; never secrets.toml) into a temporary
+# folder, appends a [tool.mutmut] section to THAT copy's pyproject.toml, runs mutmut there,
+# prints every mutant's status and the diff of each survivor, and deletes the folder (mutants/
+# included) on exit. core/, training/ and ui/ are all source_paths (tests import any of them
+# from mutants/, never from the working tree), but only FILE is mutated.
 #
 # Needs mutmut 3 in the venv: .venv/bin/pip install 'mutmut>=3,<4'. MUTATION_JOBS sets the
 # number of parallel workers (default 2). MUTATION_MUTANTS (optional, space-separated names or
@@ -38,16 +38,19 @@ tests=("${@:2}")
 mutmut=$repo/.venv/bin/mutmut
 [[ -x $mutmut ]] || { echo "mutmut is missing: $repo/.venv/bin/pip install 'mutmut>=3,<4'" >&2; exit 2; }
 [[ -f $repo/$file ]] || { echo "no such file: $file" >&2; exit 2; }
-[[ $file == core/*.py || $file == ui/*.py ]] || { echo "FILE must be a .py file under core/ or ui/: $file" >&2; exit 2; }
+[[ $file == core/*.py || $file == training/*.py || $file == ui/*.py ]] ||
+    { echo "FILE must be a .py file under core/, training/ or ui/: $file" >&2; exit 2; }
 
 # What the copy holds: the packages, the tests, the config; and, where they exist, the files
 # the Streamlit AppTest page tests open (they resolve app.py and pages/ from tests/..).
 copy=(core tests pyproject.toml)
-for extra in ui app.py pages .streamlit/config.toml; do
+for extra in training ui app.py pages .streamlit/config.toml; do
     if [[ -e $repo/$extra ]]; then copy+=("$extra"); fi
 done
 sources=(core)
-if [[ -d $repo/ui ]]; then sources+=(ui); fi
+for package in training ui; do
+    if [[ -d $repo/$package ]]; then sources+=("$package"); fi
+done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mutation.XXXXXX")
 trap 'rm -rf "$work"' EXIT

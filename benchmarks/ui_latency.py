@@ -132,7 +132,7 @@ def training_lag(pw: object) -> None:
 if __name__ == "__main__":
     with sync_playwright() as pw:
         typing(pw)
-        # other users' trainings must not freeze this session (workers run niced, ui.training_worker)
+        # other users' trainings must not freeze this session (workers run niced, training.worker)
         for niceness in ("0", "10"):
             typing(pw, env={"TOKPLAY_TRAIN_NICENESS": niceness}, trainings=2,
                    label=f"typing during 2 trainings (niceness {niceness})")

@@ -18,6 +18,11 @@ from core.train import BPETrainer as BPETrainer
 from core.train import MergeEvent as MergeEvent
 from core.train import train_bpe as train_bpe
 
+# one door for every tokenizer: what each offers, and what only some can do (capabilities)
+from core.interface import Capabilities as Capabilities
+from core.interface import DetailedTokenizer as DetailedTokenizer
+from core.interface import TokenizerInterface as TokenizerInterface
+
 # tokenizing
 from core.details import parse_ids as parse_ids
 from core.presets import PRESETS as PRESETS

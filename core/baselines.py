@@ -8,8 +8,10 @@ character it never saw, while byte-level BPE covers any string with 256 base tok
 - :class:`CharBPETokenizer`: the Hugging Face NLP course's BPE chapter (characters, not bytes).
 - :func:`coverage_stats`: unknown-token rate and tokens per character of any of these.
 
-Every tokenizer here has ``encode(text) -> list[int]``, ``decode(ids) -> str``, ``n_vocab``,
-``name``, ``unk_id`` (``None`` when there is no unknown token) and ``id_to_token(id) -> str``.
+Each is a :class:`core.interface.TokenizerInterface` with no capability beyond encoding and
+decoding (no byte details, no export): ``encode``, ``decode``, ``n_vocab``, ``name``,
+``unk_id`` (``None`` when there is no unknown token), ``id_to_piece`` and ``fingerprint``,
+plus ``id_to_token(id) -> str`` and ``tokenize(text)`` as their sources have them.
 
 >>> tok = WordTokenizer.train("the cat sat. the end")
 >>> tok.encode("the dog sat.")
@@ -28,7 +30,10 @@ from typing import Any, Protocol
 from core.basics import check_id
 from core.bytes_unicode import bytes_to_unicode
 from core.errors import PlaygroundError, TrainingConfigError
+from core.fingerprint import fingerprint_of
+from core.interface import Capabilities
 from core.pretokenize import pretokenize, split_on_specials
+from core.template import Template
 
 ENDOFTEXT = "<|endoftext|>"
 UNK = "<|unk|>"
@@ -112,7 +117,9 @@ class WordTokenizer:
         """The words of ``text``, unknown ones replaced by ``<|unk|>``."""
         return [w if w in self.str_to_int else self.unk_token for w in split_words(text)]
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
+        """One ID per word; ``add_special_tokens`` adds nothing (the book's tokenizer has
+        no template)."""
         return [self.str_to_int[w] for w in self.tokenize(text)]
 
     def decode(self, ids: Iterable[int]) -> str:
@@ -123,6 +130,27 @@ class WordTokenizer:
 
     def id_to_token(self, token_id: int) -> str:
         return self.int_to_str.get(token_id, "\ufffd")
+
+    # -- the door every tokenizer shares (core.interface) ------------------------------------
+
+    kind = "word-level baseline"
+    capabilities = Capabilities()
+    template = Template()
+    _fingerprint: str | None = None  # computed on first use
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The word (or special token) of an ID; ``""`` outside the vocabulary."""
+        return self.int_to_str.get(token_id, "")
+
+    def fingerprint(self) -> str:
+        """A content hash of the vocabulary and the unknown token.
+
+        >>> WordTokenizer.train("a b").fingerprint() == WordTokenizer.train("a c").fingerprint()
+        False
+        """
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint_of("WordTokenizer", self.str_to_int, self.unk_token)
+        return self._fingerprint
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,7 +313,9 @@ class CharBPETokenizer:
             for p in self._pieces(text)
         ]  # fmt: skip
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
+        """One ID per token; ``add_special_tokens`` adds nothing (the course's tokenizer
+        has no template)."""
         ids: list[int] = []
         for piece in self._pieces(text):
             if piece is None:
@@ -310,6 +340,30 @@ class CharBPETokenizer:
             return "\ufffd"
         token = self._tokens[token_id]
         return token if token in self._specials_set else show_chars(token)
+
+    # -- the door every tokenizer shares (core.interface) ------------------------------------
+
+    kind = "char-level BPE baseline"
+    capabilities = Capabilities()
+    template = Template()
+    _fingerprint: str | None = None  # computed on first use
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The token as the course shows it (``"Ġis"``); ``""`` outside the vocabulary.
+
+        >>> CharBPETokenizer("ab ", [(" ", "a")], unk_token=None).id_to_piece(4)
+        'Ġa'
+        """
+        return self.id_to_token(token_id) if 0 <= token_id < len(self._tokens) else ""
+
+    def fingerprint(self) -> str:
+        """A content hash of the tokens, merges, special and unknown tokens and pattern."""
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint_of(
+                "CharBPETokenizer", self._tokens, self._merges, self.special_tokens,
+                self.unk_token, self.pattern,
+            )  # fmt: skip
+        return self._fingerprint
 
 
 def _learn_char_merges(word_freqs: Mapping[str, int], n_merges: int) -> list[tuple[str, str]]:

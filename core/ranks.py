@@ -18,77 +18,40 @@ merges; :func:`split_by_rank` gives one token's pair.
 
 from __future__ import annotations
 
-import heapq
+import operator
 from collections.abc import Mapping
+
+from core.bpe import NO_MERGE, merge
 
 __all__ = ["bpe_by_rank", "merges_from_ranks", "split_by_rank"]
 
-_NONE = 1 << 62  # rank of a pair that forms no token: larger than any real rank
-_LONG = 256  # bytes; longer pre-tokens use a heap (n log n) instead of rescans
+_BYTES = tuple(bytes([b]) for b in range(256))  # each byte as a part
 
 
-def bpe_by_rank(data: bytes, ranks: Mapping[bytes, int], limit: int = _NONE) -> list[int]:
-    """The ranks (= IDs) of ``data``'s tokens, joining only pairs ranked below ``limit``.
+def bpe_by_rank(data: bytes, ranks: Mapping[bytes, int], limit: int = NO_MERGE) -> list[int]:
+    """The ranks (= IDs) of ``data``'s tokens, joining only pairs ranked below ``limit``
+    (:func:`core.bpe.merge` over the bytes, keyed by the joined bytes).
 
     >>> bpe_by_rank(b"abc", {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"abc": 4}, limit=4)
     [0, 3]
     """
-    if len(data) > _LONG:
-        return _bpe_heap(data, ranks, limit)
-    get = ranks.get
-    parts = [data[i : i + 1] for i in range(len(data))]
-    # pair[k]: rank of parts[k] + parts[k + 1]; after a join at i only its neighbours change
-    pair = [get(a + b, _NONE) for a, b in zip(parts, parts[1:])]
-    pair = [r if r < limit else _NONE for r in pair]
-    while pair:
-        rank = min(pair)
-        if rank == _NONE:
-            break
-        i = pair.index(rank)
-        parts[i] += parts.pop(i + 1)
-        del pair[i]
-        if i:
-            r = get(parts[i - 1] + parts[i], _NONE)
-            pair[i - 1] = r if r < limit else _NONE
-        if i < len(pair):
-            r = get(parts[i] + parts[i + 1], _NONE)
-            pair[i] = r if r < limit else _NONE
-    return [ranks[p] for p in parts]
+    table = ranks if limit >= NO_MERGE else _Below(ranks, limit)
+    parts = merge(list(map(_BYTES.__getitem__, data)), table, key=operator.add)
+    return list(map(ranks.__getitem__, parts))
 
 
-def _bpe_heap(data: bytes, ranks: Mapping[bytes, int], limit: int) -> list[int]:
-    """:func:`bpe_by_rank` in O(n log n): a linked list of parts and a heap of (rank,
-    position) candidates; an entry is stale when its two parts changed since it was pushed."""
-    n = len(data)
-    parts: list[bytes | None] = [data[i : i + 1] for i in range(n)]
-    nxt = list(range(1, n + 1))
-    prv = list(range(-1, n - 1))
-    heap: list[tuple[int, int, bytes, bytes]] = []
+class _Below:
+    """The rank table without the tokens ranked ``limit`` or above (BPE may not make them)."""
 
-    def push(i: int, j: int) -> None:
-        a, b = parts[i], parts[j]
-        assert a is not None and b is not None  # live parts only (internal invariant)
-        r = ranks.get(a + b, _NONE)
-        if r < limit:
-            heapq.heappush(heap, (r, i, a, b))
+    __slots__ = ("_get", "_limit")
 
-    for i in range(n - 1):
-        push(i, i + 1)
-    while heap:
-        _, i, a, b = heapq.heappop(heap)
-        j = nxt[i]
-        if j >= n or parts[i] != a or parts[j] != b:
-            continue
-        parts[i] = a + b
-        parts[j] = None
-        nxt[i] = nxt[j]
-        if nxt[j] < n:
-            prv[nxt[j]] = i
-        if prv[i] >= 0:
-            push(prv[i], i)
-        if nxt[i] < n:
-            push(i, nxt[i])
-    return [ranks[p] for p in parts if p is not None]
+    def __init__(self, ranks: Mapping[bytes, int], limit: int) -> None:
+        self._get = ranks.get
+        self._limit = limit
+
+    def get(self, key: bytes, default: int) -> int:
+        rank = self._get(key, default)
+        return rank if rank < self._limit else default
 
 
 def split_by_rank(

@@ -34,13 +34,13 @@ WordPiece, non-byte-level BPE) are not replayed: :func:`replay_problem` says why
 
 from __future__ import annotations
 
-import heapq
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from core.basics import utf8
+from core.bpe import merge
 from core.details import EncodingDetails, encode_details
 from core.errors import PlaygroundError
 from core.pretokenize import split_on_specials
@@ -73,11 +73,10 @@ def replay_problem(tok: Any) -> str | None:
     >>> replay_problem(Tokenizer({i: bytes([i]) for i in range(256)}, []))
     'This tokenizer has no merges: its vocabulary is the 256 bytes (and any special tokens), so there is nothing to replay.'
     """
-    if not isinstance(tok, Tokenizer):
-        kind = getattr(tok, "kind", None) or type(tok).__name__
+    if not tok.capabilities.replay:  # (a core.interface.TokenizerInterface)
         return (
             f"Replay shows byte-level BPE tokenizers, whose vocabulary grows one merge at a "
-            f"time from the 256 bytes; this one is a {kind}. Its tokens come from "
+            f"time from the 256 bytes; this one is a {tok.kind}. Its tokens come from "
             "normalized text (SentencePiece scores, WordPiece's longest match, a word list), "
             "so there is no merge order to step through."
         )
@@ -225,53 +224,48 @@ def _token_step(tok: Tokenizer, token_id: int) -> int:
 def _run(ids: Sequence[int], pair: _PairFn, limit: int | None) -> tuple[list[_Event], int | None]:
     """BPE on one pre-token's byte IDs, joining only pairs allowed by step ``limit`` (None:
     all): the merges applied, in order, and the smallest step among the pairs it met but
-    could not join yet (None if none). Same choices as :meth:`Tokenizer.bpe` (lowest
-    priority first, leftmost on a tie), with a heap so that long pre-tokens stay fast.
+    could not join yet (None if none). :func:`core.bpe.merge`, as in :meth:`Tokenizer.bpe`
+    (lowest priority first, leftmost on a tie), reading the table through :class:`_Allowed`.
 
     >>> _run([97, 98], lambda a, b: (0, 1, 256), None)
     ([(1, 0, 1, 256)], None)
     >>> _run([97, 98], lambda a, b: (0, 1, 256), 0)
     ([], 1)
     """
-    n = len(ids)
-    ids = list(ids)
-    nxt = list(range(1, n + 1))
-    prv = list(range(-1, n - 1))
-    heap: list[tuple[int, int, int, int, int, int]] = []
-    blocked: int | None = None
-    events: list[_Event] = []
+    allowed = _Allowed(pair, limit)
+    joins: list[tuple[int, int, int]] = []
+    merge(list(ids), allowed, allowed, log=joins)
+    events = [(allowed.step[p], left, right, allowed[p]) for left, right, p in joins]
+    return events, allowed.blocked
 
-    def push(i: int, j: int) -> None:
-        nonlocal blocked
-        joined = pair(ids[i], ids[j])
+
+class _Allowed:
+    """The pairs step ``limit`` may join, as :func:`core.bpe.merge` reads a table:
+    ``get((left, right), default)`` is the join's priority, or ``default`` when it is not
+    allowed yet (the smallest such step is kept in ``blocked``); ``[priority]`` is the ID
+    the join makes and ``step[priority]`` the step that allows it."""
+
+    def __init__(self, pair: _PairFn, limit: int | None) -> None:
+        self._pair = pair
+        self._limit = limit
+        self.blocked: int | None = None
+        self.step: dict[int, int] = {}  # priority -> step (the priority decides both)
+        self._made: dict[int, int] = {}  # priority -> new ID
+
+    def get(self, ids: tuple[int, int], default: int) -> int:
+        joined = self._pair(*ids)
         if joined is None:
-            return
+            return default
         priority, step, new_id = joined
-        if limit is not None and step > limit:
-            blocked = step if blocked is None else min(blocked, step)
-            return
-        heapq.heappush(heap, (priority, i, ids[i], ids[j], step, new_id))
+        if self._limit is not None and step > self._limit:
+            self.blocked = step if self.blocked is None else min(self.blocked, step)
+            return default
+        self.step[priority] = step
+        self._made[priority] = new_id
+        return priority
 
-    for i in range(n - 1):
-        push(i, i + 1)
-    while heap:
-        _, i, a, b, step, new_id = heapq.heappop(heap)
-        j = nxt[i] if ids[i] >= 0 else n
-        # subtle: an entry is stale once a neighbour merged; it is still good exactly when
-        # the same two IDs are still adjacent at i
-        if j >= n or ids[i] != a or ids[j] != b:
-            continue
-        events.append((step, i, j, new_id))
-        ids[i] = new_id
-        ids[j] = -1
-        nxt[i] = nxt[j]
-        if nxt[j] < n:
-            prv[nxt[j]] = i
-        if prv[i] >= 0:
-            push(prv[i], i)
-        if nxt[i] < n:
-            push(i, nxt[i])
-    return events, blocked
+    def __getitem__(self, priority: int) -> int:
+        return self._made[priority]
 
 
 @dataclass(frozen=True)

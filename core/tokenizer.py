@@ -29,20 +29,22 @@ Speed (pure Python against tiktoken's Rust; see benchmarks/bench_encode.py):
 
 from __future__ import annotations
 
-import heapq
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import reduce
-from itertools import islice, repeat
 from operator import iconcat, itemgetter
 from types import MappingProxyType
 from typing import Any
 
 from core import details
 from core.basics import check_id, utf8
+from core.bpe import merge
+from core.bytes_unicode import to_gpt2_str
 from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
 from core.errors import PlaygroundError
+from core.fingerprint import fingerprint_of
 from core.formats.pickles import load_pickles, save_pickles
+from core.interface import Capabilities
 from core.ranks import bpe_by_rank, merges_from_ranks, split_by_rank
 from core.regex_compat import regex
 from core.template import Template
@@ -66,8 +68,8 @@ DEFAULT_CACHE_SIZE = 1 << 18
 #: most, and it still answers ~95% of the look-ups on English text.
 STREAM_CACHE_SIZE = 1 << 14
 
-_NOT_A_PAIR = 1 << 62  # rank of a pair that has no merge; larger than any real rank
-_LONG_PRETOKEN = 256  # bytes; above this BPE uses a heap (n log n) instead of rescans
+_SAVABLE = Capabilities(details=True, byte_level=True, replay=True, export=True, save=True)
+_NOT_SAVABLE = Capabilities(details=True, byte_level=True, replay=True, export=True)
 _MAX_PRETOKEN_KEY = 256  # chars; longer pre-tokens are not cached (rare, and big)
 # chars; encode() cuts longer ordinary text at safe places into segments of about this size:
 # temporaries stay small, and the (many) all-ASCII segments skip the non-ASCII handling
@@ -400,6 +402,51 @@ class Tokenizer:
         """What kind of tokenizer this is, in a few words (pipelines say theirs too)."""
         return "byte-level BPE (by rank)" if self.by_rank else "byte-level BPE"
 
+    # ------------------------------------------------------------------------------------
+    # The door every tokenizer shares (core.interface.TokenizerInterface)
+    # ------------------------------------------------------------------------------------
+
+    #: Byte-level BPE never needs an unknown token: any text is made of the 256 bytes.
+    unk_id: int | None = None
+    _fingerprint: str | None = None  # computed on first use
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Everything a page can show. The library keeps the vocab, a merge list, the
+        special tokens and the pattern: not ranks, ``ignore_merges``, a template or
+        ``specials_in_text=False``, so a tokenizer with one of those cannot be saved there
+        exactly (its own file keeps them)."""
+        plain = not (self.ignore_merges or self.template) and self.specials_in_text
+        return _SAVABLE if plain else _NOT_SAVABLE  # (rank mode sets ignore_merges)
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The token as GPT-2's files write it (``b" the"`` -> ``"Ġthe"``); ``""`` for an ID
+        outside the vocabulary.
+
+        >>> Tokenizer({i: bytes([i]) for i in range(256)}, []).id_to_piece(32)
+        'Ġ'
+        """
+        token = self.vocab.get(token_id)
+        return "" if token is None else to_gpt2_str(token)
+
+    def fingerprint(self) -> str:
+        """A content hash of everything that changes the output: vocab (special tokens
+        included), merges (none in rank mode: the vocab is the ranks), special tokens,
+        pattern, template and the two switches. Computed once.
+
+        >>> base = {i: bytes([i]) for i in range(256)}
+        >>> Tokenizer(base, []).fingerprint() == Tokenizer(base, [], pattern="cl100k").fingerprint()
+        False
+        """
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint_of(
+                # (rank mode derives _merges from the vocab on first use: not a part)
+                "Tokenizer", self.vocab, None if self.by_rank else self._merges,
+                self.special_tokens, self.special_token_ids, self.pattern, self.template,
+                self.ignore_merges, self.specials_in_text,
+            )  # fmt: skip
+        return self._fingerprint
+
     @property
     def n_vocab(self) -> int:
         """One more than the largest ID (as tiktoken counts; ``len(vocab)`` when IDs have no
@@ -431,7 +478,9 @@ class Tokenizer:
 
     def bpe(self, data: bytes) -> list[int]:
         """Token IDs of one pre-token's bytes: repeatedly merge the adjacent pair with the
-        lowest merge rank (the leftmost one on ties) until no pair has a merge.
+        lowest merge rank (the leftmost one on ties) until no pair has a merge
+        (:func:`core.bpe.merge` over the merge list; :func:`core.ranks.bpe_by_rank` in rank
+        mode).
 
         >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"bc", 257: b"ab"}
         >>> Tokenizer(vocab, [(b"b", b"c"), (b"a", b"b")]).bpe(b"abcab")
@@ -439,67 +488,7 @@ class Tokenizer:
         """
         if self.by_rank:
             return bpe_by_rank(data, self._encoder)
-        ids = list(map(self._byte_ids.__getitem__, data))
-        if len(ids) > _LONG_PRETOKEN:
-            return self._bpe_heap(ids)
-        get = self._pair_ranks.get
-        merged = self._merged
-        # ranks[k] is the merge rank of the pair (ids[k], ids[k + 1]); after a merge at i
-        # only its two neighbours change, so the list is patched rather than rebuilt.
-        ranks = list(map(get, zip(ids, islice(ids, 1, None)), repeat(_NOT_A_PAIR)))
-        while ranks:
-            rank = min(ranks)
-            if rank == _NOT_A_PAIR:
-                break
-            i = ranks.index(rank)
-            new_id = merged[rank]
-            ids[i] = new_id
-            del ids[i + 1]
-            del ranks[i]
-            if i:
-                ranks[i - 1] = get((ids[i - 1], new_id), _NOT_A_PAIR)
-            if i < len(ranks):
-                ranks[i] = get((new_id, ids[i + 1]), _NOT_A_PAIR)
-        return ids
-
-    def _bpe_heap(self, ids: list[int]) -> list[int]:
-        """Same result as :meth:`bpe`, in O(n log n) for very long pre-tokens (a doubly
-        linked list of parts plus a heap of (rank, position) candidates)."""
-        n = len(ids)
-        ranks = self._pair_ranks
-        merged = self._merged
-        nxt = list(range(1, n + 1))
-        prv = list(range(-1, n - 1))
-        alive = [True] * n
-        heap = []
-        for i in range(n - 1):
-            r = ranks.get((ids[i], ids[i + 1]), _NOT_A_PAIR)
-            if r != _NOT_A_PAIR:
-                heap.append((r, i, ids[i], ids[i + 1]))
-        heapq.heapify(heap)
-        while heap:
-            r, i, a, b = heapq.heappop(heap)
-            j = nxt[i]
-            # subtle: entries go stale when a neighbour merges; a popped entry is still good
-            # exactly when the same two IDs are still adjacent at i.
-            if not alive[i] or j >= n or ids[i] != a or ids[j] != b:
-                continue
-            ids[i] = merged[r]
-            alive[j] = False
-            nxt[i] = nxt[j]
-            if nxt[j] < n:
-                prv[nxt[j]] = i
-            p = prv[i]
-            if p >= 0:
-                pr = ranks.get((ids[p], ids[i]), _NOT_A_PAIR)
-                if pr != _NOT_A_PAIR:
-                    heapq.heappush(heap, (pr, p, ids[p], ids[i]))
-            q = nxt[i]
-            if q < n:
-                qr = ranks.get((ids[i], ids[q]), _NOT_A_PAIR)
-                if qr != _NOT_A_PAIR:
-                    heapq.heappush(heap, (qr, i, ids[i], ids[q]))
-        return [ids[i] for i in range(n) if alive[i]]
+        return merge(list(map(self._byte_ids.__getitem__, data)), self._pair_ranks, self._merged)
 
     # ------------------------------------------------------------------------------------
     # Encoding

@@ -54,14 +54,14 @@ _SKIPPED = {"__pycache__"}
 def bundle_files(repo: Path) -> list[str]:
     """The files the app needs at run time, as sorted POSIX paths relative to ``repo``.
 
-    ``app.py``, ``pages/*.py``, every ``*.py`` under ``ui/`` and ``core/``, the shipped
-    vocabularies in ``core/data/`` and ``.streamlit/config.toml`` (theme, sidebar, runner
-    settings). Nothing else: tests, benchmarks and the venv would only make the download
+    ``app.py``, ``pages/*.py``, every ``*.py`` under ``ui/``, ``training/`` and ``core/``,
+    the shipped vocabularies in ``core/data/`` and ``.streamlit/config.toml`` (theme, sidebar,
+    runner settings). Nothing else: tests, benchmarks and the venv would only make the download
     bigger.
     """
     found: set[Path] = {repo / "app.py", repo / ".streamlit" / "config.toml"}
     found.update((repo / "pages").glob("*.py"))
-    for package in ("ui", "core"):
+    for package in ("ui", "training", "core"):
         found.update(
             path
             for path in (repo / package).rglob("*.py")

@@ -1,8 +1,9 @@
 """Train: a byte-level BPE tokenizer on uploaded text or the built-in corpus, watched live.
 
 The training itself runs in a worker process owned by the server-wide ``TrainingManager``
-(``ui.jobs``, ``ui.training_worker``); this page only submits a job, keeps its ID in ``st.session_state`` and polls
-the manager from a fragment. So training keeps going while the user visits other pages.
+(``training.manager``, ``training.worker``); this page only submits a job, keeps its ID in
+``st.session_state`` and polls the manager from a fragment. So training keeps going while the
+user visits other pages.
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ from typing import Any
 import streamlit as st
 
 from core.corpus import blank_corpus_problem
-from ui import charts, display, jobs, keys, limits, links, runtime, state, train_form, workspace
+from training.protocol import Manager
+from training.snapshot import JobSnapshot, MergeRow
+from ui import (
+    charts, click_probe, display, keys, limits, links, runtime, state, train_form, workspace,
+)
 from ui.page import setup
 from ui.training import training_manager
 from ui.widgets import (
@@ -31,7 +36,7 @@ _TABLE_ROWS = 15
 _CHART_POINTS = 1500  # plotly gets at most this many points per trace
 _COUNT_SHARE = 0.1  # share of the progress bar for the counting phase
 _UPLOAD_PROBLEMS = "train.upload_problems"  # (uploader digest, messages about files left out)
-_SHOWN_ECHO = "train.shown_echo"  # the hidden widget echoing the merge count on screen
+_SHOWN_ECHO = "train.shown_echo"  # the widget whose label is the progress line (its count)
 
 
 @st.cache_data(max_entries=1, show_spinner="Assembling the built-in corpus…")
@@ -167,7 +172,7 @@ def settings_section() -> tuple[int, list[str], str, float] | None:
 # Live view
 
 
-def _thin(rows: tuple[jobs.MergeRow, ...]) -> list[jobs.MergeRow]:
+def _thin(rows: tuple[MergeRow, ...]) -> list[MergeRow]:
     """At most _CHART_POINTS rows, evenly spread, always keeping the newest."""
     if len(rows) <= _CHART_POINTS:
         return list(rows)
@@ -176,14 +181,14 @@ def _thin(rows: tuple[jobs.MergeRow, ...]) -> list[jobs.MergeRow]:
     return picked + [rows[-1]]
 
 
-def draw_charts(snap: jobs.JobSnapshot) -> None:
+def draw_charts(snap: JobSnapshot) -> None:
     counts, growth = charts.training_figures(_thin(snap.rows), 256 + len(snap.special_tokens))
     left, right = st.columns(2)
     left.plotly_chart(counts, key="train.chart.counts")
     right.plotly_chart(growth, key="train.chart.growth")
 
 
-def draw_table(snap: jobs.JobSnapshot) -> None:
+def draw_table(snap: JobSnapshot) -> None:
     newest = snap.rows[-_TABLE_ROWS:][::-1]
     st.markdown(f"**Newest merges** ({display.MERGE_NUMBERING}; space `·`, newline `↵`, "
                 "tab `→`, other bytes `\\xNN`)")
@@ -193,7 +198,7 @@ def draw_table(snap: jobs.JobSnapshot) -> None:
     st.table(display.merge_table(newest), hide_index=True, border="horizontal")
 
 
-def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
+def draw_status(snap: JobSnapshot, manager: Manager) -> None:
     """Status line and progress bar (inside the polled fragment)."""
     if snap.status == "queued":
         load = manager.status_counts()
@@ -208,24 +213,24 @@ def draw_status(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
         value = snap.count_progress or 0.0
         found = (f" · {snap.count_distinct:,} distinct pre-tokens so far"
                  if snap.count_distinct else "")
-        st.progress(_COUNT_SHARE * value,
-                    text=f"Counting pre-tokens: {limits.format_bytes(int(value * snap.corpus_bytes))}"
-                         f" of {limits.format_bytes(snap.corpus_bytes)} read ({value:.0%}){found}"
-                         f" · {snap.elapsed:.1f} s (merges come next)")
+        progress_line(
+            snap.job_id, 0, _COUNT_SHARE * value,
+            f"Counting pre-tokens: {limits.format_bytes(int(value * snap.corpus_bytes))} of "
+            f"{limits.format_bytes(snap.corpus_bytes)} read ({value:.0%}){found} · "
+            f"{snap.elapsed:.1f} s (merges come next)")
     else:
         n = len(snap.rows)
         # one bar for both phases: counting fills the first tenth, merges the rest
-        st.progress(
-            _COUNT_SHARE + (1 - _COUNT_SHARE) * snap.merge_progress,
-            text=f"Merges {n:,} / {snap.target_merges:,} · vocab "
-                 f"{256 + len(snap.special_tokens) + n:,} / {snap.vocab_size:,} · "
-                 f"{snap.elapsed:.1f} s{_control_note(snap)}",
-        )
+        progress_line(
+            snap.job_id, n, _COUNT_SHARE + (1 - _COUNT_SHARE) * snap.merge_progress,
+            f"Merges {n:,} / {snap.target_merges:,} · vocab "
+            f"{256 + len(snap.special_tokens) + n:,} / {snap.vocab_size:,} · "
+            f"{snap.elapsed:.1f} s{_control_note(snap)}")
     if snap.pause_requested and snap.status in ("starting", "counting"):
         st.caption("Pausing once counting is done (counting cannot be paused).")
 
 
-def _control_note(snap: jobs.JobSnapshot) -> str:
+def _control_note(snap: JobSnapshot) -> str:
     """What a Pause or Stop is doing, for the progress line ("" when neither applies).
 
     "paused at merge N" only once the worker has confirmed: its rows are all in by then, so N
@@ -239,14 +244,14 @@ def _control_note(snap: jobs.JobSnapshot) -> str:
     return " · ⏸ pausing…" if snap.pause_requested else ""
 
 
-def control_state(snap: jobs.JobSnapshot | None) -> tuple[bool, bool, bool]:
+def control_state(snap: JobSnapshot | None) -> tuple[bool, bool, bool]:
     """What decides which control buttons show: (queued, paused, done)."""
     if snap is None:
         return (False, False, True)
     return (snap.status == "queued", snap.status == "paused" or snap.pause_requested, snap.done)
 
 
-def draw_controls(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None:
+def draw_controls(snap: JobSnapshot, manager: Manager) -> None:
     """Pause / Resume / Stop / Cancel, outside the polled fragment so they stay put while the
     fragment redraws (a button redrawn every half second is hard to click)."""
     if snap.done:
@@ -258,46 +263,57 @@ def draw_controls(snap: jobs.JobSnapshot, manager: jobs.TrainingManager) -> None
         cols[0].button("Cancel", key="train.cancel", on_click=manager.cancel, args=(job,),
                        icon="✖️", help="Leave the queue.")
         return
+    # the browser reports the count on screen at a click on Pause or Stop (ui.click_probe)
+    click_probe.watch(key="train.click_probe", job=job, line="st-key-train-shown-echo",
+                      buttons={"pause": "st-key-train-pause", "stop": "st-key-train-stop"})
     if paused:
         cols[0].button("Resume", key="train.resume", on_click=manager.resume, args=(job,),
                        icon="▶️")
-    else:
-        cols[0].button("Pause", key="train.pause", on_click=_at_shown, args=(manager.pause, job),
-                       icon="⏸", help="Hold at the merge count shown.")
-    cols[1].button("Stop", key="train.stop", on_click=_at_shown, args=(manager.stop, job),
-                   icon="⏹", help="End now and keep the merges shown: the tokenizer trained to "
-                                  "that count, exactly.")
+    elif cols[0].button("Pause", key="train.pause", icon="⏸",
+                        help="Hold at the merge count shown."):
+        _at_shown(manager.pause, job, "pause")
+    stop = cols[1].button("Stop", key="train.stop", icon="⏹",
+                          help="End now and keep the merges shown: the tokenizer trained to "
+                               "that count, exactly.")
     cols[2].button("Cancel", key="train.cancel", on_click=manager.cancel, args=(job,),
                    icon="✖️", help="End now and keep nothing.")
+    if stop:
+        _at_shown(manager.stop, job, "stop")
 
 
-def _at_shown(action: Any, job_id: str) -> None:
-    """Pause or Stop at the merge count this page showed when the button was clicked.
+def _at_shown(action: Any, job_id: str, button: str) -> None:
+    """Pause or Stop at the merge count on screen when the button was clicked, then redraw.
 
     subtle: the count shown lags the worker (a poll, the trip to the browser, the click's
     trip back), and at full speed thousands of merges happen meanwhile. BPE merges are
     sequential, so keeping the first N is exactly the training stopped at N: the manager cuts
-    to the count the user saw (``ui.jobs.cut_to_shown``)."""
-    shown = st.session_state.get(keys.TRAIN_SHOWN)
-    if not shown or shown[0] != job_id:
-        action(job_id)  # nothing shown yet (a click before the first poll)
-        return
-    echoed = st.session_state.get(_SHOWN_ECHO)
-    action(job_id, shown=int(echoed) if isinstance(echoed, (int, float)) else shown[1])
+    to the count the user saw (``training.snapshot.cut_to_shown``). The browser reports that
+    count (``ui.click_probe``); without its report, the count this page drew last."""
+    shown = click_probe.shown_at_click(button, job_id)
+    if shown is None:
+        drawn = st.session_state.get(keys.TRAIN_SHOWN)
+        echoed = st.session_state.get(_SHOWN_ECHO)
+        if drawn and drawn[0] == job_id:
+            shown = int(echoed) if isinstance(echoed, (int, float)) else drawn[1]
+    action(job_id, shown=shown)
+    st.rerun()  # the controls and the line, as the action left them
 
 
-def echo_shown(job_id: str, n: int) -> None:
-    """Keep the merge count just drawn in a hidden widget, whose value the browser sends back
-    with the next click: the count it displayed then, exactly.
+def progress_line(job_id: str, n: int, fraction: float, text: str) -> None:
+    """The progress line (``text``, saying ``n`` merges) and its bar.
 
-    subtle: the server's own note of what it drew (``keys.TRAIN_SHOWN``) can be one poll
-    ahead of the screen, a delta still on its way when the user clicks; at full speed a
-    poll is hundreds of merges."""
+    subtle: the line is the label of a number widget whose value is ``n`` (its box hidden by
+    the page's style). The browser sends every widget's value with a click, so Pause and
+    Stop learn the count on screen at that moment, exactly: label and value arrive in one
+    element and are drawn together. A note of what the server drew can be a poll ahead of
+    the screen (a delta still on its way), and a line drawn apart from the widget could be
+    drawn before it: at full speed either is hundreds of merges.
+    """
     st.session_state[keys.TRAIN_SHOWN] = (job_id, n)
     st.session_state[_SHOWN_ECHO] = n  # set before the widget is drawn: its value to show
-    with st.container(key="train-shown-echo"):  # hidden by the page's style
-        st.number_input("merges shown", min_value=0, step=1, key=_SHOWN_ECHO,
-                        label_visibility="collapsed")
+    with st.container(key="train-shown-echo"):
+        st.number_input(text, min_value=0, step=1, key=_SHOWN_ECHO)  # no box: nothing to type
+    st.progress(fraction)
 
 
 def live_view(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
@@ -321,14 +337,12 @@ def live_view(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
 def live_status(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
     """The progress line and the newest merges (a fragment polled every _STATUS_SECONDS)."""
     # in the browser (the static build) this is where the training moves, a slice per poll:
-    # with one thread, the page redraws and takes clicks between slices (ui.inpage)
+    # with one thread, the page redraws and takes clicks between slices (training.inpage)
     training_manager().advance(job_id)
     snap = _job_snapshot(job_id)
     if snap is None:
         return
-    draw_status(snap, training_manager())
-    # what the user sees now: a Pause or Stop clicked next holds or keeps exactly this
-    echo_shown(job_id, len(snap.rows))
+    draw_status(snap, training_manager())  # with the count a Pause or Stop holds or keeps
     if snap.rows:
         draw_table(snap)
     if control_state(snap) != drawn_controls:
@@ -336,7 +350,7 @@ def live_status(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
         st.rerun()
 
 
-def _job_snapshot(job_id: str) -> jobs.JobSnapshot | None:
+def _job_snapshot(job_id: str) -> JobSnapshot | None:
     try:
         return training_manager().snapshot(job_id)
     except KeyError:
@@ -348,7 +362,7 @@ def _job_snapshot(job_id: str) -> jobs.JobSnapshot | None:
 # Results
 
 
-def adopt_tokenizer(snap: jobs.JobSnapshot) -> Any | None:
+def adopt_tokenizer(snap: JobSnapshot) -> Any | None:
     """Build the trained tokenizer and make it the session's active one (once per job)."""
     done: dict[str, str] = st.session_state.setdefault(keys.TRAIN_DONE, {})
     own = state.session_tokenizers().get(done.get(snap.job_id, ""))
@@ -398,7 +412,7 @@ def export_files(job_id: str, _vocab: dict[int, bytes], _merges: list[tuple[byte
     return files, failures
 
 
-def draw_results(snap: jobs.JobSnapshot) -> None:
+def draw_results(snap: JobSnapshot) -> None:
     if snap.status == "failed":
         st.error(snap.error or "The training failed.", icon="⚠️")
         return
@@ -457,7 +471,9 @@ st.caption(
     "Watch the merges arrive; training keeps running if you visit another page."
 )
 links.share_plain("Train")
-st.html("<style>.st-key-train-shown-echo { display: none; }</style>")
+# the progress line is a number widget's label (progress_line): show the label, not the box
+st.html("<style>.st-key-train-shown-echo [data-testid='stNumberInputContainer'] "
+        "{ display: none; }</style>")
 
 if (announce := st.session_state.pop(keys.TRAIN_TOAST, None)) is not None:
     st.toast(f"“{display.escaped(announce)}” is now your active tokenizer", icon="✅")

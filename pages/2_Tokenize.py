@@ -51,8 +51,8 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
     key = state.tokenizer_key(label)
 
     details = None
-    if state.is_byte_level(tok):
-        template = getattr(tok, "template", None)
+    if tok.capabilities.details:
+        template = tok.template
         add_special = bool(template) and st.toggle(
             f"Add the model's special tokens: {display.code_span(template.text)}" if template
             else "",
@@ -74,12 +74,13 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
     with link_slot:
         links.share("Tokenize")  # now: the link names the word traced below, never a stale one
 
-    if not state.is_byte_level(tok):
+    if not tok.capabilities.details:
         # Baselines: word- or character-level, with an unknown token instead of bytes.
         try:
             ids = cache.encode(key, text, tok)
             # what the text is made of (·, ↵ as everywhere); the course's own Ġ spelling on request
-            pieces = tok.tokenize(text) if gpt2_view else cache.baseline_pieces(key, text, tok)
+            pieces = ([tok.id_to_piece(i) for i in ids] if gpt2_view
+                      else cache.baseline_pieces(key, text, tok))
             cov = cache.coverage(key, text, tok)
         except Exception as err:  # noqa: BLE001 - shown, not raised
             widgets.show_error(err, what="Cannot tokenize")
@@ -89,7 +90,7 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
         m[1].metric("Characters", f"{cov.n_chars:,}")
         m[2].metric("Unknown tokens", f"{cov.n_unknown:,}", help="Tokens that became <|unk|>.")
         m[3].metric("Round trip", "✓ exact" if cov.round_trip else "✗ lossy")
-        st.html(chips.word_chips_html(pieces, ids, unk_id=getattr(tok, "unk_id", None),
+        st.html(chips.word_chips_html(pieces, ids, unk_id=tok.unk_id,
                                       show_ids=show_ids))
         widgets.copy_row("🔢 IDs", ", ".join(map(str, ids)), key="tok-ids",
                          help=IDS_HELP)

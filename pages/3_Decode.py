@@ -4,6 +4,7 @@ import streamlit as st
 
 from core.compare import first_difference
 from core.details import parse_ids
+from core.interface import TokenizerInterface
 
 from ui.page import setup
 from ui import cache, chips, keys, links, live_input, state, widgets
@@ -39,7 +40,7 @@ try:  # what a fresh session shows for this tokenizer: a link may leave it out
 except Exception:  # noqa: BLE001 - then links always carry the IDs
     state.set_value(keys.DEC_IDS_DEFAULT, None)
 @st.fragment
-def ids_and_text(key: str, tok: object) -> None:
+def ids_and_text(key: str, tok: TokenizerInterface) -> None:
     """The ID box and everything decoded from it: typing (ui.live_input) reruns only this
     fragment. The link is drawn here too, so it follows the IDs."""
     links.share("Decode")
@@ -62,7 +63,7 @@ def ids_and_text(key: str, tok: object) -> None:
         st.info("Enter at least one token ID.")
         return
 
-    if not state.is_byte_level(tok):
+    if not tok.capabilities.details:
         text = tok.decode([i for i in ids if 0 <= i < tok.n_vocab])
         st.markdown("**Decoded text**")
         st.html(chips.decoded_text_html(text, [], ids))

@@ -18,7 +18,7 @@ loaded = widgets.load_tokenizer(label)
 if loaded is None:
     st.stop()
 label, tok = loaded
-if not state.is_byte_level(tok):
+if not tok.capabilities.details:
     st.info("This page shows BPE and WordPiece vocabularies (bytes, merge ranks, merge "
             "trees). Pick your trained tokenizer, a preset or a loaded model; the baselines "
             "are compared on the ⚖️ Compare page.")
@@ -82,10 +82,8 @@ with left:
                                **state.bind(keys.VOC_TOKEN, ids[-1] if ids else 0))
     if token_id in tok.vocab:
         token = tok.vocab[token_id]
-        pieces = getattr(tok, "pieces", None)
-        spelled = (f"in the file {display.code_span(pieces.get(token_id, ''))}"
-                   if pieces is not None
-                   else f"GPT-2 form {display.code_span(chips.to_gpt2_str(token))}")
+        spelled = (f"{display.spelling_name(tok.capabilities.byte_level)} "
+                   f"{display.code_span(tok.id_to_piece(token_id))}")
         st.markdown(f"**{len(token)} byte(s)** · hex `{token.hex(' ')}` · {spelled}")
         try:
             tree = cache.merge_tree(key, int(token_id), tok)

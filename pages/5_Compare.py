@@ -43,7 +43,7 @@ def text_and_results(labels: list[str]) -> None:
         tok = loaded[1]
         key = state.tokenizer_key(label)
         try:
-            details = cache.encode_details(key, text, tok) if state.is_byte_level(tok) else None
+            details = cache.encode_details(key, text, tok) if tok.capabilities.details else None
             cov = cache.coverage(key, text, tok)
         except Exception as err:  # noqa: BLE001
             widgets.show_error(err, what=f"“{display.escaped(label)}” cannot encode this text")
@@ -55,7 +55,7 @@ def text_and_results(labels: list[str]) -> None:
         stats = tokenization_stats(text, cov.n_tokens, n_unknown=cov.n_unknown)
         rows.append({
             "tokenizer": label,
-            "kind": getattr(tok, "kind", "baseline") if details is not None else "baseline",
+            "kind": tok.kind,
             "vocab size": tok.n_vocab,
             "tokens": stats.n_tokens,
             "chars / token": round(stats.chars_per_token, 2),
@@ -65,7 +65,8 @@ def text_and_results(labels: list[str]) -> None:
             "round trip": "✓" if cov.round_trip else "✗ lossy",
         })
     st.dataframe(rows, hide_index=True, width="stretch")
-    if any(r["unknown tokens"] for r in rows) and any(r["kind"] == "byte-level BPE" for r in rows):
+    byte_level_bpe = any(tok.capabilities.byte_level for tok, _, _ in results.values())
+    if any(r["unknown tokens"] for r in rows) and byte_level_bpe:
         st.caption("Why byte-level BPE won: the baselines turn anything they did not see in "
                    "training into <|unk|> and cannot give the text back; byte-level BPE starts "
                    "from all 256 bytes, so every text round-trips.")

@@ -3,9 +3,9 @@ tests/test_static_runtime.py (run by path, in a fresh interpreter: ``python
 tests/static_runtime_driver.py OUT.json``).
 
 What Pyodide lacks is made missing here before anything is imported: ``sqlite3`` and
-``_multiprocessing`` cannot be imported, and code of the app (``core``, ``ui``, the pages)
-cannot start a thread (Pyodide: "can't start new thread"; Streamlit's own threads still
-run, as AppTest needs them). ``TOKPLAY_RUNTIME=browser`` turns on the static build's paths
+``_multiprocessing`` cannot be imported, and code of the app (``core``, ``training``, ``ui``,
+the pages) cannot start a thread (Pyodide: "can't start new thread"; Streamlit's own threads
+still run, as AppTest needs them). ``TOKPLAY_RUNTIME=browser`` turns on the static build's paths
 (``ui.runtime``). Then every page runs through AppTest, a training runs in the page to its
 end, Tokenize uses the result, and the driver writes what it saw to OUT.json, including
 every file of the repository the app imported or opened (the bundle must hold them all).
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-_APP_DIRS = tuple(str(REPO / d) + os.sep for d in ("core", "ui", "pages"))
+_APP_DIRS = tuple(str(REPO / d) + os.sep for d in ("core", "training", "ui", "pages"))
 _opened: set[str] = set()
 
 
@@ -121,7 +121,7 @@ def main(out: str) -> None:
     files = {os.path.abspath(m.__file__) for m in list(sys.modules.values())
              if getattr(m, "__file__", None)}
     # the app's own files: its folders and config (not the venv, caches or byte code)
-    mine = ("app.py", "pages/", "ui/", "core/", ".streamlit/", "assets/")
+    mine = ("app.py", "pages/", "ui/", "training/", "core/", ".streamlit/", "assets/")
     report["repo_files"] = sorted(
         rel for rel in (Path(p).relative_to(REPO).as_posix() for p in files | _opened
                         if p.startswith(str(REPO) + os.sep))

@@ -161,10 +161,11 @@ def test_pause_then_stop_keeps_a_partial_tokenizer():
 
 def shown_merges(at: AppTest) -> int:
     """The merge count the progress line shows ("Merges N / T"), -1 before merging."""
-    for bar in at.get("progress"):
-        m = re.search(r"Merges ([\d,]+) / ", bar.proto.text)
+    for box in at.number_input:
+        m = re.search(r"Merges ([\d,]+) / ", box.label)
         if m:
-            return int(m[1].replace(",", ""))
+            assert box.value == int(m[1].replace(",", ""))  # the count a click sends back
+            return box.value
     return -1
 
 

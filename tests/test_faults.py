@@ -29,7 +29,7 @@ import pytest
 from core.builtin_corpus import builtin_corpus_text
 from core.library import LibraryError, TokenizerLibrary, UnknownIdError
 from core.train import train_bpe
-from ui.jobs import TrainingManager
+from training.manager import TrainingManager
 from ui.site import page
 
 pytestmark = pytest.mark.xdist_group("jobs")  # worker processes: share one xdist worker

@@ -1,5 +1,6 @@
-"""core must stay UI-free so it can run anywhere (CLI, Pyodide); ui's Streamlit-free modules
-must import without Streamlit, numpy or pandas (training workers and tools import them)."""
+"""core must stay UI-free so it can run anywhere (CLI, Pyodide); training and ui's
+Streamlit-free modules must import without Streamlit, numpy or pandas (training workers and
+tools import them)."""
 
 import ast
 import subprocess
@@ -28,8 +29,9 @@ def test_importing_core_imports_no_ui_library():
 
 
 @pytest.mark.parametrize("module", ["core", "ui.keys", "ui.limits", "ui.display", "ui.chips",
-                                    "ui.charts", "ui.jobs",
-                                    "ui.training_worker"])
+                                    "ui.charts", "training.snapshot", "training.inputs",
+                                    "training.slots", "training.protocol", "training.manager",
+                                    "training.worker", "training.inpage"])
 def test_streamlit_free_modules_import_with_ui_libraries_blocked(module):
     code = _BLOCK + f"import {module}; print('ok')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -46,7 +48,7 @@ def test_the_blocker_really_blocks():
 
 _REPO = Path(__file__).resolve().parent.parent
 #: what the graph covers: the packages, the pages and the entry script
-_SOURCES = ("core", "ui", "pages", "app.py")
+_SOURCES = ("core", "training", "ui", "pages", "app.py")
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -145,9 +147,9 @@ def _describe(graph: dict[str, dict[str, str]], cycle: list[str]) -> str:
 
 
 def test_modules_import_each_other_without_a_circle():
-    """No import circle among core, ui, pages and app.py, counting every import: module
-    level, under ``if TYPE_CHECKING:`` (a type checker follows it, and one refactor makes it
-    real) and inside functions (it runs on the first call)."""
+    """No import circle among core, training, ui, pages and app.py, counting every import:
+    module level, under ``if TYPE_CHECKING:`` (a type checker follows it, and one refactor
+    makes it real) and inside functions (it runs on the first call)."""
     graph = import_graph(_REPO)
     cycles = import_cycles(graph)
     assert not cycles, "import circle(s):\n" + "\n".join(_describe(graph, c) for c in cycles)

@@ -1,4 +1,4 @@
-"""ui.inpage: the static build's trainer (one thread, a slice per poll) learns exactly what a
+"""training.inpage: the static build's trainer (one thread, a slice per poll) learns exactly what a
 server's worker learns, shows its progress between slices, and pauses and stops exactly."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
 from core.count import count_in_steps, count_pretokens
 from core.train import BPETrainer, train_bpe
-from ui.inpage import InPageTrainingManager
+from training.inpage import InPageTrainingManager
 
 TEXTS = ["low lower lowest newer wider", "the cat sat on the mat, naïve café ☕ 東京"]
 

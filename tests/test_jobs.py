@@ -1,4 +1,5 @@
-"""ui.jobs: the training manager (worker processes, queue, controls) and the page's pure checks."""
+"""training.manager: the training manager (worker processes, queue, controls) and the page's
+pure checks."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from core.builtin_corpus import builtin_corpus_text
 from core.errors import CorpusError
 from core.train import train_bpe
 from ui import limits
-from ui.jobs import TrainingManager
+from training.manager import TrainingManager
 
 pytestmark = pytest.mark.xdist_group("jobs")  # worker processes: keep these on one xdist worker
 
@@ -323,17 +324,17 @@ def test_env_settings(monkeypatch):
 
 
 def test_the_worker_side_never_imports_streamlit():
-    # workers run ui/training_worker.py by path: they need core alone
+    # workers run training/worker.py by path: they need core alone
     import subprocess
     import sys
     from pathlib import Path
 
-    from ui import training_worker
+    from training import worker
 
-    path = Path(training_worker.__file__).resolve()
+    path = Path(worker.__file__).resolve()
     code = (
         "import runpy, sys; runpy.run_path(sys.argv[1]);"
-        "print(sorted(m for m in ('streamlit', 'plotly', 'ui') if m in sys.modules))"
+        "print(sorted(m for m in ('streamlit', 'plotly', 'ui', 'training') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
                          text=True, check=True)

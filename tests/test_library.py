@@ -301,7 +301,7 @@ def test_a_file_changed_on_disk_is_refused(tmp_path: Path) -> None:
     ],
 )
 def test_damaged_blobs_give_a_clear_error(blob: bytes) -> None:
-    from core.library import _parse_blob
+    from core.library_json import _parse_blob
 
     with pytest.raises(LibraryError, match="saved tokenizer file x.json is damaged"):
         _parse_blob(blob, "x.json")

@@ -1,4 +1,5 @@
-"""The pure helpers of benchmarks/load_protocol.py (no server, no websocket)."""
+"""The pure helpers of benchmarks/load_protocol.py and benchmarks/load/ (no server, no
+websocket)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ _spec.loader.exec_module(lp)
 def test_doctests() -> None:
     result = doctest.testmod(lp)
     assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.parametrize("part", ["client", "reruns", "report", "runner"])
+def test_doctests_of_the_parts(part: str) -> None:
+    module = sys.modules[f"benchmarks.load.{part}"]  # imported by load_protocol.py
+    result = doctest.testmod(module)
+    assert result.failed == 0
 
 
 def test_percentile_nearest_rank() -> None:

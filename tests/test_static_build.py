@@ -39,7 +39,7 @@ CACHE = REPO / ".cache" / "stlite"
 
 # Modules the browser provides besides the stdlib and the bundle: stlite's own (streamlit and
 # its numpy/pandas) and REQUIREMENTS (checked against static.REQUIREMENTS below).
-BUNDLED = {"core", "ui"}
+BUNDLED = {"core", "training", "ui"}
 WITH_STLITE = {"streamlit", "numpy", "pandas"}
 
 
@@ -96,7 +96,7 @@ def test_bundle_files_are_the_app_and_nothing_else():
     assert any(name.startswith("core/pipeline/") for name in files)
     for name in files:
         parts = name.split("/")
-        assert parts[0] in {"app.py", "pages", "ui", "core", ".streamlit"}, name
+        assert parts[0] in {"app.py", "pages", "ui", "training", "core", ".streamlit"}, name
         assert "__pycache__" not in parts and ".venv" not in parts and "tests" not in parts, name
         assert name.endswith(".py") or name.startswith("core/data/") or name == ".streamlit/config.toml", name
 

@@ -8,7 +8,7 @@ Streamlit, and on the Streamlit the pinned stlite bundles (1.62, in a venv made 
 visitor's tab. What each run must show:
 
 - every page opens with no exception and no error;
-- a training runs in the page (``ui.inpage``) to the merges ``train_bpe`` learns, with its
+- a training runs in the page (``training.inpage``) to the merges ``train_bpe`` learns, with its
   downloads, and says there is no library; the URL carries no ``ws=``;
 - Tokenize then shows the IDs core's encode gives with that tokenizer;
 - every file of the repository the app imported or opened is in the bundle
@@ -148,7 +148,7 @@ def _check(report: dict, expected: dict) -> None:
 
     bundled = set(_load_static().bundle_files(REPO))
     used = set(report["repo_files"])
-    assert {"app.py", "ui/inpage.py", "core/train.py", "core/data/gpt2-vocab.bpe.gz",
+    assert {"app.py", "training/inpage.py", "core/train.py", "core/data/gpt2-vocab.bpe.gz",
             ".streamlit/config.toml"} <= used  # the tracing saw imports and opened files
     assert used - bundled == set(), "files the app used that app.zip lacks"
 

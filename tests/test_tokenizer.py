@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import core.tokenizer as tokmod
 from core.basics import utf8
+from core.bpe import merge
 from core.errors import PlaygroundError
 from core.pretokenize import PATTERNS, ascii_pattern, compile_pattern, last_cut, split_on_specials
 from core.tokenizer import Tokenizer
@@ -86,7 +87,7 @@ def test_long_pretoken_heap_path_matches_simple_path():
         data = bytes(rng.choice(b"ab") for _ in range(rng.randint(2, 600)))
         ids = [tok.byte_ids[b] for b in data]
         simple = list(ids)
-        # the simple loop, forced (bpe() switches to the heap above _LONG_PRETOKEN bytes)
+        # the naive loop: recompute every pair's rank after each merge
         ranks = tok.pair_ranks
         while len(simple) > 1:
             pairs = [(ranks.get((x, y), 1 << 62), k) for k, (x, y) in enumerate(zip(simple, simple[1:]))]
@@ -94,7 +95,8 @@ def test_long_pretoken_heap_path_matches_simple_path():
             if r == 1 << 62:
                 break
             simple[k : k + 2] = [tok.merged_ids[r]]
-        assert tok._bpe_heap(list(ids)) == simple
+        assert merge(list(ids), tok.pair_ranks, tok.merged_ids, heap=True) == simple
+        assert tok.bpe(data) == simple  # the list path up to 256 bytes, the heap above
 
 
 def test_ignore_merges_takes_a_whole_token_directly():

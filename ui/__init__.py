@@ -7,5 +7,6 @@ sidebar), :mod:`ui.cache` (bounded caches around core).
 Streamlit-free modules (importable without streamlit, numpy or pandas; tests check it):
 :mod:`ui.keys` (session key names), :mod:`ui.limits` (server limits and form checks),
 :mod:`ui.display` (user text as literal Markdown, merge numbers),
-:mod:`ui.chips` (HTML of token chips), :mod:`ui.jobs` (the training process manager).
+:mod:`ui.chips` (HTML of token chips). The training managers live in the top-level
+``training`` package (no Streamlit); :mod:`ui.training` holds the server's one manager.
 """

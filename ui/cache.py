@@ -209,14 +209,13 @@ def vocab_table(tok_key: str, query: str, _tok: Any, *, order: str = "ID") -> An
 
 
 def _spelling(rows: list[Any], tok: Any) -> dict[str, list[str]]:
-    """How the tokenizer's files write each token: a real model's own pieces (``▁the``,
-    ``<0x0A>``, ``##ing``), else GPT-2's byte-to-unicode form."""
-    from ui.chips import to_gpt2_str
+    """How the tokenizer's files write each token (``id_to_piece``): a real model's own
+    pieces (``▁the``, ``<0x0A>``, ``##ing``), GPT-2's byte-to-unicode form for byte-level
+    BPE."""
+    from ui.display import spelling_name
 
-    pieces = getattr(tok, "pieces", None)
-    if pieces is not None:
-        return {"in the file": [pieces.get(r.id, "") for r in rows]}
-    return {"GPT-2 form": [to_gpt2_str(r.token) for r in rows]}
+    spell = tok.id_to_piece
+    return {spelling_name(tok.capabilities.byte_level): [spell(r.id) for r in rows]}
 
 
 @st.cache_resource(max_entries=4)

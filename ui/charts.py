@@ -71,7 +71,7 @@ def hover_text(token: bytes) -> str:
 
 def training_figures(rows: Sequence[Any], base_vocab_size: int, *,
                      cursor: int | None = None) -> tuple[Any, Any]:
-    """The Train page's two charts from its merge rows (``ui.training_worker.MergeRow``:
+    """The Train page's two charts from its merge rows (``training.snapshot.MergeRow``:
     rank, count, token, pair, vocab size, seconds): the count of each new merge over its
     number (``ui.display.merge_number``), and the vocab size over time. ``cursor``: a step
     ``k`` (merges done, 0 to ``len(rows)``) marked on both, at merge k, as the Replay page

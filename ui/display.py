@@ -20,7 +20,8 @@ from typing import Any
 
 from ui.limits import readable_token
 
-__all__ = ["MERGE_NUMBERING", "code_span", "escaped", "merge_number", "merge_table"]
+__all__ = ["MERGE_NUMBERING", "code_span", "escaped", "merge_number", "merge_table",
+           "spelling_name"]
 
 #: How every page numbers merges, said once where a number is shown (a caption, a help).
 MERGE_NUMBERING = "merge 1 is the first merge learned"
@@ -106,6 +107,17 @@ def merge_number(rank: int) -> int:
     1
     """
     return rank + 1
+
+
+def spelling_name(byte_level: bool) -> str:
+    """What the pages call a token's own spelling (``id_to_piece``): GPT-2's byte form for
+    byte-level BPE (``capabilities.byte_level``), else the tokenizer's file (``▁the``,
+    ``##ing``).
+
+    >>> spelling_name(True), spelling_name(False)
+    ('GPT-2 form', 'in the file')
+    """
+    return "GPT-2 form" if byte_level else "in the file"
 
 
 def merge_table(rows: Sequence[Any]) -> list[dict[str, Any]]:

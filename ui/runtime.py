@@ -5,7 +5,8 @@ Streamlit on Pyodide, inside the visitor's browser tab. Three things a server ha
 missing there, and each page asks this module instead of finding out by crashing:
 
 - **threads and processes.** Pyodide cannot start either, so training runs in the page
-  itself, a slice at a time (:mod:`ui.inpage`), instead of in worker processes (:mod:`ui.jobs`);
+  itself, a slice at a time (:mod:`training.inpage`), instead of in worker processes
+  (:mod:`training.manager`);
 - **a disk that outlives the tab.** Files live in the tab's memory, so there is no library
   of saved tokenizers and no workspace (``ws=``): a link carries the view (preset, text, IDs),
   and a reload starts fresh;
@@ -53,7 +54,7 @@ def can_start_threads() -> bool:
 
 
 def training_in_page() -> bool:
-    """True when trainings must run in the page's own thread (:mod:`ui.inpage`): in the
+    """True when trainings must run in the page's own thread (:mod:`training.inpage`): in the
     browser, or wherever worker processes or a manager thread cannot start."""
     if in_browser():
         return True

@@ -18,14 +18,16 @@ saved tokenizers as ``lib:<ID>``. Session-only tokenizers cannot be linked until
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from ui import keys
+
+if TYPE_CHECKING:
+    from core.interface import TokenizerInterface
 
 # ---------------------------------------------------------------------------------------------
 # Built-in tokenizer labels (not per-user: constants)
@@ -59,34 +61,15 @@ def init_session() -> None:
 # Tokenizers of this session
 
 
-def fingerprint(tok: Any) -> str:
-    """A short content hash of a tokenizer (vocab, merges, specials, pattern): the cache key for
-    everything computed from it, so two users' "my tokenizer" never share cached results."""
-    h = hashlib.sha256()
-    h.update(repr(type(tok).__name__).encode())
-    h.update(repr(getattr(tok, "pattern", "")).encode())
-    h.update(repr(sorted(getattr(tok, "special_tokens", None) or [])).encode())
-    source = getattr(tok, "source_sha256", "")
-    if source:  # a real model's pipeline: its file says everything
-        h.update(source.encode())
-        return h.hexdigest()[:16]
-    vocab = getattr(tok, "vocab", None) or {}
-    for i in sorted(vocab):
-        h.update(i.to_bytes(8, "little", signed=True))
-        tok_bytes = vocab[i]
-        h.update(len(tok_bytes).to_bytes(4, "little") + tok_bytes)
-    if getattr(tok, "by_rank", False):
-        h.update(b"by rank")  # the vocab is the ranks: deriving merges would add nothing
-    else:
-        for a, b in getattr(tok, "merges", None) or []:
-            h.update(len(a).to_bytes(4, "little") + a + len(b).to_bytes(4, "little") + b)
-    template = getattr(tok, "template", None)
-    if template:
-        h.update(repr(template).encode())
-    return h.hexdigest()[:16]
+def fingerprint(tok: TokenizerInterface) -> str:
+    """The tokenizer's own content hash (``tok.fingerprint()``: vocab, merges, specials,
+    pattern, template, every pipeline stage): the cache key for everything computed from
+    it, so two users' "my tokenizer" never share cached results, nor do two pipelines that
+    differ by a normalizer alone."""
+    return tok.fingerprint()
 
 
-def register_tokenizer(label: str, tok: Any, *, source: str,
+def register_tokenizer(label: str, tok: TokenizerInterface, *, source: str,
                        meta: dict[str, Any] | None = None) -> str:
     """Add a trained or uploaded tokenizer to this session and return its (unique) label.
 
@@ -220,9 +203,9 @@ def remember_saved(label: str, entry_id: str) -> None:
         st.session_state.setdefault(_SAVED, {})[own["fingerprint"]] = entry_id
 
 
-def get_tokenizer(label: str) -> Any:
-    """The tokenizer behind a label: a ``core.Tokenizer`` or a baseline with the same
-    ``encode`` / ``decode`` interface.
+def get_tokenizer(label: str) -> TokenizerInterface:
+    """The tokenizer behind a label: any ``core.TokenizerInterface`` (a ``core.Tokenizer``, a
+    pipeline, a baseline); what else it can do, pages ask its ``capabilities``.
 
     Raises ``KeyError`` for an unknown label and ``core.PlaygroundError`` when a preset or
     baseline cannot be built; pages show
@@ -298,22 +281,6 @@ def set_value(key: str, new: Any) -> None:
     st.session_state[key] = new
 
 
-def is_byte_level(tok: Any) -> bool:
-    """True for a tokenizer with details (chips, merge traces, vocab bytes): a
-    ``core.Tokenizer`` or a real model's ``PipelineTokenizer``; False for the word- and
-    char-level baselines, which only encode and decode."""
-    return hasattr(tok, "encode_details") and hasattr(tok, "merges")
-
-
-def can_save(tok: Any) -> bool:
-    """True when the library (vocab + merges + pattern) and the merge-list formats hold the
-    tokenizer exactly: a ``core.Tokenizer`` with a merge list. A rank-mode one (Llama 3)
-    or a pipeline (SentencePiece, WordPiece) keeps its own file instead."""
-    from core.tokenizer import Tokenizer
-
-    return isinstance(tok, Tokenizer) and not tok.by_rank
-
-
 #: The text pages start with: English, code, whitespace runs, an emoji, CJK.
 SAMPLE_TEXT = (
     "Tokenizers turn text into numbers. Byte-level BPE never needs an <|unk|>:\n"
@@ -321,10 +288,3 @@ SAMPLE_TEXT = (
     "Emoji 🧩 and 日本語 split into bytes."
 )
 
-
-def fingerprint_of(tok: Any) -> str:
-    """:func:`fingerprint`, remembered on a session tokenizer so it is computed once."""
-    for entry in session_tokenizers().values():
-        if entry["tok"] is tok:
-            return entry["fingerprint"]
-    return fingerprint(tok)

@@ -1,43 +1,49 @@
 """The server's training manager, and the sidebar line every page shows while a training runs.
 
-The manager (``ui.jobs.TrainingManager``) is one per server process, deliberately shared:
-jobs are keyed by unguessable IDs and each session knows only its own (``keys.TRAIN_JOB``).
+The manager (``training.manager.TrainingManager``, or in the browser
+``training.inpage.InPageTrainingManager``: both a ``training.protocol.Manager``) is one per
+server process, deliberately shared: jobs are keyed by unguessable IDs and each session knows
+only its own (``keys.TRAIN_JOB``).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui import jobs, keys, limits
+from training.protocol import Manager
+from training.snapshot import JobSnapshot
+from ui import keys, limits
 
 #: How often the sidebar line refreshes while a training runs (seconds).
 SIDEBAR_POLL_SECONDS = 1.0
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
-def training_manager() -> jobs.TrainingManager:
+def training_manager() -> Manager:
     """One manager per server process; its queue enforces the concurrency limit. In the
     browser (the static build) trainings run in the page instead, a slice per poll
-    (``ui.inpage``): same methods, same snapshots."""
+    (``training.inpage``): same methods, same snapshots."""
     import os
 
     from ui import cache, runtime
 
     if runtime.training_in_page():
-        from ui.inpage import InPageTrainingManager
+        from training.inpage import InPageTrainingManager
 
-        return InPageTrainingManager()  # type: ignore[return-value]  # the same interface
+        return InPageTrainingManager()
+
+    from training.manager import TrainingManager
 
     # the slots live in the library folder, which every server process on the host shares
     # (make serve WORKERS=N): the limit on trainings holds across all of them
-    manager = jobs.TrainingManager(max_concurrent=limits.max_concurrent_trainings(),
-                                   memory_mb=limits.train_memory_mb(),
-                                   slots_dir=os.path.join(cache.library_root(), "training-slots"))
+    manager = TrainingManager(max_concurrent=limits.max_concurrent_trainings(),
+                              memory_mb=limits.train_memory_mb(),
+                              slots_dir=os.path.join(cache.library_root(), "training-slots"))
     manager.warm_up()
     return manager
 
 
-def session_job() -> jobs.JobSnapshot | None:
+def session_job() -> JobSnapshot | None:
     """This session's current training, or None (none started, or no longer on the server)."""
     job_id = st.session_state.get(keys.TRAIN_JOB)
     if job_id is None:
@@ -48,10 +54,9 @@ def session_job() -> jobs.JobSnapshot | None:
         return None
 
 
-def status_line(snap: jobs.JobSnapshot) -> tuple[str, float]:
+def status_line(snap: JobSnapshot) -> tuple[str, float]:
     """What the sidebar says about a training, and how far it is (0..1).
 
-    >>> from ui.jobs import JobSnapshot
     >>> snap = JobSnapshot("j", "training", None, 300, ("<|endoftext|>",), "gpt2", "x", 10,
     ...                    ((0, 5, b"ab", (b"a", b"b"), 258, 0.1),), None, None, None, None, (), None)
     >>> status_line(snap)
@@ -91,7 +96,7 @@ def _live_status() -> None:
     _draw(snap)
 
 
-def _draw(snap: jobs.JobSnapshot) -> None:
+def _draw(snap: JobSnapshot) -> None:
     from streamlit.errors import StreamlitAPIException
 
     with st.container(key="ui-training-status"):

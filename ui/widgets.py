@@ -3,11 +3,14 @@ and error display. Each one reads and writes only ``st.session_state`` (via ``ui
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from ui import cache, display, limits, runtime, site, state, workspace
+
+if TYPE_CHECKING:
+    from core.interface import TokenizerInterface
 
 #: File types the tokenizer loader accepts (core.formats tells the format from the content).
 TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt", "model",
@@ -59,7 +62,8 @@ def use_builtin_tokenizer() -> str:
     return label
 
 
-def load_tokenizer(label: str | None, *, fallback: bool = True) -> tuple[str, Any] | None:
+def load_tokenizer(label: str | None, *,
+                   fallback: bool = True) -> tuple[str, TokenizerInterface] | None:
     """``(label, tokenizer)`` for ``label``, so a page never opens on an error.
 
     When it cannot be loaded, one line says why; with ``fallback`` the page goes on with the
@@ -189,7 +193,7 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
             return None
         show_error(err, what="Could not load these files")
         return None
-    name = getattr(tok, "name", "") or " + ".join(sorted(files))
+    name = tok.name or " + ".join(sorted(files))
     new_label = state.register_tokenizer(name, tok, source="uploaded " + ", ".join(sorted(files)))
     workspace.remember_files(new_label, files, **options)
     state.set_active(new_label)
@@ -237,11 +241,10 @@ def sidebar(page: str = "") -> None:
             own = state.session_tokenizers().get(active)
             size = ""
             if own is not None:
-                n = getattr(own["tok"], "n_vocab", None) or len(getattr(own["tok"], "vocab", {}))
-                size = f" · {n:,} tokens"
+                size = f" · {own['tok'].n_vocab:,} tokens"
             st.markdown(display.code_span(active))  # a label is user text (file names)
             st.caption(display.escaped(state.describe(active) + size))
-            if own is not None and state.can_save(own["tok"]) and runtime.keeps_work():
+            if own is not None and own["tok"].capabilities.save and runtime.keeps_work():
                 if state.saved_id(active) is None:
                     with st.expander("Save to library", icon="📚"):
                         save_to_library(active, key="ui.sidebar_save")
@@ -267,6 +270,11 @@ def save_to_library(label: str, *, key: str) -> str | None:
                    icon="📚")
         return saved
     tok = own["tok"]
+    if not tok.capabilities.save:  # (a link's popover offers every unsaved tokenizer)
+        st.caption(f"The library keeps a vocabulary, a merge list, special tokens and a "
+                   f"pattern: not all of this {display.escaped(tok.kind)} tokenizer (its "
+                   "model, ranks, template or settings). Share the file you loaded instead.")
+        return None
     meta = own.get("meta") or {}
     name = st.text_input("Name", value=label, key=key + ".name", max_chars=200,
                          help="Shown in every teammate's tokenizer pickers.")
@@ -296,21 +304,23 @@ def save_to_library(label: str, *, key: str) -> str | None:
     return entry.id  # pragma: no cover - st.rerun() does not return
 
 
-def export_buttons(tok: Any, *, key: str, cache_key: str | None = None) -> None:
+def export_buttons(tok: TokenizerInterface, *, key: str, cache_key: str | None = None) -> None:
     """Download buttons for every format core can write (``core.formats.export_all``), and one
     warning per format it could not write (which file is missing and why).
 
     ``cache_key`` names the tokenizer's content (``ui.state.tokenizer_key``) when the page
-    has it: hashing a 50k-token vocab again on every run costs a live-typing page ~0.1 s."""
-    if not state.is_byte_level(tok):
+    has it; else its own fingerprint does (computed once per tokenizer)."""
+    caps = tok.capabilities
+    if not caps.details:
         st.info("Export is available for byte-level BPE tokenizers.")
         return
-    if not hasattr(tok, "by_rank"):
-        st.info(f"A {getattr(tok, 'kind', 'pipeline')} tokenizer keeps its own file format: "
+    if not caps.export:
+        # (a kind may quote the file: "BPE (end-of-word suffix '</w>')")
+        st.info(f"A {display.escaped(tok.kind)} tokenizer keeps its own file format: "
                 "the file you loaded is the one to share.")
         return
     try:
-        files, failures = _export(cache_key or state.fingerprint_of(tok), tok)
+        files, failures = _export(cache_key or tok.fingerprint(), tok)
     except Exception as err:  # noqa: BLE001
         show_error(err, what="Cannot export")
         return

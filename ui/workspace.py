@@ -145,12 +145,13 @@ def remember_corpus(name: str, files: list[tuple[str, str]]) -> dict[str, Any]:
 
 
 def record_snapshot(tok: Any | None) -> Any | None:
-    """The last finished training as a ``ui.jobs.JobSnapshot`` (for the Train page after a
-    reload, when the job itself is no longer in this server process), or None."""
+    """The last finished training as a ``training.snapshot.JobSnapshot`` (for the Train page after a
+    reload, when the job itself is no longer in this server process), or None. ``tok``: the
+    ``core.Tokenizer`` it made, when the session still has it."""
     record = st.session_state.get(keys.TRAIN_RECORD)
     if not record:
         return None
-    from ui.jobs import JobSnapshot
+    from training.snapshot import JobSnapshot
 
     rows = state.training_rows(record["label"]) if record.get("label") else None
     if rows is None and record.get("rows"):
@@ -163,7 +164,7 @@ def record_snapshot(tok: Any | None) -> Any | None:
         vocab_size=record["vocab_size"], special_tokens=tuple(record["special_tokens"]),
         pattern=record["pattern"], corpus_name=record["corpus_name"],
         corpus_bytes=record["corpus_bytes"], rows=tuple(rows or ()), count_progress=None,
-        vocab=getattr(tok, "vocab", None), merges=getattr(tok, "merges", None),
+        vocab=None if tok is None else tok.vocab, merges=None if tok is None else tok.merges,
         stop_reason=record.get("stop_reason"), messages=tuple(record.get("messages") or ()),
         error=record.get("error"), corpus_stats=dict(record.get("corpus_stats") or {}),
         started_at=0.0, finished_at=float(record.get("elapsed") or 0.0),
@@ -184,7 +185,7 @@ def manifest() -> dict[str, Any] | None:
                   if k in ("corpus_name", "corpus_size")}}
         for label, entry in own.items() if label in recipes
     ][-_MAX_TOKENIZERS:]
-    from ui.jobs import TERMINAL
+    from training.snapshot import TERMINAL
     from ui.training import training_manager
 
     # subtle: every page run calls this (save()); a status, not a snapshot, which copies

@@ -24,12 +24,11 @@ word, a ``vocab`` (token string -> ID) and ``id_to_token``.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise, repeat
 from typing import Any
 
+from core.bpe import merge, merge_steps
 from core.errors import FormatError, PlaygroundError
 
 __all__ = [
@@ -52,8 +51,6 @@ DEFAULT_CACHE_SIZE = 1 << 16
 #: SentencePiece-style tokenizer with no pre-tokenizer sends whole lines here, and those
 #: rarely repeat.
 _MAX_CACHED_WORD = 256
-_NOT_A_PAIR = 1 << 62  # rank of a pair that has no merge; larger than any real rank
-_LONG_WORD = 128  # symbols; above this BPE uses a heap (n log n) instead of rescans
 
 
 Model = Any  # BPEModel | WordPieceModel | WordLevelModel, or any object with tokenize()
@@ -242,10 +239,9 @@ class BPEModel:
 
     def _tokenize_word(self, word: str) -> tuple[Token, ...]:
         ids, spans = self._symbols(word)
-        if len(ids) > _LONG_WORD:
-            ids, spans = self._merge_heap(ids, spans)
-        else:
-            ids, spans = self._merge_list(ids, spans)
+        # lowest rank first, leftmost on ties: the order of Hugging Face's heap of (rank,
+        # position) (its stale entries are skipped, so the pair joined is always a current one)
+        ids = merge(ids, self._ranks, self._merged, spans=spans)
         return tuple((i, s, e) for i, (s, e) in zip(ids, spans))
 
     def _symbols(self, word: str) -> tuple[list[int], list[tuple[int, int]]]:
@@ -298,80 +294,6 @@ class BPEModel:
             spans.append((unk[1], unk[2]))
         return ids, spans
 
-    def _merge_list(
-        self, ids: list[int], spans: list[tuple[int, int]]
-    ) -> tuple[list[int], list[tuple[int, int]]]:
-        """Merge the lowest-ranked adjacent pair (the leftmost on ties) until none has a
-        merge: the order of Hugging Face's heap of ``(rank, position)`` (its stale entries
-        are skipped, so the pair merged is always a current one)."""
-        get = self._ranks.get
-        merged = self._merged
-        # ranks[k]: the rank of the pair (ids[k], ids[k + 1]); a merge at i changes only
-        # its two neighbours, so the list is patched rather than rebuilt.
-        ranks = list(map(get, pairwise(ids), repeat(_NOT_A_PAIR)))
-        while ranks:
-            rank = min(ranks)
-            if rank == _NOT_A_PAIR:
-                break
-            i = ranks.index(rank)
-            new_id = merged[rank]
-            ids[i] = new_id
-            del ids[i + 1]
-            spans[i] = (spans[i][0], spans[i + 1][1])
-            del spans[i + 1]
-            del ranks[i]
-            if i:
-                ranks[i - 1] = get((ids[i - 1], new_id), _NOT_A_PAIR)
-            if i < len(ranks):
-                ranks[i] = get((new_id, ids[i + 1]), _NOT_A_PAIR)
-        return ids, spans
-
-    def _merge_heap(
-        self, ids: list[int], spans: list[tuple[int, int]]
-    ) -> tuple[list[int], list[tuple[int, int]]]:
-        """Same result as :meth:`_merge_list` in O(n log n), for long words (a whole line
-        when there is no pre-tokenizer): Hugging Face's own scheme, a linked list of parts
-        and a heap of ``(rank, position)`` candidates."""
-        n = len(ids)
-        get = self._ranks.get
-        merged = self._merged
-        nxt = list(range(1, n + 1))
-        prv = list(range(-1, n - 1))
-        alive = [True] * n
-        starts = [s for s, _ in spans]
-        ends = [e for _, e in spans]
-        heap = []
-        for i in range(n - 1):
-            r = get((ids[i], ids[i + 1]), _NOT_A_PAIR)
-            if r != _NOT_A_PAIR:
-                heap.append((r, i, ids[i], ids[i + 1]))
-        heapq.heapify(heap)
-        while heap:
-            r, i, a, b = heapq.heappop(heap)
-            j = nxt[i]
-            # subtle: an entry goes stale when a neighbour merges; it is still good
-            # exactly when the same two IDs are still adjacent at i.
-            if not alive[i] or j >= n or ids[i] != a or ids[j] != b:
-                continue
-            ids[i] = merged[r]
-            ends[i] = ends[j]
-            alive[j] = False
-            nxt[i] = nxt[j]
-            if nxt[j] < n:
-                prv[nxt[j]] = i
-            p = prv[i]
-            if p >= 0:
-                pr = get((ids[p], ids[i]), _NOT_A_PAIR)
-                if pr != _NOT_A_PAIR:
-                    heapq.heappush(heap, (pr, p, ids[p], ids[i]))
-            q = nxt[i]
-            if q < n:
-                qr = get((ids[i], ids[q]), _NOT_A_PAIR)
-                if qr != _NOT_A_PAIR:
-                    heapq.heappush(heap, (qr, i, ids[i], ids[q]))
-        keep = [i for i in range(n) if alive[i]]
-        return [ids[i] for i in keep], [(starts[i], ends[i]) for i in keep]
-
     # -- explaining -----------------------------------------------------------------------
 
     def trace(self, text: str) -> list[BPEStep]:
@@ -387,25 +309,18 @@ class BPEModel:
             return []
         ids, _ = self._symbols(text)
         name = self._id_to_token.get
-        get = self._ranks.get
         steps: list[BPEStep] = []
-        while len(ids) > 1:
-            ranks = [get(pair, _NOT_A_PAIR) for pair in pairwise(ids)]
-            rank = min(ranks)
-            if rank == _NOT_A_PAIR:
-                break
-            i = ranks.index(rank)
-            before = tuple(name(t, "") for t in ids)
-            ids[i : i + 2] = [self._merged[rank]]
+        for i, rank, ids_before, ids_after in merge_steps(ids, self._ranks, self._merged):
+            before = tuple(name(t, "") for t in ids_before)
             steps.append(
                 BPEStep(
                     rank=rank,
                     left=before[i],
                     right=before[i + 1],
-                    merged=name(ids[i], ""),
+                    merged=name(ids_after[i], ""),
                     position=i,
                     before=before,
-                    after=tuple(name(t, "") for t in ids),
+                    after=tuple(name(t, "") for t in ids_after),
                 )
             )
         return steps

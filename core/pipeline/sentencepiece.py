@@ -22,13 +22,13 @@ Unigram, WORD and CHAR models are refused with a :class:`FormatError` naming the
 
 from __future__ import annotations
 
-import heapq
+import operator
 import re
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 
+from core.bpe import merge, merge_steps
 from core.errors import FormatError
 from core.pipeline.models import BPEStep
 from core.pipeline.piece import Piece, Span
@@ -324,12 +324,15 @@ class SentencePieceNormalizer:
 
 # ─── the model ──────────────────────────────────────────────────────────────────────────
 
-# Words longer than this are cut further at character pairs that no piece contains; words
-# up to this long (without user-defined pieces) go through the simple loop, the others
-# through the heap, as bpe_model.cc does.
+# Words longer than this are cut further at character pairs that no piece contains.
 _LONG = 64
 _CACHE_MAX = 200_000
-_NO_PIECE = float("-inf")
+
+
+class _UserPiece(str):
+    """A user-defined piece in a text: cut out whole first, never joined further."""
+
+    __slots__ = ()
 
 
 class SentencePieceBPE:
@@ -369,10 +372,19 @@ class SentencePieceBPE:
         #: token -> ID as SentencePiece's PieceToId answers (reserved pieces first, should
         #: a file spell two pieces alike; a checked file does not)
         self.vocab: dict[str, int] = {**normal, **reserved}
-        self._merge_score = {s: self.scores[i] for s, i in normal.items()}
-        # the simple loop marks "no piece" with -inf: only exact if no piece scores -inf
-        # (or NaN, which SentencePiece's comparisons would not order either)
-        self._simple_ok = all(sc > _NO_PIECE for sc in self._merge_score.values())
+        # core.bpe.merge joins the lowest rank first. A piece's rank is the place of its
+        # score among the distinct scores, best first (equal scores, equal ranks; -inf
+        # last): small ints, which compare fast with merge's NO_MERGE where floats do not.
+        # A NaN score has no place (SentencePiece's comparisons do not order it either):
+        # then the rank is minus the score, on merge's heap path, which orders any floats.
+        scores = {s: self.scores[i] for s, i in normal.items()}
+        self._heap_only = any(sc != sc for sc in scores.values())
+        if self._heap_only:
+            self._merge_rank: dict[str, float] = {s: -sc for s, sc in scores.items()}
+        else:
+            place = {sc: k for k, sc in enumerate(sorted(set(scores.values()), reverse=True))}
+            self._merge_rank = {s: place[sc] for s, sc in scores.items()}
+        self._unused = frozenset(s for s, i in normal.items() if self.types[i] == UNUSED)
         self._byte_ids = [reserved.get(_byte_piece(b), self.unk_id) for b in range(256)]
         user = [p.piece for p in self.pieces if p.type == USER_DEFINED]
         self._matcher = _PrefixMatcher(user)
@@ -407,8 +419,8 @@ class SentencePieceBPE:
         if self._has_unused:
             # An UNUSED piece is split back with the pair last seen forming it anywhere in
             # the text (bpe_model.cc's rev_merge), so words are not independent: no cuts.
-            symbols, rev = self._bpe_heap(text)
-            out = self._finish(symbols, rev)
+            rev: dict[str, tuple[str, str]] = {}
+            out = self._finish(self._bpe(text, rev), rev)
         else:
             out = []
             cache = self._cache
@@ -486,77 +498,39 @@ class SentencePieceBPE:
     # -- BPE on one word --
 
     def _word(self, word: str) -> tuple[tuple[int, int, int], ...]:
-        if (
-            len(word) <= _LONG
-            and self._simple_ok
-            and not (self._user_first and not self._user_first.isdisjoint(word))
-        ):
-            symbols = self._bpe_simple(word)
+        return tuple(self._finish(self._bpe(word), {}))
+
+    def _bpe(self, text: str, rev: dict[str, tuple[str, str]] | None = None) -> list[str]:
+        """bpe_model.cc's SampleEncode (without dropout) through :func:`core.bpe.merge`:
+        user-defined pieces cut out first (longest match), then the adjacent pair forming
+        the best-scored piece joins first, leftmost on ties (the order of its heap of
+        candidates: best score, then smallest left index, stale entries skipped). ``rev``
+        gets its ``rev_merge``: each UNUSED piece -> the pair last pushed forming it."""
+        if rev is None and (not self._user_first or self._user_first.isdisjoint(text)):
+            parts, key = list(text), operator.add  # the common case: plain characters
         else:
-            symbols, _ = self._bpe_heap(word)
-        return tuple(self._finish(symbols, {}))
+            chunks = self._matcher.split(text)
+            parts = [_UserPiece(c) if user else c for c, user in chunks]
+            key = self._pair_key(rev)
+        return merge(parts, self._merge_rank, key=key, heap=self._heap_only)
 
-    def _bpe_simple(self, word: str) -> list[str]:
-        """The adjacent pair forming the best-scored piece merges first, leftmost on ties
-        (``list.index`` finds the first maximum)."""
-        get = self._merge_score.get
-        syms = list(word)
-        scores = [get(a + b, _NO_PIECE) for a, b in pairwise(syms)]
-        while scores:
-            best = max(scores)
-            if best == _NO_PIECE:
-                break
-            at = scores.index(best)
-            merged = syms[at] + syms[at + 1]
-            syms[at : at + 2] = [merged]
-            del scores[at]
-            if at > 0:
-                scores[at - 1] = get(syms[at - 1] + merged, _NO_PIECE)
-            if at < len(scores):
-                scores[at] = get(merged + syms[at + 1], _NO_PIECE)
-        return syms
+    def _pair_key(
+        self, rev: dict[str, tuple[str, str]] | None
+    ) -> Callable[[str, str], str | None]:
+        """The key of two adjacent parts in ``_merge_rank``; None (no key) if one of them is
+        a user-defined piece. With ``rev``, note each UNUSED piece a pair forms: merge asks
+        about pairs in the order bpe_model.cc pushes them (core.bpe.merge's subtle note)."""
+        unused = self._unused
 
-    def _bpe_heap(self, text: str) -> tuple[list[str], dict[str, tuple[str, str]]]:
-        """bpe_model.cc's SampleEncode (without dropout), step for step: a priority queue
-        of candidate pairs (best score, then smallest left index), stale entries skipped,
-        and ``rev_merge`` (UNUSED piece -> the pair last pushed forming it)."""
-        score_of = self._merge_score
-        chunks = self._matcher.split(text)
-        piece = [c for c, _ in chunks]
-        frozen = [f for _, f in chunks]
-        n = len(piece)
-        nxt = list(range(1, n)) + [-1]
-        prv = list(range(-1, n - 1))
-        agenda: list[tuple[float, int, int, int]] = []
-        rev: dict[str, tuple[str, str]] = {}
-        unused = self._has_unused
+        def key(left: str, right: str) -> str | None:
+            if type(left) is _UserPiece or type(right) is _UserPiece:
+                return None
+            joined = left + right
+            if rev is not None and joined in unused:
+                rev[joined] = (left, right)
+            return joined
 
-        def push(left: int, right: int) -> None:
-            if left < 0 or right < 0 or frozen[left] or frozen[right]:
-                return
-            merged = piece[left] + piece[right]
-            score = score_of.get(merged)
-            if score is None:
-                return
-            heapq.heappush(agenda, (-score, left, right, len(merged)))
-            if unused and self.types[self._normal[merged]] == UNUSED:
-                rev[merged] = (piece[left], piece[right])
-
-        for i in range(1, n):
-            push(i - 1, i)
-        while agenda:
-            _, left, right, size = heapq.heappop(agenda)
-            a, b = piece[left], piece[right]
-            if not a or not b or len(a) + len(b) != size:
-                continue  # stale: one side was merged since
-            piece[left] = a + b
-            piece[right] = ""
-            nxt[left] = nxt[right]
-            if nxt[right] >= 0:
-                prv[nxt[right]] = left
-            push(prv[left], left)
-            push(left, nxt[left])
-        return [p for p in piece if p], rev
+        return key
 
     def _finish(
         self, symbols: list[str], rev: dict[str, tuple[str, str]]
@@ -621,28 +595,16 @@ class SentencePieceBPE:
         >>> [(s.merged, s.position, s.after) for s in m.trace("abab")]
         [('ab', 0, ('ab', 'a', 'b')), ('ab', 1, ('ab', 'ab'))]
         """
-        chunks = self._matcher.split(text)
-        syms = [c for c, _ in chunks]
-        frozen = [f for _, f in chunks]
-        get = self._merge_score.get
+        parts = [_UserPiece(c) if user else c for c, user in self._matcher.split(text)]
+        joins = merge_steps(parts, self._merge_rank, key=self._pair_key(None), heap=self._heap_only)
         steps: list[BPEStep] = []
-        while True:
-            best, at = None, -1
-            for i in range(len(syms) - 1):
-                if frozen[i] or frozen[i + 1]:
-                    continue
-                sc = get(syms[i] + syms[i + 1])
-                if sc is not None and (best is None or sc > best):
-                    best, at = sc, i
-            if at < 0:
-                return steps
-            before = tuple(syms)
-            merged = syms[at] + syms[at + 1]
-            syms[at : at + 2] = [merged]
-            del frozen[at + 1]
+        for at, _, parts_before, parts_after in joins:
+            before = tuple(map(str, parts_before))  # (plain strings: no _UserPiece shown)
+            merged = parts_after[at]
             steps.append(BPEStep(rank=self._normal[merged], left=before[at],
                                  right=before[at + 1], merged=merged, position=at,
-                                 before=before, after=tuple(syms)))  # fmt: skip
+                                 before=before, after=tuple(map(str, parts_after))))  # fmt: skip
+        return steps
 
 
 def _cut_regex(normal: dict[str, int]) -> re.Pattern[str] | None:
@@ -710,6 +672,9 @@ class SentencePieceDecoder:
     ) -> None:
         # a piece the file does not have is "unknown" to PieceToId (and decoded as is)
         self._default = NORMAL if piece_type is None else UNKNOWN
+        #: the type of a piece the table lacks; public, as every setting that changes the
+        #: output is, so that core.fingerprint sees it
+        self.default_type = self._default
         if piece_type is None:
             piece_type = {c: CONTROL for c in control}
             piece_type[unk_piece] = UNKNOWN

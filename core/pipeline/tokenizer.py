@@ -36,6 +36,8 @@ from core.basics import check_id
 from core.bytes_unicode import from_gpt2_str, unicode_to_bytes
 from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
 from core.errors import PlaygroundError
+from core.fingerprint import fingerprint_of
+from core.interface import Capabilities
 from core.pipeline import details
 from core.pipeline.decoders import decode_tokens
 from core.pipeline.normalizers import code_points
@@ -395,6 +397,45 @@ class PipelineTokenizer:
     def merge_tree(self, token_id: int) -> MergeNode:
         """How the model's merges build token ``token_id``."""
         return details.merge_tree(self, token_id)
+
+    # ------------------------------------------------------------------------------------
+    # The door every tokenizer shares (core.interface.TokenizerInterface)
+    # ------------------------------------------------------------------------------------
+
+    #: Details for the pages; no replay, export or library: the file is the format.
+    capabilities = Capabilities(details=True)
+    #: Not given yet: Compare counts the baselines' unknown tokens only (a WordPiece
+    #: [UNK] is not counted), as before the interface existed.
+    unk_id: int | None = None
+    _fingerprint: str | None = None  # computed on first use
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The token as the file spells it (``"▁the"``, ``"##ing"``, an added token's
+        content); ``""`` for an ID outside the vocabulary."""
+        return self.pieces.get(token_id, "")
+
+    def fingerprint(self) -> str:
+        """A content hash of every stage's configuration (normalizer, pre-tokenizer, model
+        with its vocab and merges or scores, template, decoder) and the added and special
+        tokens: two pipelines that differ by a normalizer alone differ. A pipeline built
+        in code has one as well as one read from a file. Computed once, on first use
+        (loaders finish setting the template and special tokens before).
+
+        >>> from core.pipeline.models import WordLevelModel
+        >>> from core.pipeline.normalizers import Lowercase
+        >>> vocab = {"<unk>": 0, "hi": 1}
+        >>> plain = PipelineTokenizer(model=WordLevelModel(vocab))
+        >>> lower = PipelineTokenizer(model=WordLevelModel(vocab), normalizer=Lowercase())
+        >>> plain.fingerprint() == lower.fingerprint()
+        False
+        """
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint_of(
+                "PipelineTokenizer", self.normalizer, self.pre_tokenizer, self.model,
+                self.template, self.decoder, self._added, self._added_ids,
+                self.special_token_ids,
+            )  # fmt: skip
+        return self._fingerprint
 
     def __repr__(self) -> str:
         return (

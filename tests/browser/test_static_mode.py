@@ -1,5 +1,5 @@
 """The static build's Train page in a real browser: training runs in the page, a slice per
-poll (``ui.inpage``), with its progress shown while it runs, an exact Pause and Stop, the
+poll (``training.inpage``), with its progress shown while it runs, an exact Pause and Stop, the
 downloads, and the note that nothing is kept on a server.
 
 stlite itself cannot load offline (Pyodide's packages come from its CDN), so the server runs

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core import bpe
 from core.builtin_corpus import builtin_corpus_text
 from core.errors import FormatError, PlaygroundError
 from core.pipeline.models import (
@@ -319,12 +320,17 @@ def test_byte_fallback_lands_before_a_pending_unknown_token() -> None:
     assert [t[0] for t in ours.tokenize("éAé")] == [3, 0]
 
 
-def test_heap_and_list_merges_agree() -> None:
+def test_heap_and_list_merges_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     ours, oracle = both(TINY, [("b", "c"), ("a", "b"), ("a", "bc")])
     word = "abcabcbcababcc" * 40  # longer than the list path takes
     check_word(ours, oracle, word)
-    ids, spans = ours._symbols(word)
-    assert ours._merge_heap(list(ids), list(spans)) == ours._merge_list(ids, spans)
+    ids, _ = ours._symbols(word)
+    monkeypatch.setattr(bpe, "_LONG", len(ids))  # the list path, however long the word
+    runs = []
+    for heap in (True, False):
+        log: list[tuple[int, int, int]] = []
+        runs.append((bpe.merge(list(ids), ours._ranks, ours._merged, log=log, heap=heap), log))
+    assert runs[0] == runs[1]
 
 
 def test_trace_replays_tokenize() -> None:

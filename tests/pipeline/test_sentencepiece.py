@@ -23,12 +23,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.bpe import merge
 from core.errors import FormatError
 from core.pipeline.piece import Piece
 from core.pipeline.sentencepiece import (
     SentencePieceBPE,
     SentencePieceDecoder,
     SentencePieceNormalizer,
+    _UserPiece,
     load_sentencepiece_model,
     looks_like_sentencepiece,
     sentencepiece_tokenizer,
@@ -449,8 +451,8 @@ def test_piece_spelled_like_a_reserved_one_is_refused() -> None:
 
 def _uncut(model: SentencePieceBPE, text: str) -> list[tuple[int, int, int]]:
     """SentencePiece's BPE over the whole text, no cuts, no cache (bpe_model.cc as is)."""
-    symbols, rev = model._bpe_heap(text)
-    out = model._finish(symbols, rev)
+    rev: dict[str, tuple[str, str]] = {}
+    out = model._finish(model._bpe(text, rev), rev)
     return out if model.byte_fallback else model._merge_unknown(out)
 
 
@@ -489,12 +491,17 @@ def test_cuts_happen_where_the_proof_allows() -> None:
 @pytest.mark.parametrize("name", [MISTRAL[0], "user-defined"])
 @settings(max_examples=200, deadline=None)
 @given(word=TEXTS)
-def test_simple_and_heap_bpe_agree(name: str, word: str) -> None:
+def test_list_and_heap_bpe_agree(name: str, word: str) -> None:
     model = _loaded(name).model
-    word = word.replace(" ", "▁")
-    if model._user_first & set(word):
-        return  # the simple loop is only used on words without user-defined pieces
-    assert model._bpe_simple(word) == model._bpe_heap(word)[0]
+    word = word.replace(" ", "▁")  # (short words: core.bpe.merge takes its list path)
+    parts = [_UserPiece(c) if user else c for c, user in model._matcher.split(word)]
+    runs = []
+    for heap in (False, True):
+        rev: dict[str, tuple[str, str]] = {}
+        log: list[tuple[int, int, float]] = []
+        key = model._pair_key(rev)
+        runs.append((merge(list(parts), model._merge_rank, key=key, log=log, heap=heap), rev, log))
+    assert runs[0] == runs[1]
 
 
 # ─── spans, trace, vocab ────────────────────────────────────────────────────────────────

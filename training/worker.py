@@ -4,9 +4,10 @@ A worker is started idle (:func:`spawn_worker`): it imports core and warms up, t
 one job spec on its control pipe, trains with ``core.train.BPETrainer`` and streams batched
 events back (``("status", s)``, ``("count", fraction)``, ``("merges", rows)``, then ``("done",
 vocab, merges, stop_reason, messages, stats)`` or ``("error", message)``), and exits. The
-manager (:mod:`ui.jobs`) pauses and stops it through two events.
+manager (:mod:`training.manager`) pauses and stops it through two events.
 
-The worker runs this file by path, so it imports nothing but core and the standard library.
+The worker runs this file by path, so it imports nothing but core and the standard library
+(``MergeRow`` is read from :mod:`training.snapshot` by type checkers only).
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ import signal
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.processes import plain_main
 
-__all__ = ["MergeRow", "Worker", "death_message", "spawn_worker"]
+if TYPE_CHECKING:  # never at run time: a worker imports core alone
+    from training.snapshot import MergeRow
 
-#: (rank, count, token, pair, vocab_size, elapsed): one learned merge, as the page draws it.
-MergeRow = tuple[int, int, bytes, tuple[bytes, bytes], int, float]
+__all__ = ["Worker", "death_message", "spawn_worker"]
 
 _WORKER_RUN_NAME = "__tokplay_training_worker__"
 _FLUSH_SECONDS = 0.05  # worker -> manager batching interval (a share of the page's lag)
@@ -88,8 +89,9 @@ def spawn_worker(ctx: Any, memory_mb: int) -> Worker:
     run_event = ctx.Event()
     run_event.set()
     stop_event = ctx.Event()
-    # subtle: run this file by path (runpy), not as a module of the ``ui`` package: a worker
-    # needs only core, and must not pay for importing anything else (Streamlit ~1 s, ~100 MB).
+    # subtle: run this file by path (runpy), not as a module of the ``training`` package: a
+    # worker needs only core, and must not pay for importing anything else (the manager's
+    # imports, ui, Streamlit ~1 s, ~100 MB).
     process = ctx.Process(
         target=runpy.run_path,
         name="tokplay-train-worker",

@@ -7,8 +7,8 @@ script runs and does a slice of work (about :data:`SLICE_SECONDS`) each time the
 status fragment polls it (:meth:`InPageTrainingManager.advance`). Between slices the page
 redraws its progress bar, charts and newest merges, and takes clicks on Pause or Stop.
 
-It has the same public methods as ``ui.jobs.TrainingManager`` (``submit``, ``snapshot``,
-``pause``, ``stop``, ...) and returns the same ``JobSnapshot``, so the Train page and the
+It has the same public methods as ``training.manager.TrainingManager`` (both satisfy
+``training.protocol.Manager``) and returns the same ``JobSnapshot``, so the Train page and the
 sidebar draw both the same way. Pause and Stop are exact here: no merge is ever running
 while a click is handled.
 
@@ -35,16 +35,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ui.jobs import (
+from training.inputs import check_pace, write_corpus
+from training.snapshot import (
     TERMINAL,
     JobSnapshot,
-    check_pace,
+    MergeRow,
     cut_to_shown,
     note_late_stop,
     shown_rows,
-    write_corpus,
 )
-from ui.training_worker import MergeRow
 
 __all__ = ["COUNT_CHUNK_BYTES", "SLICE_SECONDS", "InPageTrainingManager"]
 
@@ -90,7 +89,7 @@ class _Job:
 class InPageTrainingManager:
     """Trainings that advance only when asked (:meth:`advance`), in the caller's thread.
 
-    One per Python process, like ``ui.jobs.TrainingManager``; jobs are keyed by unguessable
+    One per Python process, like ``training.manager.TrainingManager``; jobs are keyed by unguessable
     IDs. ``max_concurrent`` is 1 and there is never a queue: a tab trains one thing at a time.
     """
 
@@ -102,7 +101,7 @@ class InPageTrainingManager:
         self._tmpdir = tempfile.mkdtemp(prefix="tokplay-inpage-")
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._tmpdir, ignore_errors=True)
 
-    # ---- the TrainingManager API -----------------------------------------------------------
+    # ---- the Manager protocol (training.protocol) -----------------------------------------
 
     def submit(
         self,
@@ -116,8 +115,8 @@ class InPageTrainingManager:
     ) -> str:
         """Create a job (counting starts on the first :meth:`advance`); returns its ID.
 
-        The texts are written to a file by ``ui.jobs.write_corpus``, as on a server, so the
-        counts (and so the merges) are the same.
+        The texts are written to a file by ``training.inputs.write_corpus``, as on a server,
+        so the counts (and so the merges) are the same.
         """
         from core.train import BPETrainer
 

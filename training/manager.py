@@ -1,8 +1,9 @@
 """Training jobs in worker processes: a server-wide queue with a concurrency limit.
 
 No Streamlit import here: the Train page creates one :class:`TrainingManager` per server
-(``st.cache_resource``), submits jobs, keeps only its own job IDs in ``st.session_state``, and
-polls :meth:`TrainingManager.snapshot` from a fragment. Everything else happens here:
+(``st.cache_resource``, in ``ui.training``), submits jobs, keeps only its own job IDs in
+``st.session_state``, and polls :meth:`TrainingManager.snapshot` from a fragment. Everything
+else happens here:
 
 - each job runs ``core.train.BPETrainer`` in its own process (``spawn``: the Streamlit server
   is threaded, and forking a threaded process is unsafe), so one user's training never blocks
@@ -43,218 +44,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from training.inputs import check_pace, write_corpus
+from training.slots import TrainingSlots
+from training.snapshot import (
+    TERMINAL,
+    JobSnapshot,
+    MergeRow,
+    cut_to_shown,
+    note_late_stop,
+    shown_rows,
+)
+from training.worker import Worker, death_message, spawn_worker
 from ui.limits import max_concurrent_trainings, train_memory_mb
-from ui.training_worker import MergeRow, Worker, death_message, spawn_worker
 
-__all__ = ["JobSnapshot", "MergeRow", "TERMINAL", "TrainingManager"]
-
-#: Statuses after which a job never changes again.
-TERMINAL = frozenset({"finished", "stopped", "cancelled", "failed"})
+__all__ = ["TrainingManager"]
 
 _log = logging.getLogger(__name__)
-
-
-# =============================================================================================
-# What the page sees
-
-
-@dataclass(frozen=True)
-class JobSnapshot:
-    """An immutable copy of one job's state, safe to read from any thread."""
-
-    job_id: str
-    status: str  # queued | starting | counting | training | paused | finished | stopped | ...
-    queue_position: int | None  # 1-based while queued, else None
-    vocab_size: int  # target
-    special_tokens: tuple[str, ...]
-    pattern: str
-    corpus_name: str
-    corpus_bytes: int
-    rows: tuple[MergeRow, ...]  # every merge learned so far, in rank order
-    count_progress: float | None  # 0..1 while counting pre-tokens if known
-    vocab: dict[int, bytes] | None  # final (or stopped) vocabulary
-    merges: list[tuple[bytes, bytes]] | None
-    stop_reason: str | None
-    messages: tuple[str, ...]
-    error: str | None
-    corpus_stats: dict[str, Any] = field(default_factory=dict)
-    pause_requested: bool = False
-    stop_requested: bool = False
-    submitted_at: float = 0.0
-    started_at: float | None = None
-    finished_at: float | None = None
-    paused_seconds: float = 0.0  # time spent paused in earlier pauses
-    paused_since: float | None = None  # when the current pause began (the worker confirmed it)
-    pid: int | None = None
-    count_distinct: int | None = None  # distinct pre-tokens found so far, while counting
-
-    @property
-    def done(self) -> bool:
-        """True once the job will never change again."""
-        return self.status in TERMINAL
-
-    @property
-    def target_merges(self) -> int:
-        """How many merges reach the target vocab size."""
-        return max(0, self.vocab_size - 256 - len(self.special_tokens))
-
-    @property
-    def merge_progress(self) -> float:
-        """Fraction of the target merges learned (0..1)."""
-        target = self.target_merges
-        return 1.0 if target == 0 else min(1.0, len(self.rows) / target)
-
-    @property
-    def n_merges(self) -> int:
-        """Merges learned so far: the final count once done, the streamed rows before."""
-        return len(self.merges) if self.merges is not None else len(self.rows)
-
-    @property
-    def elapsed(self) -> float:
-        """Seconds of training since the worker started, time spent paused left out (0 while
-        queued)."""
-        if self.started_at is None:
-            return 0.0
-        end = self.finished_at or time.time()
-        paused = self.paused_seconds + (end - self.paused_since if self.paused_since else 0.0)
-        return max(0.0, end - self.started_at - paused)
-
-
-# =============================================================================================
-# Shared with the in-page trainer (ui.inpage)
-
-
-def check_pace(pace: float) -> None:
-    """A pace is 0 (full speed) or a positive number of merges per second."""
-    if not (pace == 0 or 0 < pace <= 1_000_000):
-        raise ValueError(f"pace must be 0 (full speed) or a positive rate, not {pace!r}")
-
-
-def write_corpus(path: str, texts: str | Sequence[str],
-                 special_tokens: Sequence[str]) -> tuple[tuple[str, ...], bytes]:
-    """Write the texts a job trains on to ``path``; returns (special tokens, deduped, and
-    the bytes written).
-
-    Several texts (several uploaded files) are joined with the first special token (or a
-    newline when there is none), so no merge spans two files. Both managers train on such
-    a file, so a server and a browser tab count (and merge) the same.
-    """
-    if isinstance(texts, str):
-        texts = [texts]
-    specials = tuple(dict.fromkeys(special_tokens))  # dedupe, keep order
-    # subtle: write bytes, not text mode, so "\r\n" in an upload is not rewritten
-    data = (specials[0] if specials else "\n").join(texts).encode("utf-8")
-    with open(path, "wb") as fh:
-        fh.write(data)
-    return specials, data
-
-
-def shown_rows(rows: Sequence[MergeRow], hold: int | None) -> tuple[MergeRow, ...]:
-    """The rows a page shows: all of them, or while a pause (or a Stop on its way) holds the
-    count shown at the click, the first ``hold``.
-
-    subtle: the worker runs on for a moment after the click (the page's count lags it by a
-    poll or more, and the request travels). Merges are sequential, so the rows past ``hold``
-    are exactly the ones a resume would make next: hiding them while paused shows the user
-    what they paused, and a Stop then keeps it (:func:`cut_to_shown`).
-
-    >>> shown_rows([(0,), (1,), (2,)], 2), shown_rows([(0,)], None)
-    (((0,), (1,)), ((0,),))
-    """
-    return tuple(rows if hold is None else rows[:hold])
-
-
-def cut_to_shown(job: Any, shown: int | None) -> None:
-    """Make an ended job keep its first ``shown`` merges: what the page showed when Stop was
-    clicked (None, or no fewer merges learned: unchanged).
-
-    ``job`` is either manager's job record: ``vocab``, ``merges``, ``rows``, ``messages``,
-    ``stop_reason`` and ``vocab_size``. The result is exactly the tokenizer trained to
-    ``shown`` merges (``core.train.first_merges``), and the job says it stopped there.
-    """
-    from core.train import end_note, first_merges
-
-    if shown is None or job.merges is None or job.vocab is None or shown >= len(job.merges):
-        return
-    old = end_note(job.stop_reason, len(job.merges), len(job.vocab), job.vocab_size)
-    job.vocab, job.merges = first_merges(job.vocab, job.merges, shown)
-    del job.rows[shown:]
-    job.stop_reason = "stopped"
-    job.messages[:] = [m for m in job.messages if m != old]
-    job.messages.append(end_note("stopped", len(job.merges), len(job.vocab), job.vocab_size))
-
-
-def note_late_stop(messages: list[str], merges: list[Any] | None,
-                   vocab: dict[int, bytes] | None) -> None:
-    """Say (once) that a Stop came too late to cut anything short: never silently."""
-    note = (f"Training had already finished at {len(merges or []):,} merges (vocab "
-            f"{len(vocab or {}):,}) when Stop arrived: nothing was cut short.")
-    if note not in messages:
-        messages.append(note)
-
-
-# =============================================================================================
-# Training slots shared by every server process on the host
-
-
-class TrainingSlots:
-    """At most ``n`` trainings at once across every process that uses the same ``folder``.
-
-    Each slot is a lock file (``slot-0.lock`` ...) held with ``flock`` while a training runs
-    in it. The kernel releases the lock when its process ends, however it ends, so a crashed
-    server never leaves a slot taken. ``make serve WORKERS=N`` runs N Streamlit processes that
-    share the library folder, and so these slots. Where ``fcntl`` does not exist (Windows),
-    the limit is per process.
-
-    >>> import tempfile
-    >>> a, b = TrainingSlots(tempfile.mkdtemp(), 1), None
-    >>> b = TrainingSlots(a.folder, 1)
-    >>> held = a.try_acquire(); held is not None, b.try_acquire()
-    (True, None)
-    >>> a.release(held); b.try_acquire() is not None
-    True
-    """
-
-    def __init__(self, folder: str | os.PathLike[str], n: int) -> None:
-        self.folder = os.fspath(folder)
-        self.n = max(1, int(n))
-
-    def try_acquire(self) -> Any | None:
-        """A held slot (pass it to :meth:`release`), or None when all ``n`` are taken."""
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX: only the per-process limit
-            return object()
-        try:
-            os.makedirs(self.folder, exist_ok=True)
-        except OSError:
-            return object()  # no shared folder: fall back to the per-process limit
-        for i in range(self.n):
-            try:
-                fh = open(os.path.join(self.folder, f"slot-{i}.lock"), "a+b")  # noqa: SIM115
-            except OSError:
-                continue
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                fh.close()
-                continue
-            return fh
-        return None
-
-    @staticmethod
-    def release(slot: Any) -> None:
-        """Give a slot back (closing the file drops its lock)."""
-        close = getattr(slot, "close", None)
-        if close is not None:
-            try:
-                close()
-            except OSError:
-                pass
-
-
-# =============================================================================================
-# Manager side
 
 
 @dataclass
@@ -314,8 +119,8 @@ class TrainingManager:
         """``slots_dir``: a folder shared by every server process on the host (the library
         folder's ``training-slots``); with it, ``max_concurrent`` holds across all of them
         (:class:`TrainingSlots`), else per process."""
-        # subtle: imported here, not at the top: Pyodide has no _multiprocessing, and the
-        # static build imports this module only for JobSnapshot (trainings run in the page)
+        # subtle: imported here, not at the top: Pyodide has no _multiprocessing, and this
+        # module must still import there (the static build trains in the page, training.inpage)
         import multiprocessing
         import multiprocessing.connection
 
@@ -520,7 +325,7 @@ class TrainingManager:
         return self.snapshot(job_id)
 
     def advance(self, job_id: str, budget: float = 0.0) -> None:
-        """Nothing to do: workers train on their own (``ui.inpage`` trains when asked)."""
+        """Nothing to do: workers train on their own (``training.inpage`` trains when asked)."""
 
     def status_counts(self) -> dict[str, int]:
         """Running and queued jobs across the whole server (for a status line)."""

@@ -1,0 +1,124 @@
+"""One door for every tokenizer: :class:`TokenizerInterface` and the :class:`Capabilities`
+it declares.
+
+Every tokenizer the playground holds satisfies :class:`TokenizerInterface`: the byte-level
+:class:`core.tokenizer.Tokenizer` (merge list or ranks), the Hugging Face / SentencePiece
+:class:`core.pipeline.tokenizer.PipelineTokenizer` and the word- and char-level baselines of
+:mod:`core.baselines`. A page that holds "a tokenizer" needs nothing else.
+
+What only some of them can do is *declared*, as sentencepiece's ``ModelInterface`` declares
+``IsNBestEncodeAvailable()``: a caller asks ``tok.capabilities`` instead of checking the
+tokenizer's type or probing for attributes. ``capabilities.details`` promises the members of
+:class:`DetailedTokenizer` (chips, pre-tokens, "why this split", merge trees, the vocabulary
+as bytes).
+
+>>> from core.baselines import WordTokenizer
+>>> tok = WordTokenizer.train("the cat sat")
+>>> isinstance(tok, TokenizerInterface), tok.capabilities.details
+(True, False)
+>>> tok.decode(tok.encode("the dog")), tok.id_to_piece(tok.unk_id)
+('the <|unk|>', '<|unk|>')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
+    from core.template import Template
+
+__all__ = ["Capabilities", "DetailedTokenizer", "TokenizerInterface"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a tokenizer can do beyond encoding and decoding. Each flag is a promise the
+    tokenizer makes about itself; tests check every promise against the object.
+
+    ``details``: it is a :class:`DetailedTokenizer`: per-token spans and bytes
+    (``encode_details``, ``decode_details``), merge traces and trees, ``vocab`` as bytes,
+    ``merges``, ``special_tokens`` and ``pattern``.
+    ``byte_level``: byte-level BPE: every text encodes from the 256 byte tokens, with no
+    unknown token, and decodes back exactly; :meth:`TokenizerInterface.id_to_piece` spells
+    its tokens in GPT-2's byte-to-unicode form.
+    ``replay``: :class:`core.replay.TextReplay` can step through its merges.
+    ``export``: :func:`core.formats.export_all` writes it in every byte-level format.
+    ``save``: the library (vocab + merge list + specials + pattern) holds it exactly.
+
+    >>> Capabilities(details=True)
+    Capabilities(details=True, byte_level=False, replay=False, export=False, save=False)
+    """
+
+    details: bool = False
+    byte_level: bool = False
+    replay: bool = False
+    export: bool = False
+    save: bool = False
+
+
+@runtime_checkable
+class TokenizerInterface(Protocol):
+    """What every tokenizer of the playground offers.
+
+    ``name``: how its source names it (may be ``""``); ``kind``: what it is, in a few words
+    (``"byte-level BPE"``, ``"WordPiece"``, ``"word-level baseline"``); ``n_vocab``: one
+    more than its largest ID; ``template``: what ``add_special_tokens=True`` adds (empty for
+    most); ``unk_id``: the ID that stands for what it cannot encode, which chips and
+    coverage counts mark (``None`` when it has none, or does not say).
+    """
+
+    name: str
+    kind: str
+    capabilities: Capabilities
+    n_vocab: int
+    template: Template
+    unk_id: int | None
+
+    def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
+        """Token IDs of ``text``; ``add_special_tokens=True`` wraps them in ``template``."""
+        ...
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of the IDs (an ID outside the vocabulary shows as U+FFFD)."""
+        ...
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The token as the tokenizer's own files write it (``"Ġthe"``, ``"▁the"``,
+        ``"##ing"``, a word), as sentencepiece's ``IdToPiece``; ``""`` for an ID outside
+        the vocabulary."""
+        ...
+
+    def fingerprint(self) -> str:
+        """A content hash of everything that changes its output (16 hex digits): the cache
+        key for whatever is computed from it. Computed once; tokenizers do not change once
+        built."""
+        ...
+
+
+@runtime_checkable
+class DetailedTokenizer(TokenizerInterface, Protocol):
+    """A tokenizer whose ``capabilities.details`` is set: the pages' chips, pre-tokens,
+    "why this split", merge trees and vocabulary table come from these.
+
+    ``vocab``: ID -> the bytes the token adds to a decoded text; ``merges``: the merge list
+    in rank order, spelled as ``vocab`` spells tokens (``[]`` when the model has none);
+    ``pattern``: the pre-tokenizer, as a regex or a description.
+    """
+
+    vocab: Mapping[int, bytes]
+    merges: Sequence[tuple[bytes, bytes]]
+    special_tokens: list[str]
+    pattern: str
+
+    def encode_details(
+        self, text: str, *, add_special_tokens: bool = False
+    ) -> EncodingDetails: ...
+
+    def decode_details(self, ids: Iterable[int]) -> DecodeDetails: ...
+
+    def merge_trace(self, pretoken: str) -> list[MergeStep]: ...
+
+    def merge_tree(self, token_id: int) -> MergeNode: ...

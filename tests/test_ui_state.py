@@ -1,0 +1,64 @@
+"""ui.state's cache keys come from the tokenizer's own fingerprint (core.interface): two
+pipelines with the same vocabulary and a different normalizer never share cached results."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.pipeline.models import WordLevelModel
+from core.pipeline.normalizers import Lowercase
+from core.pipeline.pre_tokenizers import Whitespace
+from core.pipeline.tokenizer import PipelineTokenizer
+from tests.test_app_pages import DECODE, TOKENIZE, open_page
+from ui.state import fingerprint
+
+pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
+
+VOCAB = {"<unk>": 0, "hi": 1, "Hi": 2}
+
+
+def word_level(*, lowercase: bool) -> PipelineTokenizer:
+    """A WordLevel pipeline, with or without a Lowercase normalizer: ``encode("Hi")`` is
+    ``[1]`` with it and ``[2]`` without."""
+    return PipelineTokenizer(model=WordLevelModel(VOCAB), pre_tokenizer=Whitespace(),
+                             normalizer=Lowercase() if lowercase else None)
+
+
+def code_lines(at) -> list[str]:
+    """The page's ``st.code`` lines: the link and the IDs under the chips."""
+    return [c.value for c in at.main.code]
+
+
+def test_a_normalizer_alone_changes_the_fingerprint() -> None:
+    plain, lower = word_level(lowercase=False), word_level(lowercase=True)
+    assert (plain.encode("Hi"), lower.encode("Hi")) == ([2], [1])
+    assert fingerprint(plain) != fingerprint(lower)
+    assert fingerprint(plain) == plain.fingerprint()  # the tokenizer's own, not a guess
+    assert fingerprint(word_level(lowercase=True)) == fingerprint(lower)  # content, not identity
+
+
+def test_each_pipeline_shows_its_own_tokens() -> None:
+    """The bug: both pipelines got one fingerprint, so one cache key, and the second one
+    picked showed the first one's tokens ([2] for both)."""
+    plain, lower = word_level(lowercase=False), word_level(lowercase=True)
+    at = open_page(TOKENIZE, ("plain", plain), ("lower", lower))
+    at.text_area[0].set_value("Hi").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "2" in code_lines(at) and "1" not in code_lines(at)
+    at.selectbox(key="tok.tokenizer").set_value("lower").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "1" in code_lines(at) and "2" not in code_lines(at)
+    at.selectbox(key="tok.tokenizer").set_value("plain").run()
+    assert "2" in code_lines(at) and "1" not in code_lines(at)
+
+
+def test_each_pipeline_decodes_with_its_own_cache_entry() -> None:
+    """Decode's "IDs of the Tokenize page's text" go through the same cache, keyed the same."""
+    plain, lower = word_level(lowercase=False), word_level(lowercase=True)
+    for label, tok, expected in (("plain", plain, "2"), ("lower", lower, "1")):
+        at = open_page(None, (label, tok))
+        at.session_state["tok.text"] = "Hi"
+        at.switch_page(DECODE)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.text_area[0].value == expected, label

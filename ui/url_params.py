@@ -1,0 +1,350 @@
+"""The URL parameters: one row of :data:`PARAMS` each, with how a link's value is checked
+into the session and how the session's value is written back out.
+
+=========  =======================  =====================================================
+name       pages                    value
+=========  =======================  =====================================================
+tok        all but Train and Home   a preset/baseline label ("GPT-2 (gpt2)"), a preset name
+                                    ("gpt2"), or a saved tokenizer ``lib:<16 hex>``;
+                                    Compare repeats it (``tok=A&tok=B``)
+text       Tokenize, Compare,       the text, or ``@<16 hex>``: a long text stored on the
+           Replay                   server (``TokenizerLibrary.save_text``)
+ids        Decode                   the IDs as typed (or ``@<id>`` when long)
+word       Tokenize                 the pre-token of the "why this split" trace
+tab        Tokenize                 the open tab: ``pre``, ``why`` or ``export``
+show_ids   Tokenize                 ``1`` / ``0`` (IDs inline)
+gpt2       Tokenize                 ``1`` / ``0`` (GPT-2 byte view)
+special    Tokenize                 ``1`` / ``0`` (the model's special tokens added)
+q          Vocabulary               the search text
+order      Vocabulary               one of ``ui.cache.VOCAB_ORDERS``
+token      Vocabulary               the selected token ID
+k          Replay                   the step: how many of the tokenizer's merges are applied
+page       Home                     a page's URL path (``Tokenize``): open that page with
+                                    the other parameters. The static build's links use it,
+                                    as a static host serves one page (``index.html``)
+ws         every page               the session's workspace snapshot (``ui.workspace``):
+                                    its trained and uploaded tokenizers, last training and
+                                    corpus; written by ``ui.workspace.save``, not a PARAMS row
+=========  =======================  =====================================================
+
+Each parameter is one row of :data:`PARAMS` (name, pages and session keys, how a link's
+value is checked in, how the session's value is written out, its default): adding one is one
+row, plus its ``apply`` function if no existing one fits. ``page`` and ``ws`` are not rows:
+``ui.links`` reads and writes them. The saved tokenizers and stored texts that ``tok``,
+``text`` and ``ids`` can name are read and written by ``ui.link_targets``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ui import keys, limits, state
+from ui.link_targets import (
+    link_name,
+    resolve_tokenizer,
+    shown,
+    text_for_link,
+    text_from_link,
+    unsaved_note,
+)
+
+__all__ = [
+    "DEFAULT_COMPARE",
+    "DEFAULT_TOKENIZER",
+    "PAGE_PARAMS",
+    "PARAMS",
+    "TAB_NAMES",
+    "Applier",
+    "UrlParam",
+    "current_label",
+    "cut_at_id_boundary",
+    "params_of",
+    "parse_flag",
+]
+
+#: ``apply(page, session key, values)``: check a link's values into the session; a note if not.
+Applier = Callable[[str, str, tuple[str, ...]], "str | None"]
+
+_MAX_WORD_CHARS = 200
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def parse_flag(value: str) -> bool | None:
+    """``"1"``/``"true"``/``"on"`` -> True, ``"0"``/``"false"``/``"off"`` -> False, else None.
+
+    >>> parse_flag("1"), parse_flag("Off"), parse_flag("maybe")
+    (True, False, None)
+    """
+    v = value.strip().lower()
+    return True if v in _TRUE else False if v in _FALSE else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Link -> session: each parameter's check (a note when a value cannot be used)
+
+
+def _apply_tok(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    if key == keys.CMP_TOKENIZERS:
+        labels, problems = [], []
+        for name in values[:8]:
+            label, problem = resolve_tokenizer(name)
+            if label is not None and label not in labels:
+                labels.append(label)
+            elif problem:
+                problems.append(problem)
+        if len(values) > 8:
+            problems.append(f"the link names {len(values)} tokenizers; Compare shows at most 4")
+        if labels:
+            state.set_value(key, labels[:4])
+        if problems:
+            return "; ".join(problems) + ". Comparing the others."
+        return None
+    label, problem = resolve_tokenizer(values[-1])
+    if label is None:
+        fallback = state.active_label() or state.available_tokenizers()[0]
+        return f"{problem[0].upper()}{problem[1:]}. Showing “{fallback}” instead."  # type: ignore[index]
+    state.set_active(label)
+    return None
+
+
+def _apply_long(key: str, values: tuple[str, ...], *, what: str, previous: str, cap: int,
+                cut_note: Callable[[int, int], str],
+                cut: Callable[[str, int], str] = lambda text, cap: text[:cap]) -> str | None:
+    """A ``text`` / ``ids`` value (the text itself, or ``@<ID>`` of a stored one) into
+    ``key``, at most ``cap`` characters (``cut`` shortens it); ``cut_note(length, kept)``
+    says what was cut."""
+    raw = values[-1]
+    text, problem = text_from_link(raw[: limits.MAX_PARAM_CHARS], what=what)
+    if text is None:
+        return f"{problem[0].upper()}{problem[1:]}. Showing {previous} instead."  # type: ignore[index]
+    kept = cut(text, cap) if len(text) > cap else text
+    state.set_value(key, kept)
+    if len(raw) > limits.MAX_PARAM_CHARS or len(text) > cap:
+        stored = raw.startswith("@")  # then the length that matters is the stored text's
+        return cut_note(len(text) if stored else len(raw), len(kept))
+    return None
+
+
+def cut_at_id_boundary(text: str, cap: int) -> str:
+    """At most ``cap`` characters of an ID list, never ending inside an ID.
+
+    >>> cut_at_id_boundary("1, 22, 333", 8), cut_at_id_boundary("1, 22, 333", 7)
+    ('1, 22', '1, 22, ')
+    """
+    head = text[:cap]
+    if 0 < cap < len(text) and text[cap - 1] not in _ID_SEPARATORS \
+            and text[cap] not in _ID_SEPARATORS:  # the cut falls inside an ID: drop it
+        head = head[: max(head.rfind(c) for c in _ID_SEPARATORS) + 1].rstrip(_ID_SEPARATORS)
+    return head
+
+
+_ID_SEPARATORS = " ,\n\t[]"
+
+
+def _apply_text(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    return _apply_long(
+        key, values, what="text", cap=limits.max_text_chars(),
+        previous="your previous text" if state.value(key) is not None else "the sample text",
+        cut_note=lambda n, kept: (f"The link's text has {n:,} characters; this server keeps "
+                                  f"the first {kept:,} (TOKPLAY_MAX_TEXT_CHARS)."))
+
+
+def _apply_ids(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    max_ids = limits.max_ids()
+    return _apply_long(
+        key, values, what="IDs", cut=cut_at_id_boundary,
+        cap=max_ids * 12,  # generous: up to 11 digits and a separator per ID
+        previous=("your previous IDs" if state.value(key) is not None
+                  else "the IDs of the Tokenize page's text"),
+        cut_note=lambda n, kept: (
+            f"The link's ID list is {n:,} characters long; only its first {kept:,} characters "
+            f"(whole IDs) are used. This server decodes at most {max_ids:,} IDs "
+            "(TOKPLAY_MAX_IDS)."))
+
+
+def _apply_word(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    word = values[-1]
+    if len(word) > _MAX_WORD_CHARS:
+        return (f"The link's word {shown(word)} is longer than any pre-token shown here; "
+                "tracing the longest word of the text instead.")
+    state.set_value(key, word)
+    return None
+
+
+def _flag(what: str) -> Applier:
+    def apply(page: str, key: str, values: tuple[str, ...]) -> str | None:
+        flag = parse_flag(values[-1])
+        if flag is None:
+            return (f"The link's {what} setting {shown(values[-1])} is not 1 or 0; "
+                    "keeping the current setting.")
+        state.set_value(key, flag)
+        return None
+
+    return apply
+
+
+def _apply_query(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    q = values[-1]
+    if len(q) > _MAX_WORD_CHARS:
+        return f"The link's search {shown(q)} is too long (at most {_MAX_WORD_CHARS}); ignored."
+    state.set_value(key, q)
+    return None
+
+
+#: Tokenize's tabs as links name them (``tab=why``).
+TAB_NAMES: dict[str, str] = dict(zip(("pre", "why", "export"), keys.TOK_TABS, strict=True))
+
+
+def _apply_tab(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    if values[-1] not in TAB_NAMES:
+        return (f"The link's tab {shown(values[-1])} is not one of {', '.join(TAB_NAMES)}; "
+                "showing the pre-tokens.")
+    state.set_value(key, TAB_NAMES[values[-1]])
+    return None
+
+
+def _tab_name(label: Any) -> str:
+    return next((name for name, tab in TAB_NAMES.items() if tab == label), "pre")
+
+
+def _apply_order(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    from ui.cache import VOCAB_ORDERS
+
+    if values[-1] not in VOCAB_ORDERS:
+        return (f"The link's order {shown(values[-1])} is not one of "
+                f"{', '.join(VOCAB_ORDERS)}; keeping the current order.")
+    state.set_value(key, values[-1])
+    return None
+
+
+def _apply_token(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    raw = values[-1].strip()
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 12):
+        return (f"The link's token {shown(values[-1])} is not a token ID (a whole number "
+                "0 or more); showing the current token instead.")
+    state.set_value(key, int(raw))
+    return None
+
+
+def _apply_step(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    raw = values[-1].strip()
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 9):
+        return (f"The link's step {shown(values[-1])} is not a number of merges (a whole "
+                "number 0 or more); showing the current step instead.")
+    state.set_value(key, int(raw))  # the page checks it against the tokenizer's merges
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Session -> link: each parameter's value, default and URL form
+
+
+def current_label() -> str:
+    """The tokenizer the single-tokenizer pages show (what their picker will choose)."""
+    return state.active_label() or state.available_tokenizers()[0]
+
+
+#: What a fresh session shows when a parameter is absent (the address bar leaves these out).
+DEFAULT_TOKENIZER = "GPT-2 (gpt2)"
+DEFAULT_COMPARE = ["GPT-2 (gpt2)", "GPT-4 (cl100k_base)", "Word-level baseline",
+                   "Char-level baseline"]
+
+
+def _tok_value(key: str) -> str | list[str]:
+    return list(state.value(key) or []) if key == keys.CMP_TOKENIZERS else current_label()
+
+
+def _tok_default(key: str) -> str | list[str]:
+    return DEFAULT_COMPARE if key == keys.CMP_TOKENIZERS else DEFAULT_TOKENIZER
+
+
+def _format_tok(value: str | list[str]) -> tuple[str | list[str] | None, list[str]]:
+    labels = value if isinstance(value, list) else [value]
+    names = [link_name(label) for label in labels]
+    notes = [unsaved_note(label) for label, name in zip(labels, names) if name is None]
+    found = [n for n in names if n is not None]
+    return (found if isinstance(value, list) else (found[0] if found else None)), notes
+
+
+def _format_text(value: str) -> tuple[str | None, list[str]]:
+    url_value, problem = text_for_link(value)
+    return url_value, [problem[0].upper() + problem[1:] + "."] if problem else []
+
+
+def _plain(convert: Callable[[Any], str]) -> Callable[[Any], tuple[str, list[str]]]:
+    return lambda value: (convert(value), [])
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+@dataclass(frozen=True)
+class UrlParam:
+    """One URL parameter, everything about it in one row of :data:`PARAMS`.
+
+    ``keys`` maps each page that uses the parameter to the session value it fills; ``apply``
+    checks a link's values into that session value (a note when it cannot); ``value`` and
+    ``default`` give the session's current value and what a fresh session shows; ``format``
+    turns the value into the URL's (plus notes on what a link cannot carry). A value equal
+    to its default is left out of the address bar, and also out of the copied link unless
+    ``in_full_link``.
+    """
+
+    name: str
+    keys: dict[str, str]
+    apply: Applier
+    value: Callable[[str], Any]
+    default: Callable[[str], Any]
+    format: Callable[[Any], tuple[str | list[str] | None, list[str]]] = _plain(str)
+    in_full_link: bool = True
+
+
+#: Every URL parameter, in the order they are read (``tok`` first: later checks, such as the
+#: word or the token ID, are made against its tokenizer) and written.
+PARAMS: tuple[UrlParam, ...] = (
+    UrlParam("tok", {"Tokenize": keys.ACTIVE, "Decode": keys.ACTIVE, "Vocabulary": keys.ACTIVE,
+                     "Compare": keys.CMP_TOKENIZERS, "Replay": keys.ACTIVE},
+             _apply_tok, _tok_value, _tok_default, _format_tok),
+    UrlParam("text", {"Tokenize": keys.TOK_TEXT, "Compare": keys.CMP_TEXT,
+                      "Replay": keys.REP_TEXT}, _apply_text,
+             lambda key: state.SAMPLE_TEXT if state.value(key) is None else state.value(key),
+             lambda key: state.SAMPLE_TEXT, _format_text),
+    UrlParam("ids", {"Decode": keys.DEC_IDS}, _apply_ids, state.value,
+             lambda key: state.value(keys.DEC_IDS_DEFAULT), _format_text),
+    UrlParam("word", {"Tokenize": keys.TOK_WORD}, _apply_word, lambda key: state.value(key) or None,
+             lambda key: state.value(keys.TOK_WORD_DEFAULT)),
+    UrlParam("show_ids", {"Tokenize": keys.TOK_SHOW_IDS}, _flag("IDs inline"),
+             lambda key: state.value(key, True), lambda key: True,
+             _plain(lambda v: "1" if v else "0"), in_full_link=False),
+    UrlParam("gpt2", {"Tokenize": keys.TOK_GPT2_VIEW}, _flag("file spelling (GPT-2 byte view)"),
+             lambda key: state.value(key, False), lambda key: False,
+             _plain(lambda v: "1" if v else "0"), in_full_link=False),
+    UrlParam("special", {"Tokenize": keys.TOK_ADD_SPECIAL}, _flag("model's special tokens"),
+             lambda key: state.value(key, False), lambda key: False,
+             _plain(lambda v: "1" if v else "0")),
+    UrlParam("q", {"Vocabulary": keys.VOC_SEARCH}, _apply_query,
+             lambda key: state.value(key) or "", lambda key: "", in_full_link=False),
+    UrlParam("tab", {"Tokenize": keys.TOK_TAB}, _apply_tab,
+             lambda key: _tab_name(state.value(key)), lambda key: "pre", in_full_link=False),
+    UrlParam("order", {"Vocabulary": keys.VOC_ORDER}, _apply_order,
+             lambda key: state.value(key, "ID"), lambda key: "ID", in_full_link=False),
+    UrlParam("token", {"Vocabulary": keys.VOC_TOKEN}, _apply_token, state.value,
+             lambda key: state.value(keys.VOC_TOKEN_DEFAULT), _plain(lambda v: str(int(v)))),
+    UrlParam("k", {"Replay": keys.REP_STEP}, _apply_step, state.value, lambda key: 0,
+             _plain(lambda v: str(int(v)))),
+)
+
+#: Parameters each page reads and writes (from :data:`PARAMS`).
+PAGE_PARAMS: dict[str, tuple[str, ...]] = {
+    page: tuple(p.name for p in PARAMS if page in p.keys)
+    for page in ("Tokenize", "Decode", "Vocabulary", "Compare", "Replay")
+}
+
+
+def params_of(page: str) -> list[UrlParam]:
+    """The rows of :data:`PARAMS` that ``page`` reads and writes, in their order."""
+    return [p for p in PARAMS if page in p.keys]
