@@ -101,8 +101,7 @@ def _start_big_training(browser: object, url: str) -> None:
     box = page.get_by_label("Vocab size", exact=True)
     box.fill("20000")
     box.press("Enter")
-    page.get_by_text("20,000").first.wait_for(timeout=60000)
-    time.sleep(1)
+    time.sleep(2)  # the run the new size starts (a benchmark, not a test: a pause will do)
     page.get_by_role("button", name="Start training").click()
     page.get_by_text("Counting pre-tokens").wait_for(timeout=60000)
 
