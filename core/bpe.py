@@ -5,13 +5,13 @@ repeatedly joining the adjacent pair of lowest rank, the leftmost one on a tie, 
 adjacent pair has a rank. Tokenizers differ only in the table that ranks a pair and in what
 a join makes, so those are the arguments:
 
-=========================  ===========  ==================================  ==============
-who                        parts        ``ranks``: pair key -> rank          a join makes
-=========================  ===========  ==================================  ==============
-merge list (GPT-2, HF)     token IDs    ``(left, right)`` -> merge rank      ``made[rank]``
-rank file (tiktoken)       ``bytes``    ``left + right`` -> token rank       ``left + right``
-SentencePiece              ``str``      ``left + right`` -> minus its score  ``left + right``
-=========================  ===========  ==================================  ==============
+======================  =========  ==========================================  ==============
+who                     parts      ``ranks``: pair key -> rank                  a join makes
+======================  =========  ==========================================  ==============
+merge list (GPT-2, HF)  token IDs  ``(left, right)`` -> merge rank              ``made[rank]``
+rank file (tiktoken)    ``bytes``  ``left + right`` -> token rank               ``left + right``
+SentencePiece           ``str``    ``left + right`` -> place of its score       ``left + right``
+======================  =========  ==========================================  ==============
 
 >>> merge([97, 98, 99, 97, 98], {(98, 99): 0, (97, 98): 1}, made=[256, 257])  # b+c first
 [97, 256, 257]
@@ -19,10 +19,11 @@ SentencePiece              ``str``      ``left + right`` -> minus its score  ``l
 [b'abc']
 
 Callers: :meth:`core.tokenizer.Tokenizer.bpe` (merge lists), :func:`core.ranks.bpe_by_rank`
-(rank files), :class:`core.pipeline.models.BPEModel` (Hugging Face's BPE over strings, with
-character spans from the ``log``), :class:`core.pipeline.sentencepiece.SentencePieceBPE`
-(piece scores, user-defined pieces that never join) and :mod:`core.replay` (only the merges
-allowed by step ``k``, through a ``ranks`` that hides the others).
+(rank files), :class:`core.pipeline.models.BPEModel` (Hugging Face's BPE over strings, its
+character ``spans`` kept in step), :class:`core.pipeline.sentencepiece.SentencePieceBPE`
+(piece scores; a ``key`` that never joins user-defined pieces) and :mod:`core.replay` (only
+the merges allowed by step ``k``, through a ``ranks`` that hides the others). The two
+models' "why this split" traces replay the same joins through :func:`merge_steps`.
 """
 
 from __future__ import annotations
@@ -88,12 +89,41 @@ def merge(
     get = ranks.get
     if heap or len(parts) > _LONG:
         return _merge_heap(parts, get, made, key, log, spans)
-    if made is not None and key is None and log is None and spans is None:
-        return _merge_pairs(parts, get, made)
-    right_of = islice(parts, 1, None)
-    pairs = zip(parts, right_of) if key is None else map(key, parts, right_of)
+    if made is None or key is not None or log is not None or spans is not None:
+        return _merge_list(parts, get, made, key, log, spans)
+    # A merge list with nothing to note, the hot path (every new pre-token of a merge-list
+    # Tokenizer): _merge_list's loop without its tests, here rather than one call further.
     # rank[k]: the rank of (parts[k], parts[k + 1]); a join at i changes only its two
     # neighbours, so the list is patched rather than rebuilt.
+    rank = list(map(get, zip(parts, islice(parts, 1, None)), repeat(NO_MERGE)))
+    while rank:
+        best = min(rank)
+        if best == NO_MERGE:
+            break
+        i = rank.index(best)  # the leftmost of the lowest
+        joined = made[best]
+        parts[i] = joined
+        del parts[i + 1]
+        del rank[i]
+        if i:
+            rank[i - 1] = get((parts[i - 1], joined), NO_MERGE)
+        if i < len(rank):
+            rank[i] = get((joined, parts[i + 1]), NO_MERGE)
+    return parts
+
+
+def _merge_list(
+    parts: list[Any],
+    get: Callable[[Any, Any], Any],
+    made: Sequence[Any] | Mapping[Any, Any] | None,
+    key: Callable[[Any, Any], Hashable] | None,
+    log: list[tuple[int, int, Any]] | None,
+    spans: list[tuple[int, int]] | None,
+) -> list[Any]:
+    """:func:`merge` by rescanning a list of ranks (n^2, but ``min`` and ``index`` run in C),
+    with every option: joining by ``+``, a ``key``, a ``log``, ``spans``."""
+    right_of = islice(parts, 1, None)
+    pairs = zip(parts, right_of) if key is None else map(key, parts, right_of)
     rank = list(map(get, pairs, repeat(NO_MERGE)))
     track = log is not None or spans is not None  # (one test per join when neither is)
     slots = list(range(len(parts))) if log is not None else []
@@ -101,7 +131,7 @@ def merge(
         best = min(rank)
         if best == NO_MERGE:
             break
-        i = rank.index(best)  # the leftmost of the lowest
+        i = rank.index(best)
         joined = parts[i] + parts[i + 1] if made is None else made[best]
         parts[i] = joined
         del parts[i + 1]
@@ -122,31 +152,6 @@ def merge(
     return parts
 
 
-def _merge_pairs(
-    ids: list[Any], get: Callable[[Any, Any], Any], made: Sequence[Any] | Mapping[Any, Any]
-) -> list[Any]:
-    """:func:`merge`'s list path for a merge list with no ``log`` and no ``spans``: the
-    same loop with its per-join tests taken out. subtle: this runs for every new pre-token
-    of a merge-list :class:`~core.tokenizer.Tokenizer` (GPT-2, the presets as
-    benchmarks/bench_encode.py loads them, byte-level tokenizer.json files), where those
-    tests cost about 1% of a cold encode; tests/test_bpe.py checks the two loops agree."""
-    rank = list(map(get, zip(ids, islice(ids, 1, None)), repeat(NO_MERGE)))
-    while rank:
-        best = min(rank)
-        if best == NO_MERGE:
-            break
-        i = rank.index(best)
-        joined = made[best]
-        ids[i] = joined
-        del ids[i + 1]
-        del rank[i]
-        if i:
-            rank[i - 1] = get((ids[i - 1], joined), NO_MERGE)
-        if i < len(rank):
-            rank[i] = get((joined, ids[i + 1]), NO_MERGE)
-    return ids
-
-
 def _merge_heap(
     parts: list[Any],
     get: Callable[[Any, Any], Any],
@@ -163,40 +168,46 @@ def _merge_heap(
     nxt = list(range(1, n + 1))
     prv = list(range(-1, n - 1))
     ends = [end for _, end in spans] if spans is not None else []
+    right_of = islice(parts, 1, None)
+    pairs = zip(parts, right_of) if key is None else map(key, parts, right_of)
     heap: list[tuple[Any, int, Any, Any]] = []
-
-    def push(i: int, j: int) -> None:
-        a, b = alive[i], alive[j]
-        r = get((a, b) if key is None else key(a, b), NO_MERGE)
+    push = heapq.heappush
+    for i, r in enumerate(map(get, pairs, repeat(NO_MERGE))):
         if r is not NO_MERGE:
-            heapq.heappush(heap, (r, i, a, b))
-
-    for i in range(n - 1):
-        push(i, i + 1)
+            push(heap, (r, i, parts[i], parts[i + 1]))
+    pop = heapq.heappop
     while heap:
-        r, i, a, b = heapq.heappop(heap)
+        r, i, a, b = pop(heap)
         j = nxt[i]
         # subtle: an entry goes stale when a neighbour joins; it is still good exactly when
         # the same two parts are still adjacent at i (a part only ever grows or dies).
         if j >= n or alive[i] != a or alive[j] != b:
             continue
-        alive[i] = a + b if made is None else made[r]
+        joined = a + b if made is None else made[r]
+        alive[i] = joined
         alive[j] = None
-        nxt[i] = nxt[j]
-        if nxt[j] < n:
-            prv[nxt[j]] = i
+        k = nxt[i] = nxt[j]
+        if k < n:
+            prv[k] = i
         if log is not None:
             log.append((i, j, r))
         if spans is not None:
             ends[i] = ends[j]
-        if prv[i] >= 0:
-            push(prv[i], i)
-        if nxt[i] < n:
-            push(i, nxt[i])
-    left = [k for k, p in enumerate(alive) if p is not None]
-    parts[:] = [alive[k] for k in left]
+        h = prv[i]
+        if h >= 0:
+            left = alive[h]
+            r = get((left, joined) if key is None else key(left, joined), NO_MERGE)
+            if r is not NO_MERGE:
+                push(heap, (r, h, left, joined))
+        if k < n:
+            right = alive[k]
+            r = get((joined, right) if key is None else key(joined, right), NO_MERGE)
+            if r is not NO_MERGE:
+                push(heap, (r, i, joined, right))
+    kept = [k for k, p in enumerate(alive) if p is not None]
+    parts[:] = [alive[k] for k in kept]
     if spans is not None:
-        spans[:] = [(spans[k][0], ends[k]) for k in left]
+        spans[:] = [(spans[k][0], ends[k]) for k in kept]
     return parts
 
 
@@ -218,7 +229,7 @@ def merge_steps(
     """
     before = list(parts)
     log: list[tuple[int, int, Any]] = []
-    merge(parts, ranks, made, key=key, log=log, heap=heap)
+    merge(list(parts), ranks, made, key=key, log=log, heap=heap)
     slots = list(range(len(before)))  # the slot where each part of `before` begins
     steps = []
     for left, _, rank in log:

@@ -335,6 +335,22 @@ class _UserPiece(str):
     __slots__ = ()
 
 
+class _MinusScore:
+    """``piece -> minus its score``, for :func:`core.bpe.merge` when some score is NaN (it
+    has no place among the others). subtle: computed afresh at each look-up, as this port
+    always did: a NaN is unequal to itself, but tuple comparison takes an object as equal to
+    itself, so one shared NaN object would order merge's heap differently."""
+
+    __slots__ = ("_scores",)
+
+    def __init__(self, scores: dict[str, float]) -> None:
+        self._scores = scores
+
+    def get(self, piece: str | None, default: int) -> float | int:
+        score = self._scores.get(piece)  # type: ignore[arg-type]
+        return default if score is None else -score
+
+
 class SentencePieceBPE:
     """SentencePiece's BPE model (``bpe_model.cc``) over a normalized text.
 
@@ -376,11 +392,12 @@ class SentencePieceBPE:
         # score among the distinct scores, best first (equal scores, equal ranks; -inf
         # last): small ints, which compare fast with merge's NO_MERGE where floats do not.
         # A NaN score has no place (SentencePiece's comparisons do not order it either):
-        # then the rank is minus the score, on merge's heap path, which orders any floats.
+        # then the rank is minus the score, on merge's heap path, as before (_MinusScore).
         scores = {s: self.scores[i] for s, i in normal.items()}
         self._heap_only = any(sc != sc for sc in scores.values())
+        self._merge_rank: dict[str, int] | _MinusScore
         if self._heap_only:
-            self._merge_rank: dict[str, float] = {s: -sc for s, sc in scores.items()}
+            self._merge_rank = _MinusScore(scores)
         else:
             place = {sc: k for k, sc in enumerate(sorted(set(scores.values()), reverse=True))}
             self._merge_rank = {s: place[sc] for s, sc in scores.items()}

@@ -324,12 +324,14 @@ def test_heap_and_list_merges_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     ours, oracle = both(TINY, [("b", "c"), ("a", "b"), ("a", "bc")])
     word = "abcabcbcababcc" * 40  # longer than the list path takes
     check_word(ours, oracle, word)
-    ids, _ = ours._symbols(word)
+    ids, spans = ours._symbols(word)
     monkeypatch.setattr(bpe, "_LONG", len(ids))  # the list path, however long the word
     runs = []
     for heap in (True, False):
         log: list[tuple[int, int, int]] = []
-        runs.append((bpe.merge(list(ids), ours._ranks, ours._merged, log=log, heap=heap), log))
+        kept = list(spans)
+        merged = bpe.merge(list(ids), ours._ranks, ours._merged, log=log, spans=kept, heap=heap)
+        runs.append((merged, log, kept))
     assert runs[0] == runs[1]
 
 

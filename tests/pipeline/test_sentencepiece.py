@@ -498,7 +498,7 @@ def test_list_and_heap_bpe_agree(name: str, word: str) -> None:
     runs = []
     for heap in (False, True):
         rev: dict[str, tuple[str, str]] = {}
-        log: list[tuple[int, int, float]] = []
+        log: list[tuple[int, int, int]] = []
         key = model._pair_key(rev)
         runs.append((merge(list(parts), model._merge_rank, key=key, log=log, heap=heap), rev, log))
     assert runs[0] == runs[1]
