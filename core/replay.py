@@ -55,8 +55,9 @@ __all__ = [
     "vocab_sizes",
 ]
 
-#: (priority, step, merged ID) of joining two adjacent tokens, or None when they never join.
-_PairFn = Callable[[int, int], "tuple[int, int, int] | None"]
+#: (priority, step, merged ID) of joining two adjacent tokens ``(left, right)``, or None when
+#: they never join.
+_PairFn = Callable[[tuple[int, int]], "tuple[int, int, int] | None"]
 #: One merge applied inside a pre-token: (step that allows it, left slot, right slot, new ID).
 #: A slot is the byte position where a part starts; the joined part keeps the left slot.
 _Event = tuple[int, int, int, int]
@@ -197,8 +198,8 @@ def _pair_fn(tok: Tokenizer) -> _PairFn:
     if tok.by_rank:
         ranks, vocab, merged = tok.ids_by_bytes, tok.vocab, tok.merged_ids
 
-        def by_rank(left: int, right: int) -> tuple[int, int, int] | None:
-            joined = ranks.get(vocab[left] + vocab[right])
+        def by_rank(pair: tuple[int, int]) -> tuple[int, int, int] | None:
+            joined = ranks.get(vocab[pair[0]] + vocab[pair[1]])
             if joined is None:
                 return None
             return joined, bisect_right(merged, joined), joined
@@ -206,8 +207,8 @@ def _pair_fn(tok: Tokenizer) -> _PairFn:
         return by_rank
     pair_ranks, made = tok.pair_ranks, tok.merged_ids
 
-    def by_merge(left: int, right: int) -> tuple[int, int, int] | None:
-        rank = pair_ranks.get((left, right))
+    def by_merge(pair: tuple[int, int]) -> tuple[int, int, int] | None:
+        rank = pair_ranks.get(pair)
         return None if rank is None else (rank, rank + 1, made[rank])
 
     return by_merge
@@ -227,33 +228,34 @@ def _run(ids: Sequence[int], pair: _PairFn, limit: int | None) -> tuple[list[_Ev
     could not join yet (None if none). :func:`core.bpe.merge`, as in :meth:`Tokenizer.bpe`
     (lowest priority first, leftmost on a tie), reading the table through :class:`_Allowed`.
 
-    >>> _run([97, 98], lambda a, b: (0, 1, 256), None)
+    >>> _run([97, 98], lambda pair: (0, 1, 256), None)
     ([(1, 0, 1, 256)], None)
-    >>> _run([97, 98], lambda a, b: (0, 1, 256), 0)
+    >>> _run([97, 98], lambda pair: (0, 1, 256), 0)
     ([], 1)
     """
     allowed = _Allowed(pair, limit)
     joins: list[tuple[int, int, int]] = []
-    merge(list(ids), allowed, allowed, log=joins)
-    events = [(allowed.step[p], left, right, allowed[p]) for left, right, p in joins]
-    return events, allowed.blocked
+    merge(list(ids), allowed, allowed.made, log=joins)
+    step, made = allowed.step, allowed.made
+    return [(step[p], left, right, made[p]) for left, right, p in joins], allowed.blocked
 
 
 class _Allowed:
     """The pairs step ``limit`` may join, as :func:`core.bpe.merge` reads a table:
     ``get((left, right), default)`` is the join's priority, or ``default`` when it is not
-    allowed yet (the smallest such step is kept in ``blocked``); ``[priority]`` is the ID
-    the join makes and ``step[priority]`` the step that allows it."""
+    allowed yet (the smallest such step is kept in ``blocked``); ``made[priority]`` is the
+    ID the join makes and ``step[priority]`` the step that allows it."""
 
     def __init__(self, pair: _PairFn, limit: int | None) -> None:
         self._pair = pair
         self._limit = limit
         self.blocked: int | None = None
-        self.step: dict[int, int] = {}  # priority -> step (the priority decides both)
-        self._made: dict[int, int] = {}  # priority -> new ID
+        # priority -> step, and -> new ID (a priority decides both)
+        self.step: dict[int, int] = {}
+        self.made: dict[int, int] = {}
 
-    def get(self, ids: tuple[int, int], default: int) -> int:
-        joined = self._pair(*ids)
+    def get(self, pair: tuple[int, int], default: int) -> int:
+        joined = self._pair(pair)
         if joined is None:
             return default
         priority, step, new_id = joined
@@ -261,11 +263,8 @@ class _Allowed:
             self.blocked = step if self.blocked is None else min(self.blocked, step)
             return default
         self.step[priority] = step
-        self._made[priority] = new_id
+        self.made[priority] = new_id
         return priority
-
-    def __getitem__(self, priority: int) -> int:
-        return self._made[priority]
 
 
 @dataclass(frozen=True)
