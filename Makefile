@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8501
 WORKERS ?= 2
 
-.PHONY: run serve test setup setup-dev browser proxy node bench clean load pyodide-test static
+.PHONY: run serve test test-data setup setup-dev browser proxy node bench clean load pyodide-test static
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install it with 'apt-get install python3-venv'"; exit 1; }
@@ -55,8 +55,25 @@ static: setup node
 run: setup
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
 
-test: setup-dev browser proxy node
+test: setup-dev browser proxy node test-data
 	$(PY) -m pytest -n 2 --dist loadgroup
+
+# llama.cpp's own tokenizer cases (models/ggml-vocab-*.gguf with .inp/.out) and src/llama-vocab.cpp,
+# from the llama-cpp-python sdist on PyPI (it vendors llama.cpp), for tests/test_formats_gguf.py.
+# Only those files are kept, in .cache/test-data/llama.cpp/ (gitignored); the stamp names the version.
+LLAMA_CPP_PYTHON ?= 0.3.36
+TEST_DATA := .cache/test-data
+test-data: $(TEST_DATA)/llama.cpp/.version-$(LLAMA_CPP_PYTHON)
+
+$(TEST_DATA)/llama.cpp/.version-$(LLAMA_CPP_PYTHON): | $(PY)
+	mkdir -p $(TEST_DATA)
+	$(PY) -m pip download -q --no-deps --no-binary :all: llama-cpp-python==$(LLAMA_CPP_PYTHON) -d $(TEST_DATA)
+	rm -rf $(TEST_DATA)/llama.cpp && mkdir -p $(TEST_DATA)/llama.cpp
+	tar -xzf $(TEST_DATA)/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz -C $(TEST_DATA)/llama.cpp --strip-components=3 \
+	  --wildcards 'llama_cpp_python-$(LLAMA_CPP_PYTHON)/vendor/llama.cpp/models/ggml-vocab-*' \
+	  'llama_cpp_python-$(LLAMA_CPP_PYTHON)/vendor/llama.cpp/src/llama-vocab.cpp'
+	rm -f $(TEST_DATA)/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz
+	touch $@
 
 # Benchmarks print ratio tables against tiktoken / Hugging Face tokenizers (not part of `make test`).
 bench: setup-dev

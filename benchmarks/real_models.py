@@ -6,14 +6,18 @@
     .venv/bin/python benchmarks/real_models.py --json           # + transformers-made tokenizer.json
 
 For each file (Meta's Llama 3/4 ``tokenizer.model``, OpenAI's cl100k_base/o200k_base
-``.tiktoken``, Mistral's Tekken json and SentencePiece ``.model`` files; with ``--json`` also
-the tokenizer.json files ``transformers`` makes from them, see tests/test_real_models.py) it
+``.tiktoken``, Mistral's Tekken json and SentencePiece ``.model`` files, two Unigram
+``.model`` files trained here on the built-in corpus (no installed package ships one); with
+``--json`` also the tokenizer.json files ``transformers`` makes from them, see
+tests/test_real_models.py) it
 prints one Markdown row:
 
 - loads: whether ``load_tokenizer_files({basename: bytes})``, with no other argument, loads
   it, as which format and class;
 - load: seconds for ours against the oracle's own constructor from the same file (once each,
-  so a noisy figure);
+  so a noisy figure); for llama.cpp's GGUF files (``make test-data``), the model's own
+  library on its own file: tiktoken's gpt2, ``tokenizers`` on Llama 3's tokenizer.json,
+  ``sentencepiece`` on the ``.model`` the GGUF holds;
 - mismatching documents per corpus: documents whose IDs (``add_special_tokens=False``) or
   whose decoded text differ from the oracle's;
 - encode MB/s (UTF-8 input) per corpus, ours against the oracle, with a cold cache: our
@@ -66,7 +70,10 @@ FORMATS = {
     "tekken": "Tekken json",
     "sentencepiece": "SentencePiece .model",
     "hf": "tokenizer.json",
+    "gguf": "GGUF",
 }
+# llama.cpp's vocab-only GGUF files (`make test-data`) and the library each model's IDs come from
+GGUF_DIR = REPO / ".cache" / "test-data" / "llama.cpp" / "models"
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -178,6 +185,23 @@ def _hf_oracle(data: bytes, tmp: Path) -> Oracle:
     )
 
 
+def _gguf_bytes(name: str) -> Callable[[], bytes]:
+    return lambda: (GGUF_DIR / f"ggml-vocab-{name}.gguf").read_bytes()
+
+
+def _gguf_sp_oracle(data: bytes, tmp: Path) -> Oracle:
+    """sentencepiece on the ``.model`` written from the GGUF (llama / t5 vocabs)."""
+    from core.formats.gguf import read_gguf_metadata
+    from core.formats.gguf_vocab import sentencepiece_model_from_gguf
+
+    return _sp_oracle(sentencepiece_model_from_gguf(read_gguf_metadata(data)), tmp)
+
+
+def _gguf_llama3_oracle(data: bytes, tmp: Path) -> Oracle:
+    """tokenizers on Llama 3's tokenizer.json (the tests' transformers recipe)."""
+    return _hf_oracle(_hf_json_bytes("llama3", tmp)(), tmp)
+
+
 def _openai_bytes(name: str) -> Callable[[], bytes]:
     return lambda: gzip.decompress(
         resources.files("core").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
@@ -191,6 +215,47 @@ def _hf_json_bytes(source: str, tmp: Path) -> Callable[[], bytes]:
         )
 
         return _make_hf_json(source, tmp).encode("utf-8")
+
+    return make
+
+
+def _unigram_bytes(**options: Any) -> Callable[[], bytes]:
+    """A Unigram ``.model`` trained here by sentencepiece on the built-in corpus (no Unigram
+    model ships in a package we install): 8,000 pieces, ``nmt_nfkc`` unless told."""
+
+    def make() -> bytes:
+        import io
+
+        import sentencepiece as spm
+
+        from core.builtin_corpus import builtin_corpus_text
+
+        lines = [ln for ln in builtin_corpus_text().splitlines() if ln.strip()]
+        out = io.BytesIO()
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines), model_writer=out, model_type="unigram",
+            vocab_size=8000, minloglevel=2, **options,
+        )  # fmt: skip
+        return out.getvalue()
+
+    return make
+
+
+def _unigram_json_bytes(how: str, tmp: Path) -> Callable[[], bytes]:
+    """That model as transformers converts it: ``T5Converter`` (the ``Precompiled``
+    normalizer, as published T5 files have it) or ``XLMRobertaTokenizer``'s backend."""
+
+    def make() -> bytes:
+        import transformers
+        from transformers import convert_slow_tokenizer
+
+        path = tmp / "unigram-spiece.model"
+        path.write_bytes(_unigram_bytes()())
+        if how == "t5":
+            slow = transformers.T5Tokenizer(vocab_file=str(path))
+            return convert_slow_tokenizer.T5Converter(slow).converted().to_str().encode()
+        xlmr = transformers.XLMRobertaTokenizer(vocab_file=str(path))
+        return xlmr.backend_tokenizer.to_str().encode()
 
     return make
 
@@ -210,10 +275,29 @@ def rows(with_json: bool, tmp: Path) -> list[Row]:
         oracle = _tekken_oracle(key) if key.startswith("tekken") else _sp_oracle
         out.append(Row(key, f"`{file_name}`", file_name,
                        (lambda k=key: _mistral_path(k).read_bytes()), oracle))  # fmt: skip
+    out += [
+        Row("unigram", "Unigram `.model` (8k, nmt_nfkc, trained here)", "spiece.model",
+            _unigram_bytes(), _sp_oracle),
+        Row("unigram-bytes", "Unigram `.model` (8k, byte fallback, trained here)",
+            "spiece.model", _unigram_bytes(byte_fallback=True), _sp_oracle),
+    ]  # fmt: skip
+    out += [
+        Row("gguf-gpt-2", "GGUF `ggml-vocab-gpt-2`", "gpt-2.gguf", _gguf_bytes("gpt-2"),
+            _openai_oracle("gpt2")),
+        Row("gguf-llama-bpe", "GGUF `ggml-vocab-llama-bpe` (Llama 3)", "llama-bpe.gguf",
+            _gguf_bytes("llama-bpe"), _gguf_llama3_oracle),
+        Row("gguf-llama-spm", "GGUF `ggml-vocab-llama-spm` (Llama 2)", "llama-spm.gguf",
+            _gguf_bytes("llama-spm"), _gguf_sp_oracle),
+        Row("gguf-nomic-bert-moe", "GGUF `ggml-vocab-nomic-bert-moe` (t5, Unigram)",
+            "nomic-bert-moe.gguf", _gguf_bytes("nomic-bert-moe"), _gguf_sp_oracle),
+    ]  # fmt: skip
     if with_json:
         for source in ("llama3", "llama4", "tekken_240911", "v1-legacy", "v1", "v3", "v7"):
             out.append(Row(f"hf-{source}", f"HF json from {source}", "tokenizer.json",
                            _hf_json_bytes(source, tmp), _hf_oracle))  # fmt: skip
+        for how in ("t5", "xlmr"):
+            out.append(Row(f"hf-unigram-{how}", f"HF json from the Unigram model ({how})",
+                           "tokenizer.json", _unigram_json_bytes(how, tmp), _hf_oracle))  # fmt: skip
     return out
 
 

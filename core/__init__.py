@@ -46,6 +46,10 @@ from core.formats import load_tokenizer_files as load_tokenizer_files
 from core.formats import loads_merges as loads_merges
 from core.formats import loads_vocab as loads_vocab
 
+# models by name: the Hugging Face Hub and its local cache (huggingface_hub, imported on use)
+from core.hub import cached_models as cached_models
+from core.hub import from_pretrained as from_pretrained
+
 # data, baselines and the saved-tokenizer store
 from core.baselines import CharBPETokenizer as CharBPETokenizer
 from core.baselines import WordTokenizer as WordTokenizer
@@ -60,3 +64,6 @@ from core.errors import PlaygroundError as PlaygroundError
 from core.errors import TrainingConfigError as TrainingConfigError
 from core.errors import UnsafePickleError as UnsafePickleError
 from core.errors import LibraryError as LibraryError
+from core.errors import HubAccessError as HubAccessError
+from core.errors import HubError as HubError
+from core.errors import HubOfflineError as HubOfflineError

@@ -20,7 +20,7 @@ SentencePiece           ``str``    ``left + right`` -> place of its score       
 
 Callers: :meth:`core.tokenizer.Tokenizer.bpe` (merge lists), :func:`core.ranks.bpe_by_rank`
 (rank files), :class:`core.pipeline.models.BPEModel` (Hugging Face's BPE over strings, its
-character ``spans`` kept in step), :class:`core.pipeline.sentencepiece.SentencePieceBPE`
+character ``spans`` kept in step), :class:`core.pipeline.sentencepiece.bpe.SentencePieceBPE`
 (piece scores; a ``key`` that never joins user-defined pieces) and :mod:`core.replay` (only
 the merges allowed by step ``k``, through a ``ranks`` that hides the others). The two
 models' "why this split" traces replay the same joins through :func:`merge_steps`.

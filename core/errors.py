@@ -9,10 +9,13 @@ type and show ``str(err)`` to the user::
     ├── FormatError              a malformed tokenizer file
     │   ├── UnsafePickleError    a pickle that tries to run code
     │   └── PatternNeededError   a rank file we do not know: which pattern splits its text?
-    └── LibraryError             the saved-tokenizer library (core.library)
-        ├── LibraryStorageError  its folder cannot be written (also an OSError)
-        ├── InvalidIdError       not a well-formed library ID
-        └── UnknownIdError       a well-formed ID that names nothing
+    ├── LibraryError             the saved-tokenizer library (core.library)
+    │   ├── LibraryStorageError  its folder cannot be written (also an OSError)
+    │   ├── InvalidIdError       not a well-formed library ID
+    │   └── UnknownIdError       a well-formed ID that names nothing
+    └── HubError                 a model by name from the Hugging Face Hub (core.hub)
+        ├── HubOfflineError      no network, and the model is not in the local cache
+        └── HubAccessError       unknown, private or gated: the Hub refused (a token may help)
 """
 
 from __future__ import annotations
@@ -60,3 +63,18 @@ class InvalidIdError(LibraryError):
 
 class UnknownIdError(LibraryError):
     """A well-formed ID that names nothing in the library (never saved, or deleted)."""
+
+
+class HubError(PlaygroundError):
+    """A model named by its Hugging Face Hub ID cannot be loaded (malformed ID, no tokenizer
+    files in the repo, huggingface_hub missing, the Hub answering an error)."""
+
+
+class HubOfflineError(HubError):
+    """The Hub cannot be reached (no network, or ``HF_HUB_OFFLINE=1``) and the model is not
+    in the local Hugging Face cache; the message lists what is cached."""
+
+
+class HubAccessError(HubError):
+    """The Hub refused the repo: it does not exist, or it is private or gated and needs a
+    token (``HF_TOKEN`` or ``huggingface-cli login``)."""

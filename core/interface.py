@@ -27,10 +27,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from core.chat_template import ChatTemplate
     from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
+    from core.pipeline.unigram import SplitPaths
     from core.template import Template
 
-__all__ = ["Capabilities", "DetailedTokenizer", "TokenizerInterface"]
+__all__ = [
+    "Capabilities", "ChatTokenizer", "DetailedTokenizer", "ScoredTokenizer", "TokenizerInterface",
+]
 
 
 @dataclass(frozen=True)
@@ -47,9 +51,15 @@ class Capabilities:
     ``replay``: :class:`core.replay.TextReplay` can step through its merges.
     ``export``: :func:`core.formats.export_all` writes it in every byte-level format.
     ``save``: the library (vocab + merge list + specials + pattern) holds it exactly.
+    ``scores``: it is a :class:`ScoredTokenizer` (a Unigram model): every piece has a score,
+    and "why this split" is the best path against the next best, not a list of merges.
+    ``chat``: it is a :class:`ChatTokenizer` with a chat template (its own, from
+    ``tokenizer_config.json``, ``chat_template.jinja`` or GGUF, or a built-in format for
+    OpenAI's encodings): ``apply_chat_template`` renders a conversation (:mod:`core.chat`).
 
     >>> Capabilities(details=True)
-    Capabilities(details=True, byte_level=False, replay=False, export=False, save=False)
+    Capabilities(details=True, byte_level=False, replay=False, export=False, save=False, \
+scores=False, chat=False)
     """
 
     details: bool = False
@@ -57,6 +67,8 @@ class Capabilities:
     replay: bool = False
     export: bool = False
     save: bool = False
+    scores: bool = False
+    chat: bool = False
 
 
 @runtime_checkable
@@ -122,3 +134,38 @@ class DetailedTokenizer(TokenizerInterface, Protocol):
     def merge_trace(self, pretoken: str) -> list[MergeStep]: ...
 
     def merge_tree(self, token_id: int) -> MergeNode: ...
+
+
+@runtime_checkable
+class ScoredTokenizer(DetailedTokenizer, Protocol):
+    """A tokenizer whose ``capabilities.scores`` is set (Unigram: T5, ALBERT, XLM-R): the
+    Vocabulary page shows each piece's score, "why this split" the best path against the
+    next best.
+
+    ``score(token_id)``: the piece's score (a log-probability), ``None`` for an ID without
+    one (an added token); ``split_paths(pretoken)``: for each word the model sees in
+    ``pretoken`` (normalized, pre-tokenized), its best path and runner-up.
+    """
+
+    def score(self, token_id: int) -> float | None: ...
+
+    def split_paths(self, pretoken: str) -> list[SplitPaths]: ...
+
+
+@runtime_checkable
+class ChatTokenizer(DetailedTokenizer, Protocol):
+    """A tokenizer whose ``capabilities.chat`` is set: a conversation through its chat
+    template, string for string and ID for ID as ``transformers``' ``apply_chat_template``.
+
+    ``chat_template``: its own template (``None`` when it has none: a built-in format may
+    still apply, :func:`core.chat.chat_template_of`). ``apply_chat_template``: the rendered
+    text (``tokenize=False``) or its IDs; ``**kwargs`` reach the template.
+    """
+
+    chat_template: ChatTemplate | None
+
+    def apply_chat_template(
+        self, messages: Sequence[Mapping[str, object]], *, add_generation_prompt: bool = False,
+        tokenize: bool = True, tools: Sequence[Mapping[str, object]] | None = None,
+        **kwargs: object,
+    ) -> str | list[int]: ...

@@ -35,6 +35,7 @@ WordPiece, non-byte-level BPE) are not replayed: :func:`replay_problem` says why
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,7 @@ from core.pretokenize import split_on_specials
 from core.tokenizer import Tokenizer
 
 __all__ = [
+    "StepCounts",
     "TextReplay",
     "encode_with_first_merges",
     "merge_at",
@@ -423,3 +425,77 @@ def _placed(ids: Sequence[int], vocab: Mapping[int, bytes]) -> list[tuple[int, i
         out.append((pos, i))
         pos += len(vocab[i])
     return out
+
+
+# ----------------------------------------------------------------------------------------
+# A long text's token count at every step, from its pre-token counts
+# ----------------------------------------------------------------------------------------
+
+
+class StepCounts:
+    """How many tokens a text makes at every step ``k``, fed piece by piece (pieces cut
+    where no pre-token crosses, as :func:`core.evaluate.safe_pieces` cuts them). Memory: one
+    count per distinct pre-token, as training's counting phase.
+
+    Each merge applied inside a pre-token joins two tokens into one, so a pre-token's count
+    drops by one at the step of each of its merges (a pre-token that becomes one whole token,
+    ``ignore_merges``, drops to 1 at that step): the counts at all steps come from one BPE
+    run per distinct pre-token and a running sum.
+
+    >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"abc"}
+    >>> counts = StepCounts(Tokenizer(vocab, [(b"a", b"b"), (b"ab", b"c")]))
+    >>> counts.add("abcab"); counts.counts()
+    [5, 3, 2]
+    """
+
+    def __init__(self, tok: Tokenizer) -> None:
+        if not isinstance(tok, Tokenizer):
+            raise PlaygroundError(replay_problem(tok) or "not a byte-level BPE tokenizer")
+        self.tok = tok
+        self._matched = tok.special_tokens if tok.specials_in_text else ()
+        self._pretokens: Counter[str] = Counter()
+        self._specials = 0
+
+    def add(self, text: str) -> None:
+        """Count the pre-tokens (and special tokens) of one more piece of the text."""
+        findall = self.tok.pretoken_regex.findall
+        for piece, special in split_on_specials(text, self._matched):
+            if special:
+                self._specials += 1
+            else:
+                self._pretokens.update(findall(piece))
+
+    def counts(self) -> list[int]:
+        """The text's token count at every step, ``0`` to ``len(tok.merges)``."""
+        n = len(self.tok.merges)
+        delta = [0] * (n + 2)
+        delta[0] = self._specials
+        pair = _pair_fn(self.tok)
+        for pretoken, count in self._pretokens.items():
+            history = _history(self.tok, pair, utf8(pretoken))
+            if history.monotone:
+                _monotone_deltas(history, count, delta)
+                continue
+            delta[0] += count * len(history.at(0))
+            for k in history.steps():
+                delta[k] += count * (len(history.at(k)) - len(history.at(k - 1)))
+        out, total = [], 0
+        for k in range(n + 1):
+            total += delta[k]
+            out.append(total)
+        return out
+
+
+def _monotone_deltas(history: _History, count: int, delta: list[int]) -> None:
+    """Add one pre-token's changes (times ``count``) to ``delta``: its bytes at step 0,
+    minus one at each merge's step, and the drop to one whole token (``history.whole``)."""
+    length = len(history.byte_ids)
+    delta[0] += count * length
+    whole = history.whole[0] if history.whole is not None else None
+    for step, *_ in history.runs[0]:
+        if whole is not None and step >= whole:
+            break  # events come in non-decreasing steps
+        delta[step] -= count
+        length -= 1
+    if whole is not None and length != 1:
+        delta[whole] -= count * (length - 1)

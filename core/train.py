@@ -10,7 +10,7 @@ The recipe:
 3. **Merge** the most frequent pair; ties go to the lexicographically greater pair compared
    as bytes. Occurrences are replaced left to right without overlap
    (``aaaa -> [aa, aa]``). Only the words that contain the pair are touched, and only the
-   pairs next to each merged occurrence change.
+   pairs next to each merged occurrence change (:mod:`core.train_merge`).
 
 >>> vocab, merges = train_bpe(["low lower lowest"], 259)
 >>> merges  # (o, w) beats (l, o) on the tie; (low, e) beats (' ', low): b"low" > b" "
@@ -24,7 +24,6 @@ ID per merge in creation order.
 
 from __future__ import annotations
 
-import heapq
 import threading
 import time
 from collections import Counter
@@ -35,6 +34,7 @@ from typing import Any
 from core.count import Corpus, ProgressCallback, count_in_steps, count_pretokens
 from core.errors import CorpusError, TrainingConfigError
 from core.pretokenize import compile_pattern
+from core.train_merge import MAX_TOKENS, MergeState, gc_paused
 
 __all__ = ["BPETrainer", "MergeEvent", "ProgressCallback", "count_pretokens", "end_note",
            "first_merges", "stopped_counting_note", "train_bpe"]
@@ -81,6 +81,11 @@ def _check_config(vocab_size: int, special_tokens: Sequence[str], num_workers: i
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise TrainingConfigError(f"vocab_size must be an integer, got {vocab_size!r}")
     minimum = 256 + len(specials)
+    if vocab_size - len(specials) > MAX_TOKENS:
+        raise TrainingConfigError(
+            f"vocab_size {vocab_size:,} is too large: at most {MAX_TOKENS + len(specials):,} "
+            "(one Unicode code point per token while training)"
+        )
     if vocab_size < minimum:
         raise TrainingConfigError(
             f"vocab_size {vocab_size} is too small: the 256 single bytes and {len(specials)} special "
@@ -89,153 +94,6 @@ def _check_config(vocab_size: int, special_tokens: Sequence[str], num_workers: i
     if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
         raise TrainingConfigError(f"num_workers must be a positive integer, got {num_workers!r}")
     return specials
-
-
-# ---------------------------------------------------------------------------------------
-# Phase 2 (phase 1, counting pre-tokens, is core.count) + 3: the merge loop
-# ---------------------------------------------------------------------------------------
-
-
-def _order_key(token: bytes) -> str:
-    """A string whose *ascending* order is the *descending* byte order of ``token``.
-
-    Heap entries carry it, so a plain min-heap of tuples pops the lexicographically
-    greatest pair first among equal counts, with every comparison done in C.
-    subtle: each byte c maps to chr(256 - c) and a terminator chr(257) sorts a prefix
-    after its extensions (b"ab" > b"a", so b"ab" must come first).
-
-    >>> sorted([b"a", b"ab", b"b", b"\\x00"], key=_order_key)
-    [b'b', b'ab', b'a', b'\\x00']
-    """
-    return "".join([chr(256 - c) for c in token]) + "\u0101"
-
-
-class _MergeState:
-    """Words as lists of internal IDs (bytes 0..255, merges 256..), pair counts, an index
-    from pair to the words that may contain it, and a lazy max-heap of pairs.
-
-    Invariant that makes the lazy heap exact: the count of an existing pair only ever
-    goes *down* (pairs without the new token lose occurrences, never gain them); pairs
-    with the new token are pushed once at the end of each merge. So every heap entry is
-    an upper bound, and an entry whose count is still current is the true maximum.
-    """
-
-    def __init__(self, counts: Counter[str]) -> None:
-        self.tokens: list[bytes] = [bytes([i]) for i in range(256)]
-        self.keys: list[str] = [_order_key(t) for t in self.tokens]
-        words: list[list[int]] = []
-        freqs: list[int] = []
-        for text, freq in counts.items():
-            b = text.encode("utf-8")
-            if len(b) > 1:  # a single byte has no pair to merge
-                words.append(list(b))
-                freqs.append(freq)
-        self.words = words
-        self.freqs = freqs
-        pair_counts: dict[tuple[int, int], int] = {}
-        where: dict[tuple[int, int], set[int]] = {}
-        get = pair_counts.get
-        for wi, w in enumerate(words):
-            f = freqs[wi]
-            for p in zip(w, w[1:]):
-                pair_counts[p] = get(p, 0) + f
-                s = where.get(p)
-                if s is None:
-                    where[p] = {wi}
-                else:
-                    s.add(wi)
-        self.pair_counts = pair_counts
-        self.where = where
-        keys = self.keys
-        self.heap = [(-c, keys[a], keys[b], (a, b)) for (a, b), c in pair_counts.items()]
-        heapq.heapify(self.heap)
-
-    def merge_best(self) -> tuple[int, int, int] | None:
-        """Merge the best pair everywhere; returns (a, b, count) or None when no pair is left."""
-        heap = self.heap
-        pair_counts = self.pair_counts
-        heappop = heapq.heappop
-        while heap:
-            neg, ka, kb, pair = heappop(heap)
-            current = pair_counts.get(pair, 0)
-            if current == -neg:
-                break
-            if current > 0:  # stale entry: put it back with its real (lower) count
-                heapq.heappush(heap, (-current, ka, kb, pair))
-        else:
-            return None
-        a, b = pair
-        new = len(self.tokens)
-        self.tokens.append(self.tokens[a] + self.tokens[b])
-        self.keys.append(_order_key(self.tokens[new]))
-        self._apply(a, b, new)
-        return a, b, current
-
-    def _apply(self, a: int, b: int, new: int) -> None:
-        # The hot loop: ~all training time after counting is spent here.
-        words = self.words
-        freqs = self.freqs
-        pair_counts = self.pair_counts
-        where = self.where
-        # Pairs holding `new` did not exist before this merge, so "not in `where` yet" means
-        # "first sighting": they are collected here and pushed on the heap once at the end.
-        fresh: list[tuple[int, int]] = []
-        for wi in where.pop((a, b)):
-            w = words[wi]
-            left = w.count(a)  # occurrences of `a` still to look at (C-speed, no exceptions)
-            if not left:
-                continue  # stale index entry: an earlier merge took the pair out of this word
-            f = freqs[wi]
-            last = len(w) - 1
-            i = 0
-            while left:
-                i = w.index(a, i)
-                left -= 1
-                if i >= last or w[i + 1] != b:
-                    i += 1
-                    continue
-                if a == b:
-                    left -= 1  # the merge consumes the second `a` too
-                # subtle: the left neighbour is read from the already-merged word, so for
-                # "abab" the second merge sees (new, a), which the first one created.
-                if i:
-                    x = w[i - 1]
-                    p = (x, a)
-                    pair_counts[p] -= f
-                    p = (x, new)
-                    s = where.get(p)
-                    if s is None:  # first sighting of this pair with the new token
-                        where[p] = {wi}
-                        pair_counts[p] = f
-                        fresh.append(p)
-                    else:
-                        s.add(wi)
-                        pair_counts[p] += f
-                if i + 1 < last:
-                    y = w[i + 2]
-                    p = (b, y)
-                    pair_counts[p] -= f
-                    p = (new, y)
-                    s = where.get(p)
-                    if s is None:  # first sighting of this pair with the new token
-                        where[p] = {wi}
-                        pair_counts[p] = f
-                        fresh.append(p)
-                    else:
-                        s.add(wi)
-                        pair_counts[p] += f
-                w[i : i + 2] = (new,)
-                last -= 1
-                i += 1
-        # every occurrence is gone (non-overlapping left-to-right leaves no (a, b) behind)
-        del pair_counts[(a, b)]
-        keys = self.keys
-        heappush = heapq.heappush
-        heap = self.heap
-        for p in fresh:
-            c = pair_counts[p]
-            if c > 0:
-                heappush(heap, (-c, keys[p[0]], keys[p[1]], p))
 
 
 # ---------------------------------------------------------------------------------------
@@ -282,7 +140,7 @@ class BPETrainer:
         self.stop_reason: str | None = None
         self.messages: list[str] = []
         self.corpus_stats: dict[str, Any] = {}
-        self._state: _MergeState | None = None
+        self._state: MergeState | None = None
         self._counting: Counter[str] = Counter()  # filled while count_steps() runs
         self._merges: list[tuple[bytes, bytes]] = []
         self._started = 0.0
@@ -333,7 +191,7 @@ class BPETrainer:
 
     # -- training -----------------------------------------------------------------------
 
-    def _prepare(self) -> _MergeState:
+    def _prepare(self) -> MergeState:
         if self._state is None:
             self._started = time.perf_counter()
             counts, stats = count_pretokens(
@@ -395,7 +253,8 @@ class BPETrainer:
                 "The corpus has no text to learn from (it is empty or only special tokens): "
                 "the vocabulary holds just the special tokens and the 256 bytes."
             )
-        self._state = _MergeState(counts)
+        with gc_paused():  # hundreds of thousands of index lists: see core.train_merge
+            self._state = MergeState(counts, target=self.n_merges_target)
 
     def _finish(self, reason: str) -> None:
         self.done = True
@@ -464,11 +323,12 @@ class BPETrainer:
             every = max(1, target // 200)
             merge_once = self._merge_once
             self._prepare()
-            while not self._stop_requested:
-                if merge_once() is None:
-                    break
-                if progress is not None and len(self._merges) % every == 0:
-                    progress("merging", len(self._merges), target)
+            with gc_paused():  # the merge loop makes no cycles; see core.train_merge
+                while not self._stop_requested:
+                    if merge_once() is None:
+                        break
+                    if progress is not None and len(self._merges) % every == 0:
+                        progress("merging", len(self._merges), target)
             if not self.done:
                 self._finish("stopped")
             if progress is not None:

@@ -38,9 +38,10 @@ STLITE_VERSION = "1.9.2"
 # stlite 1.9.2's worker defaults to this build too; pinning it here keeps a stlite upgrade
 # from silently changing the Python the site runs on.
 PYODIDE_URL = "https://cdn.jsdelivr.net/pyodide/v0.29.3/full/pyodide.mjs"
-# What the app imports beyond what stlite brings (streamlit, numpy, pandas): regex is in
-# Pyodide's own package set; plotly comes from PyPI, pinned to the version tested here.
-REQUIREMENTS = ["regex", "plotly==7.1.0"]
+# What the app imports beyond what stlite brings (streamlit, numpy, pandas): regex and jinja2
+# (chat templates, core.chat_sandbox) are in Pyodide's own package set; plotly comes from
+# PyPI, pinned to the version tested here.
+REQUIREMENTS = ["regex", "plotly==7.1.0", "jinja2"]
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE_NAME = "@stlite/browser"

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui import cache, chips, display, keys, limits, links, live_input, state, widgets
+from ui import chat, model_picker, why_split
 from ui.page import setup
 
 setup("Tokenize")
@@ -14,7 +15,7 @@ st.title("🔤 Tokenize")
 st.caption("Type text and see how a tokenizer cuts it. Hover a chip for its ID and bytes.")
 top = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 with top[0]:
-    label = widgets.tokenizer_picker("tok.tokenizer")
+    label = model_picker.tokenizer_picker("tok.tokenizer")  # Hub models too (🤗)
 with top[1]:
     show_ids = st.toggle("IDs inline", **state.bind(keys.TOK_SHOW_IDS, True))
 with top[2]:
@@ -134,6 +135,8 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
       with tab_why:
           if not words:
               st.info("Type some text to trace its merges.")
+          elif tok.capabilities.scores:  # Unigram: the best path by scores, no merges
+              why_split.unigram_paths(key, words, tok, gpt2_view=gpt2_view)
           else:
               word = st.selectbox("Pre-token", words, format_func=chips.label_text,
                                   **state.bind(keys.TOK_WORD))
@@ -153,4 +156,7 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
           widgets.export_buttons(tok, key="tok.export", cache_key=key)
 
 
-text_and_tokens(label, show_ids, gpt2_view)
+if chat.is_chat():  # Text | Chat: a conversation through the model's chat template
+    chat.chat_mode(label, show_ids, gpt2_view)
+else:
+    text_and_tokens(label, show_ids, gpt2_view)

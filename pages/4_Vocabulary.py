@@ -1,4 +1,5 @@
-"""Vocabulary: every token with its bytes, merge rank and parts; a token's merge tree."""
+"""Vocabulary: every token with its bytes, merge rank and parts (or its score, for Unigram
+models); a token's merge tree."""
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -24,10 +25,18 @@ if not tok.capabilities.details:
             "are compared on the ⚖️ Compare page.")
     st.stop()
 key = state.tokenizer_key(label)
+scored = tok.capabilities.scores  # Unigram: pieces have scores, not merges
+if scored:
+    st.info("A Unigram model (T5, ALBERT, XLM-R…) learns no merges: each piece has a score, a "
+            "log-probability, and a text is cut into the pieces whose scores add up highest. "
+            "The score column shows them; “Why this split” on 🔤 Tokenize shows the sums.")
 
 m = st.columns(4)
 m[0].metric("Tokens", f"{len(tok.vocab):,}")
-m[1].metric("Merges", f"{len(tok.merges):,}")
+if scored:
+    m[1].metric("Model", tok.kind)
+else:
+    m[1].metric("Merges", f"{len(tok.merges):,}")
 m[2].metric("Special tokens", f"{len(tok.special_tokens or []):,}")
 m[3].metric("Longest token", f"{max(map(len, tok.vocab.values()), default=0)} bytes")
 
@@ -36,7 +45,10 @@ with c_search:
     query = st.text_input("Search", placeholder="a piece of text, e.g. ing, or an ID",
                           **state.bind(keys.VOC_SEARCH, ""))
 with c_order:
-    order = st.selectbox("Order", cache.VOCAB_ORDERS, **state.bind(keys.VOC_ORDER, "ID"))
+    orders = cache.vocab_orders(tok)
+    if state.value(keys.VOC_ORDER, "ID") not in orders:  # (an order of another tokenizer)
+        state.set_value(keys.VOC_ORDER, "ID")
+    order = st.selectbox("Order", orders, **state.bind(keys.VOC_ORDER, "ID"))
 try:
     table = cache.vocab_table(key, query, tok, order=order)
 except Exception as err:  # noqa: BLE001
@@ -55,6 +67,9 @@ picked = st.dataframe(
                               "single byte or a special token)"),
         "left": st.column_config.TextColumn(help="first part of the merge"),
         "right": st.column_config.TextColumn(help="second part of the merge"),
+        "score": st.column_config.NumberColumn(
+            format="%.4f", help="The piece's score (a log-probability): the best split of a "
+                                "text is the one whose scores add up highest"),
     },
 )
 rows = [row for row, _ in picked.selection.cells] if picked is not None else []
@@ -69,7 +84,7 @@ if selected is not None and selected != state.value(keys.VOC_PICKED):
 
 left, right = st.columns(2, gap="large")
 with left:
-    st.subheader("Merge tree")
+    st.subheader("Piece" if scored else "Merge tree")
     ids = sorted(tok.vocab)
     state.set_value(keys.VOC_TOKEN_DEFAULT, ids[-1] if ids else None)  # a link may leave it out
     wanted = state.value(keys.VOC_TOKEN)
@@ -85,11 +100,16 @@ with left:
         spelled = (f"{display.spelling_name(tok.capabilities.byte_level)} "
                    f"{display.code_span(tok.id_to_piece(token_id))}")
         st.markdown(f"**{len(token)} byte(s)** · hex `{token.hex(' ')}` · {spelled}")
-        try:
-            tree = cache.merge_tree(key, int(token_id), tok)
-            st.graphviz_chart(chips.merge_tree_dot(tree), width="stretch")
-        except Exception as err:  # noqa: BLE001
-            widgets.show_error(err, what="Cannot draw the merge tree")
+        if scored:
+            score = tok.score(int(token_id))
+            st.markdown("score " + (f"**{score:.4f}**" if score is not None else "none (an "
+                                    "added token: matched before the model runs)"))
+        else:
+            try:
+                tree = cache.merge_tree(key, int(token_id), tok)
+                st.graphviz_chart(chips.merge_tree_dot(tree), width="stretch")
+            except Exception as err:  # noqa: BLE001
+                widgets.show_error(err, what="Cannot draw the merge tree")
     else:
         st.warning(f"ID {token_id} is not in this vocabulary.")
 

@@ -5,7 +5,7 @@ import streamlit as st
 from core.compare import boundaries, differing_regions, tokenization_stats
 
 from ui.page import setup
-from ui import cache, chips, display, keys, limits, links, live_input, state, widgets
+from ui import cache, chips, display, keys, limits, links, live_input, model_picker, state, widgets
 
 setup("Compare")
 
@@ -18,6 +18,7 @@ defaults = list(dict.fromkeys(
      "Char-level baseline"]))[:4]
 if state.value(keys.CMP_TOKENIZERS) is None:
     state.set_value(keys.CMP_TOKENIZERS, [x for x in defaults if x in state.available_tokenizers()])
+model_picker.compare_adder(keys.CMP_TOKENIZERS)  # any Hugging Face model by its ID
 labels = widgets.tokenizer_multi_picker(keys.CMP_TOKENIZERS, default=defaults)
 
 

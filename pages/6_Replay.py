@@ -11,7 +11,9 @@ setup("Replay")
 st.title("🎞️ Replay")
 st.caption("A BPE tokenizer learns one merge at a time. Step k is the tokenizer made of the "
            "256 bytes, the special tokens and its first k merges: slide or play through the "
-           "steps and watch the sample text's tokens merge.")
+           "steps and watch the sample text's tokens merge. Replay is for merge-based models; "
+           "a Unigram model (T5, ALBERT, XLM-R) has piece scores instead, shown on 📖 "
+           "Vocabulary and in 🔤 Tokenize's “Why this split”.")
 link_slot = st.container()  # the link, drawn once the step is checked against the tokenizer
 
 top = st.columns([2, 1, 1], vertical_alignment="bottom")
@@ -43,6 +45,11 @@ if problem := replay_problem(tok):
     with link_slot:
         links.share("Replay")
     st.info(problem, icon="🎞️")
+    if tok.capabilities.scores:
+        st.caption("This is a Unigram model: it learned no merges, only a score per piece, and "
+                   "cuts a text into the pieces whose scores add up highest. Replay is for "
+                   "merge-based models; see the scores on 📖 Vocabulary and the best path "
+                   "against the next best in 🔤 Tokenize's “Why this split”.")
     st.stop()
 replay.check_step(len(tok.merges))
 with link_slot:

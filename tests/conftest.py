@@ -83,3 +83,36 @@ def docs_multi() -> str:
 def _isolated_library(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Saved tokenizers and stored link texts go to a temp folder, never the user's own library."""
     os.environ["TOKPLAY_LIBRARY_DIR"] = str(tmp_path_factory.mktemp("library"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_hugging_face_hub(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test reaches the Hugging Face Hub or reads the user's own cache: an empty cache
+    folder and an endpoint nothing listens on (not HF_HUB_OFFLINE: huggingface_hub reads it
+    once, at import, and tests/test_hub.py needs it online). tests/test_hub.py and the browser
+    tests point ``HF_ENDPOINT`` at their local stand-in (tests/hub_stub.py) instead."""
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_CACHE", "HF_HUB_OFFLINE",
+                 "TRANSFORMERS_OFFLINE"):
+        os.environ.pop(name, None)
+    os.environ.update(HF_HOME=str(tmp_path_factory.mktemp("hf-home")),
+                      HF_ENDPOINT="http://127.0.0.1:9", HF_HUB_DISABLE_TELEMETRY="1")
+
+
+#: Where `make test-data` puts llama.cpp's tokenizer cases (from the llama-cpp-python sdist).
+LLAMA_CPP_DATA = REPO / ".cache" / "test-data" / "llama.cpp"
+
+
+@pytest.fixture(scope="session")
+def llama_cpp_vocabs() -> Path:
+    """llama.cpp's ``models/`` folder: ``ggml-vocab-*.gguf`` with their ``.inp``/``.out`` cases.
+
+    A failure, not a skip, when it is missing: `make test` fetches it first (`make test-data`).
+    """
+    models = LLAMA_CPP_DATA / "models"
+    if not any(models.glob("ggml-vocab-*.gguf.out")):
+        pytest.fail(
+            f"llama.cpp's tokenizer test files are not in {models}: run `make test-data` "
+            "(it downloads the llama-cpp-python sdist from PyPI once)",
+            pytrace=False,
+        )
+    return models

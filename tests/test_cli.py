@@ -112,3 +112,247 @@ def test_out_is_created_before_training(tmp_path):
     res = run_cli("train", "c.txt", "--vocab-size", 260, "--out", "a/b/c", "--quiet", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "a/b/c/merges.pkl").is_file()
+
+
+# ---- Issue 24: encode, decode, evaluate, inspect ---------------------------------------------
+
+import io  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import tomllib  # noqa: E402
+
+import tiktoken  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from core.cli import main  # noqa: E402
+from core.formats import export_all  # noqa: E402
+from core.presets import PRESETS, load_preset  # noqa: E402
+
+_PROPERTY = settings(max_examples=40, deadline=None,
+                     suppress_health_check=[HealthCheck.function_scoped_fixture])
+_TEXT = st.text(st.one_of(st.characters(codec="utf-8"), st.sampled_from(" \n.'1é日")), max_size=60)
+
+
+def call(monkeypatch, *args, stdin=b""):
+    """main() in this process: (exit code, stdout bytes, stderr text)."""
+    out, err = io.BytesIO(), io.BytesIO()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out, encoding="ascii"))
+    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(err, encoding="ascii"))
+    code = main([str(a) for a in args])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code, out.getvalue(), err.getvalue().decode("utf-8")
+
+
+@pytest.fixture(scope="module")
+def encodings(tiktoken_cache):
+    return {name: tiktoken.get_encoding(name) for name in PRESETS}
+
+
+@_PROPERTY
+@given(text=_TEXT, name=st.sampled_from(list(PRESETS)))
+def test_encode_prints_tiktokens_ids_from_the_argument_and_stdin(monkeypatch, encodings, text, name):
+    expected = " ".join(map(str, encodings[name].encode(text, allowed_special="all"))) + "\n"
+    code, out, err = call(monkeypatch, "encode", "-t", name, text)
+    assert (code, out.decode(), err) == (0, expected, "")
+    code, out, err = call(monkeypatch, "encode", "-t", name, stdin=text.encode("utf-8"))
+    assert (code, out.decode(), err) == (0, expected, "")
+
+
+def test_encode_streams_a_long_stdin_exactly(monkeypatch, encodings):
+    text = ("Tokenizers <|endoftext|> split 日本語 text.\n  indented  words " * 3000)
+    code, out, _ = call(monkeypatch, "encode", "-t", "cl100k_base", stdin=text.encode())
+    assert code == 0 and out.decode().split() == [
+        str(i) for i in encodings["cl100k_base"].encode(text, allowed_special="all")]
+
+
+def test_special_adds_the_models_template(monkeypatch, tmp_path):
+    from core.formats import load_tokenizer_files
+
+    # a BOS template only shows on a tokenizer that has one: a tokenizer.json with a post-processor
+    tok = load_preset("gpt2")
+    assert call(monkeypatch, "encode", "-t", "gpt2", "--special", "hi")[1] == \
+        call(monkeypatch, "encode", "-t", "gpt2", "--no-special", "hi")[1]  # no template: same
+    files = export_all(tok)
+    doc = json.loads(files["tokenizer.json"])
+    doc["post_processor"] = {"type": "TemplateProcessing",
+                             "single": [{"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}},
+                                        {"Sequence": {"id": "A", "type_id": 0}}],
+                             "pair": [], "special_tokens": {"<|endoftext|>": {
+                                 "id": "<|endoftext|>", "ids": [50256], "tokens": ["<|endoftext|>"]}}}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    loaded = load_tokenizer_files({"tokenizer.json": (tmp_path / "tokenizer.json").read_bytes()})
+    expected = " ".join(map(str, loaded.encode("hi", add_special_tokens=True))) + "\n"
+    code, out, _ = call(monkeypatch, "encode", "-t", tmp_path / "tokenizer.json", "--special", "hi")
+    assert (code, out.decode()) == (0, expected) and expected.startswith("50256 ")
+
+
+@_PROPERTY
+@given(ids=st.lists(st.integers(0, 50256), max_size=30))
+def test_decode_prints_tiktokens_text_with_u_fffd_for_broken_bytes(monkeypatch, encodings, ids):
+    expected = encodings["gpt2"].decode(ids, errors="replace")
+    code, out, err = call(monkeypatch, "decode", "-t", "gpt2", *ids)
+    assert (code, out.decode("utf-8"), err) == (0, expected, "")
+    code, out, _ = call(monkeypatch, "decode", "-t", "gpt2", stdin=", ".join(map(str, ids)).encode())
+    assert (code, out.decode("utf-8")) == (0, expected)
+
+
+def test_decode_of_encode_round_trips_through_the_shell(tmp_path):
+    text = "Héllo wörld 🧩 <|endoftext|>\n"
+    enc = run_cli("encode", "-t", "o200k_base", text, cwd=tmp_path)
+    dec = run_cli("decode", "-t", "o200k_base", *enc.stdout.split(), cwd=tmp_path)
+    assert enc.returncode == dec.returncode == 0 and dec.stdout == text
+
+
+@_PROPERTY
+@given(texts=st.lists(_TEXT, min_size=1, max_size=3), name=st.sampled_from(list(PRESETS)))
+def test_evaluate_equals_an_independent_count(monkeypatch, tmp_path, encodings, texts, name):
+    paths = []
+    for i, text in enumerate(texts):
+        path = tmp_path / f"t{i}.txt"
+        path.write_bytes(text.encode("utf-8"))
+        paths.append(str(path))
+    code, out, err = call(monkeypatch, "evaluate", "-t", name, *paths, "--json", "--quiet")
+    assert code == 0 and err == ""
+    expected = []
+    for path, text in zip(paths, texts):
+        n = len(encodings[name].encode(text, allowed_special="all"))
+        size = len(text.encode("utf-8"))
+        expected.append({"file": path, "bytes": size, "chars": len(text), "tokens": n,
+                         "bytes_per_token": size / n if n else 0.0})
+    assert json.loads(out) == expected
+    code, out, _ = call(monkeypatch, "evaluate", "-t", name, *paths, "--quiet")
+    lines = out.decode().splitlines()
+    assert lines[0] == "file\tbytes\tchars\ttokens\tbytes_per_token"
+    assert lines[1:] == [f"{r['file']}\t{r['bytes']}\t{r['chars']}\t{r['tokens']}\t"
+                         f"{r['bytes_per_token']:.4f}" for r in expected]
+
+
+def test_evaluate_shows_a_progress_bar_on_a_long_file(tmp_path):
+    (tmp_path / "long.txt").write_text("some words to count, again and again. " * 50_000,
+                                       encoding="utf-8")
+    res = run_cli("evaluate", "-t", "gpt2", "long.txt", cwd=tmp_path)
+    assert res.returncode == 0 and "long.txt" in res.stderr and "B/s" in res.stderr
+    assert res.stdout.splitlines()[1].startswith("long.txt\t1900000\t1900000\t")
+    quiet = run_cli("evaluate", "-t", "gpt2", "long.txt", "--quiet", cwd=tmp_path)
+    assert quiet.stderr == "" and quiet.stdout == res.stdout
+
+
+def test_inspect_names_kind_size_specials_pattern_and_source(monkeypatch, tmp_path):
+    code, out, _ = call(monkeypatch, "inspect", "-t", "cl100k_base")
+    lines = out.decode().splitlines()
+    assert code == 0 and lines[:4] == ["name: cl100k_base", "kind: byte-level BPE (by rank)",
+                                       "vocab size: 100277", 'special tokens: 5: "<|endoftext|>" '
+                                       '"<|fim_prefix|>" "<|fim_middle|>" "<|fim_suffix|>" '
+                                       '"<|endofprompt|>"']
+    assert lines[4].startswith("pattern: cl100k = ") and lines[5].startswith("source: preset cl100k_base")
+    tok = load_preset("gpt2")
+    files = export_all(tok)
+    (tmp_path / "vocab.pkl").write_bytes(files["vocab.pkl"])
+    (tmp_path / "merges.pkl").write_bytes(files["merges.pkl"])
+    spec = f"{tmp_path / 'vocab.pkl'},{tmp_path / 'merges.pkl'}"
+    code, out, _ = call(monkeypatch, "inspect", "-t", spec, "--json")
+    info = json.loads(out)
+    assert code == 0 and info["vocab_size"] == 50257 and info["source"] == "files merges.pkl, vocab.pkl"
+    assert info["kind"] == tok.kind and info["pattern"] == "gpt2"
+    # the pair loads as the preset does: same IDs
+    assert call(monkeypatch, "encode", "-t", spec, "hello world")[1] == b"31373 995\n"
+
+
+def test_a_hub_id_loads_through_core_hub(monkeypatch, tmp_path, encodings):
+    from tests.hub_stub import GPT2, HubStub, real_repos
+
+    repos, renamed = real_repos(llama3_json=b"{}")
+    stub = HubStub(repos, renamed).start()
+    try:
+        for name in ("HF_HUB_OFFLINE", "HF_TOKEN", "HF_HUB_CACHE"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HF_ENDPOINT", stub.url)
+        monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+        code, out, err = call(monkeypatch, "encode", "-t", GPT2, "Hello Hub")
+        assert (code, out.decode(), err) == (
+            0, " ".join(map(str, encodings["gpt2"].encode("Hello Hub"))) + "\n", "")
+        code, out, _ = call(monkeypatch, "inspect", "-t", f"{GPT2}@main")
+        assert code == 0 and f"source: Hugging Face Hub {GPT2} at main" in out.decode()
+    finally:
+        stub.stop()
+
+
+def _one_error_line(code, err):
+    assert code == 2, err
+    err = err.rsplit("\r", 1)[-1]  # what a terminal shows: a progress bar is wiped with \r
+    assert err.startswith("error: ") and err.endswith("\n") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, stdin, message", [
+    (["encode", "-t", "gpt5", "x"], b"", "unknown tokenizer 'gpt5'"),
+    (["encode", "-t", "", "x"], b"", "-t is empty"),
+    (["encode", "-t", "nope/vocab.pkl,nope/merges.pkl", "x"], b"", "'nope/vocab.pkl' is not a file"),
+    (["decode", "-t", "gpt2", "12x"], b"", "item 1 '12x' is not an integer"),
+    (["decode", "-t", "gpt2", "5", "-3"], b"", "item 2 '-3' is negative"),
+    (["decode", "-t", "gpt2", "50257"], b"", "ID 50257 (item 1) is not in this tokenizer's vocabulary"),
+    (["decode", "-t", "gpt2"], b"1 2 x", "item 3 'x' is not an integer"),
+    (["decode", "-t", "cl100k_base", "100256"], b"", "ID 100256 (item 1) is not in this"),
+    (["encode", "-t", "gpt2"], b"ok \xe9t\xe9", "stdin is not UTF-8 text: byte e9 at byte offset 3"),
+    (["evaluate", "-t", "gpt2", "missing.txt"], b"", "file 'missing.txt' not found"),
+    (["evaluate", "-t", "gpt2", "."], b"", "'.' is a directory: give text files"),
+    (["evaluate", "-t", "gpt2", "-"], b"\xff", "stdin is not UTF-8 text: byte ff at byte offset 0"),
+    (["encode"], b"", "the following arguments are required: -t/--tokenizer"),
+    (["frobnicate"], b"", "invalid choice: 'frobnicate'"),
+    (["evaluate", "-t", "gpt2"], b"", "the following arguments are required: FILE"),
+], ids=lambda v: str(v)[:40])
+def test_bad_input_is_one_line_and_exit_2(monkeypatch, tmp_path, args, stdin, message):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = call(monkeypatch, *args, stdin=stdin)
+    _one_error_line(code, err)
+    assert message in err and out == b""
+
+
+def test_bad_files_are_one_line_and_exit_2(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    long = ("fine text " * 200_000).encode() + b"\xc3(" + b" more" * 10
+    (tmp_path / "late.txt").write_bytes(long)
+    code, out, err = call(monkeypatch, "evaluate", "-t", "gpt2", "late.txt")
+    _one_error_line(code, err)
+    assert f"late.txt is not UTF-8 text: byte c3 at byte offset {len('fine text ') * 200_000}" in err
+    code, out, _ = call(monkeypatch, "evaluate", "-t", "gpt2", "late.txt", "--errors", "replace",
+                        "--quiet")
+    assert code == 0 and out.decode().splitlines()[1].startswith("late.txt\t")
+    (tmp_path / "vocab.pkl").write_bytes(b"not a pickle")
+    (tmp_path / "merges.pkl").write_bytes(b"not a pickle")
+    code, _, err = call(monkeypatch, "inspect", "-t", "vocab.pkl,merges.pkl")
+    _one_error_line(code, err)
+    assert "vocab.pkl" in err
+    evil = pickle.dumps(os.system)  # a pickle that would call a function: refused, never run
+    (tmp_path / "vocab.pkl").write_bytes(evil)
+    code, _, err = call(monkeypatch, "inspect", "-t", "vocab.pkl,merges.pkl")
+    _one_error_line(code, err)
+
+
+def test_an_unreachable_hub_is_one_line(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    code, _, err = call(monkeypatch, "inspect", "-t", "some-org/some-model")
+    _one_error_line(code, err)
+    assert "some-org/some-model" in err
+
+
+def test_a_text_argument_that_is_not_utf8_is_one_line(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "core", "encode", "-t", "gpt2", b"ab\xff"],
+                         capture_output=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    err = res.stderr.decode()
+    _one_error_line(res.returncode, err)
+    assert "the TEXT argument is not UTF-8 text" in err
+
+
+def test_console_scripts_name_the_same_main():
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["tokplay"] == "core.cli:main"
+    assert scripts["tokenizer-playground"] == "core.__main__:main"
+    import core.__main__
+
+    assert core.__main__.main is main

@@ -21,7 +21,7 @@ SentencePiece, whose ``decode`` drops control pieces such as ``<s>``.
 
 Checked on fixed Unicode edge cases, on a fixed-stride sample of real documents from both
 shared corpora, and (for a few rows) on hypothesis-generated text. Also: an unknown rank file
-needs ``pattern=``, and Unigram models (tokenizer.json and SentencePiece) are refused by name.
+needs ``pattern=``, and Unigram models (tokenizer.json and SentencePiece) load by content.
 """
 
 from __future__ import annotations
@@ -465,7 +465,7 @@ def test_unknown_rank_file_needs_a_pattern(tmp_path: Path) -> None:
         assert tok.encode(text) == enc.encode(text, disallowed_special=()), repr(text)
 
 
-def test_unigram_tokenizer_json_is_refused(tmp_path: Path) -> None:
+def test_unigram_tokenizer_json_loads(tmp_path: Path) -> None:
     tokenizers = need_module("tokenizers")
     from tokenizers import models as hf_models
     from tokenizers import pre_tokenizers, trainers
@@ -477,11 +477,12 @@ def test_unigram_tokenizer_json_is_refused(tmp_path: Path) -> None:
                                                           unk_token="<unk>"))  # fmt: skip
     data = hf.to_str().encode("utf-8")
     assert b'"Unigram"' in data
-    with pytest.raises(FormatError, match="Unigram"):
-        load_tokenizer_files({"tokenizer.json": data})
+    ours = load_tokenizer_files({"tokenizer.json": data})
+    for text in texts[:20] + ["the cat number 1234 sat", "zebra ✓", ""]:
+        assert ours.encode(text) == hf.encode(text).ids, text
 
 
-def test_sentencepiece_unigram_model_is_refused(tmp_path: Path) -> None:
+def test_sentencepiece_unigram_model_loads(tmp_path: Path) -> None:
     spm = need_module("sentencepiece")
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(
@@ -493,8 +494,10 @@ def test_sentencepiece_unigram_model_is_refused(tmp_path: Path) -> None:
         model_type="unigram", minloglevel=2,
     )  # fmt: skip
     data = (tmp_path / "uni.model").read_bytes()
-    with pytest.raises(FormatError, match="Unigram"):
-        load_tokenizer_files({"uni.model": data})
+    ours = load_tokenizer_files({"uni.model": data})
+    sp = spm.SentencePieceProcessor(model_proto=data)
+    for text in ["the cat number 1234 sat", "zebra ✓ 東京", "", "  "]:
+        assert ours.encode(text) == sp.encode(text), text
 
 
 def test_known_openai_file_leaves_the_preset_alone(tiktoken_cache: Path) -> None:

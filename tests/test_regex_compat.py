@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 
 from core import regex_compat
 from core.builtin_corpus import builtin_corpus_text
-from core.pipeline import normalizers, pre_tokenizers
+from core.pipeline import pattern as pattern_module
+from core.pipeline import pre_tokenizers, unicode_tables
 from core.pipeline import tokenizer as pipeline_tokenizer
-from core.pipeline.normalizers import Pattern, onig_to_python
+from core.pipeline.pattern import Pattern, onig_to_python
 from core.pretokenize import PATTERNS, SAFE_CUT_BYTES, ascii_pattern
 from core.regex_compat import fallback
 
@@ -45,8 +46,8 @@ CORE_PATTERNS: dict[str, tuple[str | bytes, int]] = {
     "hf-whitespace": (pre_tokenizers._WORDS.pattern, 0),
     "hf-word-char": (pipeline_tokenizer._WORD_CHAR.pattern, 0),
     "hf-space-char": (pipeline_tokenizer._SPACE_CHAR.pattern, 0),
-    "newer-than-unicode-16": (normalizers._NEWER_THAN_UNICODE_16.pattern, 0),
-    "lowercase-slow": (normalizers._LOWERCASE_SLOW.pattern, 0),
+    "newer-than-unicode-16": (unicode_tables.NEWER_THAN_UNICODE_16.pattern, 0),
+    "lowercase-slow": (unicode_tables.LOWERCASE_SLOW.pattern, 0),
     # Oniguruma's escapes as onig_to_python rewrites them (\w with Alphabetic and M, \b, \R)
     "onig-escapes": (onig_to_python(r"\w+|\W|\b.|\B\s|\R|\h+|\p{P}\p{S}|(?i:é)"), regex.MULTILINE),
     "onig-classes": (onig_to_python(r"[\w\-]+|[^\s\w]+|[\p{N}\h]"), regex.MULTILINE),
@@ -142,7 +143,7 @@ def test_property_names_are_read_like_regex_reads_them():
 
 
 def test_pipeline_patterns_work_through_the_fallback(monkeypatch):
-    monkeypatch.setattr(normalizers, "regex", fallback)
+    monkeypatch.setattr(pattern_module, "regex", fallback)
     text = "Hello  world 42, Größe!"
     assert Pattern.regex(r"\p{N}{1,3}+|\s+").matches(text) == [(5, 7), (12, 13), (13, 15), (16, 17)]
     assert Pattern.string("o").matches(text) == [(4, 5), (8, 9)]

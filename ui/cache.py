@@ -109,6 +109,12 @@ def merge_trace(tok_key: str, pretoken: str, _tok: Any) -> Any:
 
 
 @st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def split_paths(tok_key: str, pretoken: str, _tok: Any) -> Any:
+    """Unigram's "why this split" for one pre-token: best path and next best per word."""
+    return _tok.split_paths(pretoken)
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
 def decode_details(tok_key: str, ids: tuple[int, ...], _tok: Any) -> Any:
     """``DecodeDetails`` for an ID sequence."""
     return _tok.decode_details(list(ids))
@@ -173,8 +179,14 @@ def coverage(tok_key: str, text: str, _tok: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 # Vocabulary tables
 
-#: Orders the Vocabulary page offers.
-VOCAB_ORDERS = ("ID", "longest first", "newest merges first")
+#: Orders the Vocabulary page offers (:func:`vocab_orders` picks those that fit a tokenizer).
+VOCAB_ORDERS = ("ID", "longest first", "newest merges first", "highest score first")
+
+
+def vocab_orders(tok: Any) -> tuple[str, ...]:
+    """The orders that mean something for ``tok``: merges, or scores (Unigram)."""
+    drop = "newest merges first" if tok.capabilities.scores else "highest score first"
+    return tuple(o for o in VOCAB_ORDERS if o != drop)
 
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner="Building the vocabulary table…")
@@ -193,6 +205,8 @@ def vocab_table(tok_key: str, query: str, _tok: Any, *, order: str = "ID") -> An
         rows = sorted(rows, key=lambda r: (-r.length, r.id))
     elif order == "newest merges first":
         rows = sorted(rows, key=lambda r: (r.rank is None, -(r.rank or 0), r.id))
+    if _tok.capabilities.scores:  # Unigram: a score per piece, no merges
+        return _scored_table(rows, _tok, order=order)
     return pd.DataFrame(
         {
             "ID": [r.id for r in rows],
@@ -204,6 +218,27 @@ def vocab_table(tok_key: str, query: str, _tok: Any, *, order: str = "ID") -> An
             "right": [None if r.right is None else visible(show_bytes(r.right)) for r in rows],
             "bytes": [r.token.hex(" ") for r in rows],
             **_spelling(rows, _tok),
+        }
+    )
+
+
+def _scored_table(rows: list[Any], tok: Any, *, order: str) -> Any:
+    """A Unigram vocabulary: each piece's score (a log-probability) instead of merge columns."""
+    import pandas as pd
+
+    from ui.chips import show_bytes, visible
+
+    scores = {r.id: tok.score(r.id) for r in rows}
+    if order == "highest score first":
+        rows = sorted(rows, key=lambda r: (scores[r.id] is None, -(scores[r.id] or 0.0), r.id))
+    return pd.DataFrame(
+        {
+            "ID": [r.id for r in rows],
+            "token": [visible(show_bytes(r.token)) for r in rows],
+            "len": [r.length for r in rows],
+            "score": pd.array([scores[r.id] for r in rows], dtype="Float64"),
+            "bytes": [r.token.hex(" ") for r in rows],
+            **_spelling(rows, tok),
         }
     )
 

@@ -49,6 +49,7 @@ CSS = """
  white-space:pre;line-height:1.5;border:1px solid rgba(0,0,0,.06);vertical-align:top}
 .tp-chip sub{font-size:.68em;color:#5a6275;margin-left:3px;vertical-align:baseline}
 .tp-special{background:#3b4252;color:#fff;font-weight:600}
+.tp-tmpl{border:1.5px dotted #475569;font-style:italic}
 .tp-special sub{color:#d8dee9}
 .tp-partial{border:1.5px dashed #c2410c}
 .tp-oov{background:#ffb4b4;border:1.5px solid #b91c1c}
@@ -159,9 +160,12 @@ def _esc(text: str) -> str:
 # Encoding chips
 
 
-def _chip(span: Any, *, show_ids: bool, gpt2_view: bool, new: bool = False) -> str:
+def _chip(span: Any, *, show_ids: bool, gpt2_view: bool, new: bool = False,
+          muted: bool = False) -> str:
     token: bytes = span.token
     classes = ["tp-chip", "tp-new"] if new else ["tp-chip"]
+    if muted:  # a chat template's own text (ui.chat)
+        classes.append("tp-tmpl")
     style = ""
     if span.is_special:
         classes.append("tp-special")
@@ -195,6 +199,7 @@ def chips_html(
     gpt2_view: bool = False,
     limit: int | None = None,
     highlight: Collection[int] = (),
+    muted: Collection[int] = (),
 ) -> str:
     """HTML for a row of token chips (``tokens``: ``core.details.TokenSpan`` objects).
 
@@ -204,10 +209,11 @@ def chips_html(
     character (same ``group``), under the character they make (taken from ``text``). A chip
     ending in a newline is followed by a line break so the layout follows the text. ``limit``
     caps how many chips are drawn. ``highlight``: indexes of chips to outline (the tokens a
-    replay step just made).
+    replay step just made). ``muted``: indexes of chips a chat template wrote (dotted).
     """
     shown = tokens if limit is None else tokens[:limit]
     marked = frozenset(highlight)
+    quiet = frozenset(muted)
     out: list[str] = [CSS, '<div class="tp-chips">']
     i = 0
     n = len(shown)
@@ -226,12 +232,14 @@ def chips_html(
             out.append(f'<span class="tp-grp" title="{_esc(title)}">')
             if char:  # a zero-width joiner draws nothing: its name does
                 out.append(f'<span class="tp-grp-char">{_esc(char)}</span>')
-            out.extend(_chip(m, show_ids=show_ids, gpt2_view=gpt2_view, new=m.index in marked)
+            out.extend(_chip(m, show_ids=show_ids, gpt2_view=gpt2_view, new=m.index in marked,
+                             muted=m.index in quiet)
                        for m in members)
             out.append("</span>")
             i = j
             continue
-        out.append(_chip(span, show_ids=show_ids, gpt2_view=gpt2_view, new=span.index in marked))
+        out.append(_chip(span, show_ids=show_ids, gpt2_view=gpt2_view, new=span.index in marked,
+                         muted=span.index in quiet))
         if span.token.endswith(b"\n"):
             out.append("<br>")
         i += 1
@@ -341,6 +349,62 @@ def trace_html(pretoken: str, steps: Sequence[Any], *, gpt2_view: bool = False) 
         )
     rows.append("</div>")
     return "".join(rows)
+
+
+def _path_chips(nodes: Sequence[Any], *, gpt2_view: bool, start: int = 0,
+                marked: tuple[int, int] = (0, 0)) -> str:
+    """Chips of a Unigram path's pieces (``core.pipeline.unigram.LatticeNode``), each with its
+    score; the pieces inside ``marked`` (characters of the word) outlined."""
+    out = []
+    for k, node in enumerate(nodes, start=start):
+        shown = node.piece if gpt2_view else visible(node.piece.replace("\u2581", " "))
+        cls = "tp-chip tp-oov" if node.unknown else "tp-chip"
+        if marked[0] <= node.start and node.end <= marked[1] and marked != (0, 0):
+            cls += " tp-new"
+        what = "unknown character: lowest score − 10" if node.unknown else f"ID {node.id}"
+        out.append(f'<span class="{cls}" style="background:{PALETTE[k % len(PALETTE)]}" '
+                   f'title="{_esc(what)} · score {node.score:.4f}">{_esc(shown)}'
+                   f"<sub>{node.score:.2f}</sub></span>")
+    return "".join(out)
+
+
+def paths_html(paths: Sequence[Any], *, gpt2_view: bool = False, limit: int = 300) -> str:
+    """Unigram's "why this split": for each word (``core.pipeline.unigram.SplitPaths``) the
+    best path with its pieces' scores, and where the next best path cuts it otherwise.
+
+    >>> from core.pipeline.unigram import UnigramModel
+    >>> m = UnigramModel([("<unk>", 0.0), ("a", -1.0), ("b", -2.0), ("ab", -2.5)], unk_id=0)
+    >>> out = paths_html([m.split_paths("abab")])
+    >>> "−5.00" in out and "−5.50" in out and "0.50 lower" in out
+    True
+    """
+    rows = [CSS, '<div class="tp-chips">']
+    for word in paths:
+        best, other = word.best, word.runner_up
+        nodes = best.nodes[:limit]
+        more = f" (the first {limit} shown)" if len(best.nodes) > limit else ""
+        marked = word.differing()
+        rows.append(f'<div class="tp-step"><span class="tp-rank">best · {_signed(best.score)}'
+                    f"</span>{_path_chips(nodes, gpt2_view=gpt2_view, marked=marked)}{more}</div>")
+        if other is None:
+            rows.append('<div class="tp-step"><span class="tp-rank">next best</span>'
+                        "no other way to cut it</div>")
+            continue
+        start, end = marked
+        theirs = [n for n in other.nodes if start <= n.start and n.end <= end]
+        ours = [n for n in best.nodes if start <= n.start and n.end <= end]
+        gap = best.score - other.score
+        rows.append(f'<div class="tp-step"><span class="tp-rank">next best · '
+                    f"{_signed(other.score)}</span>{gap:.2f} lower: cuts "
+                    f"{_path_chips(theirs, gpt2_view=gpt2_view)} instead of "
+                    f"{_path_chips(ours, gpt2_view=gpt2_view)}</div>")
+    rows.append("</div>")
+    return "".join(rows)
+
+
+def _signed(score: float) -> str:
+    """A path score with a real minus sign (``−5.00``)."""
+    return f"{score:.2f}".replace("-", "\u2212")
 
 
 def regions_html(regions: Sequence[Any], names: Sequence[str]) -> str:

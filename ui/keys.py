@@ -11,6 +11,8 @@ of widgets that live only for one run (buttons, charts) are written where the wi
 TOKENIZERS = "ui.tokenizers"  # label -> {"tok", "source", "fingerprint", "meta"}
 ACTIVE = "ui.active"  # the active tokenizer's label (the default in every picker)
 SAVED = "ui.saved"  # fingerprint -> library ID, for session tokenizers this session saved
+HUB_MODELS = "ui.hub_models"  # Hub model IDs this session opened by name or link (ui.hub_models)
+HUB_PROBLEM = "ui.hub_problem"  # why the last model ID typed was refused, shown once
 
 # Tokenize
 TOK_TEXT = "tok.text"
@@ -21,6 +23,10 @@ TOK_GPT2_VIEW = "tok.gpt2_view"
 TOK_ADD_SPECIAL = "tok.add_special"  # add the model's BOS/EOS template
 TOK_TAB = "tok.tab"  # the open tab (lazy tabs: only it is built); a link's word= opens "why"
 TOK_TABS = ("✂️ Pre-tokens", "🔍 Why this split", "⬇️ Export")
+TOK_MODE = "tok.mode"  # "Text" or "Chat" (ui.chat)
+TOK_CHAT = "tok.chat"  # the conversation: [[role, content], ...] (ui.chat_view)
+TOK_CHAT_GEN = "tok.chat_gen"  # add the generation prompt
+TOK_CHAT_TEMPLATE = "tok.chat_template"  # the chosen template's name ("" = the model's default)
 
 # Decode
 DEC_IDS = "dec.ids"
@@ -43,6 +49,14 @@ REP_STEP = "rep.step"  # the step k shown (merges done); a link may name one pas
 REP_PLAYING = "rep.playing"  # True while the play button advances the step
 REP_SPEED = "rep.speed"  # a label of ui.replay.SPEEDS
 REP_STRIDE = "rep.stride"  # a label of ui.replay.STEP_BY
+
+# Evaluate
+EVA_TOKENIZERS = "eva.tokenizers"
+EVA_SOURCES = "eva.sources"  # picked text source IDs (ui.evaluate: typed, builtin, lang:xx, file:...)
+EVA_TEXT = "eva.text"  # the typed text
+EVA_FILES = "eva.files"  # source ID -> the uploaded text kept for this session
+EVA_FOCUS = "eva.focus"  # "i.j": the token tables show tokenizer i on text j (of the picks)
+EVA_SEEN_UPLOADS = "eva.seen_uploads"  # uploader file ID -> its source ID (None: refused)
 
 # Train (its form values, then the job)
 TRAIN_SOURCE = "train.source"

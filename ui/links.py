@@ -290,6 +290,8 @@ def share(page: str) -> str:
 def _linked_labels(page: str) -> list[str]:
     if page == "Compare":
         return list(state.value(keys.CMP_TOKENIZERS) or [])
+    if page == "Evaluate":
+        return list(state.value(keys.EVA_TOKENIZERS) or [])
     return [current_label()] if page in PAGE_PARAMS else []
 
 

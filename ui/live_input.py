@@ -48,7 +48,7 @@ import streamlit as st
 
 from ui import state
 
-__all__ = ["DEBOUNCE_MS", "LONG_DEBOUNCE_MS", "LONG_TEXT_CHARS", "key_class", "text_area"]
+__all__ = ["DEBOUNCE_MS", "LONG_DEBOUNCE_MS", "LONG_TEXT_CHARS", "key_class", "live", "text_area"]
 
 #: Quiet time after the last input before the box commits (ms).
 DEBOUNCE_MS = 150
@@ -62,11 +62,13 @@ export default function ({ data, parentElement }) {
   const scope = "." + data.box_class;
   let timer = null;
   let composing = false;
+  let typed = null;  // the box typed in last: a scope may hold several (ui.chat's messages)
   const ours = (event) => event.target instanceof HTMLTextAreaElement
     && event.target.closest(scope) !== null;
   const commit = () => {
     timer = null;
-    const box = document.querySelector(scope + " textarea");
+    const box = typed !== null && typed.isConnected ? typed
+      : document.querySelector(scope + " textarea");
     if (box === null || composing) return;
     // st.text_area's own commit key: it sends the value only if the box has unsent input
     box.dispatchEvent(new KeyboardEvent("keydown", {
@@ -74,6 +76,7 @@ export default function ({ data, parentElement }) {
   };
   const later = (box) => {
     clearTimeout(timer);
+    typed = box;
     const long = box.value.length > data.long_text_chars;
     timer = setTimeout(commit, long ? data.long_debounce_ms : data.debounce_ms);
   };
@@ -134,8 +137,15 @@ def text_area(label: str, key: str, default: str, *, height: int,
     updates the page while the user types: a pause of :data:`DEBOUNCE_MS` commits it."""
     bound = state.bind(key, default)
     text = st.text_area(label, height=height, help=help, **bound)
-    _commit_while_typing()(
-        key=f"live.{bound['key']}", height=0,
-        data={"box_class": key_class(bound["key"]), "debounce_ms": DEBOUNCE_MS,
-              "long_text_chars": LONG_TEXT_CHARS, "long_debounce_ms": LONG_DEBOUNCE_MS})
+    live(bound["key"])
     return text
+
+
+def live(widget_key: str) -> None:
+    """Make the ``st.text_area`` whose key is ``widget_key`` commit while the user types; or
+    every text area inside the container keyed ``widget_key`` (one component for all of
+    them: the Chat mode's messages, ``ui.chat``)."""
+    _commit_while_typing()(
+        key=f"live.{widget_key}", height=0,
+        data={"box_class": key_class(widget_key), "debounce_ms": DEBOUNCE_MS,
+              "long_text_chars": LONG_TEXT_CHARS, "long_debounce_ms": LONG_DEBOUNCE_MS})

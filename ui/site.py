@@ -39,6 +39,7 @@ PAGES: tuple[Page, ...] = (
     Page("Vocabulary", "📖", "pages/4_Vocabulary.py"),
     Page("Compare", "⚖️", "pages/5_Compare.py"),
     Page("Replay", "🎞️", "pages/6_Replay.py"),
+    Page("Evaluate", "📏", "pages/7_Evaluate.py"),
 )
 
 _BY_TITLE = {p.title: p for p in PAGES}

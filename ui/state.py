@@ -10,7 +10,8 @@ Tokenizers are named by a *label*, the string shown in pickers:
 - session ones (trained or uploaded): the label given to :func:`register_tokenizer`;
 - presets: ``"GPT-2 (gpt2)"``, ``"GPT-4 (cl100k_base)"``, ``"GPT-4o (o200k_base)"``;
 - baselines: ``"Word-level baseline"``, ``"Char-level baseline"``;
-- saved in the server's library (shared by every session): ``"📚 <name> · <16 hex ID>"``.
+- saved in the server's library (shared by every session): ``"📚 <name> · <16 hex ID>"``;
+- Hugging Face Hub models: ``"🤗 org/name"`` (``ui.hub_models``; links say ``model=org/name``).
 
 Labels are plain strings; links (``ui.links``) name presets and baselines by their label and
 saved tokenizers as ``lib:<ID>``. Session-only tokenizers cannot be linked until saved.
@@ -140,9 +141,12 @@ def library_labels() -> list[str]:
 
 def available_tokenizers() -> list[str]:
     """Labels a picker offers: this session's tokenizers (newest first), presets, the saved
-    library's tokenizers, baselines."""
+    library's tokenizers, baselines, Hub models (``ui.hub_models.hub_labels``)."""
+    from ui import hub_models
+
     own = list(session_tokenizers())[::-1]
-    return own + list(PRESET_LABELS) + library_labels() + list(BASELINE_LABELS)
+    return own + list(PRESET_LABELS) + library_labels() + list(BASELINE_LABELS) + [
+        label for label in hub_models.hub_labels() if label not in session_tokenizers()]
 
 
 def describe(label: str) -> str:
@@ -165,7 +169,10 @@ def describe(label: str) -> str:
                         f"{e.pattern if len(e.pattern) < 12 else 'custom'} pattern, "
                         f"{e.created[:10]}")
         return "saved in the library"
-    return "unknown"
+    from ui import hub_models
+
+    repo = hub_models.hub_repo(label)
+    return hub_models.describe(repo) if repo is not None else "unknown"
 
 
 def tokenizer_key(label: str) -> str:
@@ -180,6 +187,11 @@ def tokenizer_key(label: str) -> str:
     entry_id = library_id(label)
     if entry_id is not None:
         return "lib:" + entry_id  # a content hash too: the same ID is always the same tokenizer
+    from ui import hub_models
+
+    repo = hub_models.hub_repo(label)
+    if repo is not None:  # the content, not the name: a repo's tokenizer can change
+        return "hub:" + hub_models.load(repo).fingerprint()
     raise KeyError(label)
 
 
@@ -225,6 +237,11 @@ def get_tokenizer(label: str) -> TokenizerInterface:
         root = cache.library_root()
         cache.library().get(entry_id)  # says so if it was deleted since it was cached
         return cache.library_tokenizer(root, entry_id)
+    from ui import hub_models
+
+    repo = hub_models.hub_repo(label)
+    if repo is not None:
+        return hub_models.load(repo)
     raise KeyError(f"no tokenizer named {label!r} in this session: pick one from the list")
 
 

@@ -6,9 +6,13 @@ name       pages                    value
 =========  =======================  =====================================================
 tok        all but Train and Home   a preset/baseline label ("GPT-2 (gpt2)"), a preset name
                                     ("gpt2"), or a saved tokenizer ``lib:<16 hex>``;
-                                    Compare repeats it (``tok=A&tok=B``)
+                                    Compare and Evaluate repeat it (``tok=A&tok=B``)
+model      all but Train and Home   a Hugging Face Hub model ID (``Qwen/Qwen3-8B``): the
+                                    model's tokenizer, loaded by the server
+                                    (``ui.hub_models``); Compare repeats it and adds it to
+                                    its ``tok`` list; ``tok`` never names a Hub model
 text       Tokenize, Compare,       the text, or ``@<16 hex>``: a long text stored on the
-           Replay                   server (``TokenizerLibrary.save_text``)
+           Replay, Evaluate         server (``TokenizerLibrary.save_text``)
 ids        Decode                   the IDs as typed (or ``@<id>`` when long)
 word       Tokenize                 the pre-token of the "why this split" trace
 tab        Tokenize                 the open tab: ``pre``, ``why`` or ``export``
@@ -19,6 +23,14 @@ q          Vocabulary               the search text
 order      Vocabulary               one of ``ui.cache.VOCAB_ORDERS``
 token      Vocabulary               the selected token ID
 k          Replay                   the step: how many of the tokenizer's merges are applied
+mode       Tokenize                 ``text`` or ``chat`` (``ui.chat``)
+chat       Tokenize                 the conversation, JSON ``[[role, text], ...]``, or
+                                    ``@<16 hex>`` of a stored one when long
+gen        Tokenize                 ``1`` / ``0`` (the chat's generation prompt)
+tpl        Tokenize                 the chat template's name, when the model has several
+src        Evaluate                 the texts (repeated): ``typed``, ``builtin``,
+                                    ``lang:<code>``, ``file:<blob>:<name>`` (``ui.evaluate``)
+focus      Evaluate                 ``i.j``: the token tables show tokenizer i on text j
 page       Home                     a page's URL path (``Tokenize``): open that page with
                                     the other parameters. The static build's links use it,
                                     as a static host serves one page (``index.html``)
@@ -41,6 +53,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ui import keys, limits, state
+from ui.chat_view import DEFAULT_CONVERSATION, conversation_text, parse_conversation
+from ui.eval_sources import DEFAULT_SOURCES
 from ui.link_targets import (
     link_name,
     resolve_tokenizer,
@@ -68,6 +82,8 @@ __all__ = [
 Applier = Callable[[str, str, tuple[str, ...]], "str | None"]
 
 _MAX_WORD_CHARS = 200
+#: Pages that show several tokenizers (``tok=A&tok=B``): session key -> how many at most.
+_MULTI_TOK = {keys.CMP_TOKENIZERS: 4, keys.EVA_TOKENIZERS: 6}
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -87,7 +103,8 @@ def parse_flag(value: str) -> bool | None:
 
 
 def _apply_tok(page: str, key: str, values: tuple[str, ...]) -> str | None:
-    if key == keys.CMP_TOKENIZERS:
+    if key in _MULTI_TOK:
+        most = _MULTI_TOK[key]
         labels, problems = [], []
         for name in values[:8]:
             label, problem = resolve_tokenizer(name)
@@ -96,17 +113,51 @@ def _apply_tok(page: str, key: str, values: tuple[str, ...]) -> str | None:
             elif problem:
                 problems.append(problem)
         if len(values) > 8:
-            problems.append(f"the link names {len(values)} tokenizers; Compare shows at most 4")
+            problems.append(f"the link names {len(values)} tokenizers; {page} shows at most {most}")
         if labels:
-            state.set_value(key, labels[:4])
+            state.set_value(key, labels[:most])
         if problems:
-            return "; ".join(problems) + ". Comparing the others."
+            others = "Comparing" if page == "Compare" else "Showing"
+            return "; ".join(problems) + f". {others} the others."
         return None
     label, problem = resolve_tokenizer(values[-1])
     if label is None:
         fallback = state.active_label() or state.available_tokenizers()[0]
         return f"{problem[0].upper()}{problem[1:]}. Showing “{fallback}” instead."  # type: ignore[index]
     state.set_active(label)
+    return None
+
+
+def _apply_model(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    """``model=org/name`` (repeated on Compare): each ID checked (a link is untrusted) before
+    it is remembered; the model is loaded, or refused in one line, when the page shows it."""
+    from core.errors import HubError
+    from core.hub import check_repo_id
+
+    from ui import hub_models, runtime
+
+    if runtime.in_browser():
+        return ("The link names a Hugging Face model, which this version of the playground "
+                "(running in your browser, with no server) cannot open.")
+    repos, problems = [], []
+    for raw in values[:8]:
+        try:
+            repos.append(check_repo_id(hub_models.clean_repo_id(raw[:_MAX_WORD_CHARS])))
+        except HubError:
+            problems.append(f"{shown(raw)} is not a Hugging Face model ID (org/name)")
+    labels = [hub_models.remember(repo) for repo in repos]
+    if key == keys.CMP_TOKENIZERS:
+        import streamlit as st
+
+        # with tok= in the same link, its tokenizers come first; else the models alone
+        kept = (state.value(key) or []) if "tok" in st.query_params else []
+        if labels:
+            state.set_value(key, list(dict.fromkeys([*kept, *labels]))[:4])
+        return "; ".join(problems) + ". Comparing the others." if problems else None
+    if labels:
+        state.set_active(labels[-1])
+    if problems:
+        return f"The link's model {problems[-1]}; showing “{current_label()}” instead."
     return None
 
 
@@ -229,12 +280,67 @@ def _apply_token(page: str, key: str, values: tuple[str, ...]) -> str | None:
     return None
 
 
+def _apply_mode(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    mode = values[-1].strip().capitalize()
+    if mode not in ("Text", "Chat"):
+        return f"The link's mode {shown(values[-1])} is not text or chat; showing text."
+    state.set_value(key, mode)
+    return None
+
+
+def _apply_chat(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    """``chat=``: a JSON list of [role, text] pairs, or ``@<ID>`` of a stored one."""
+    text, problem = text_from_link(values[-1][: limits.MAX_PARAM_CHARS], what="conversation")
+    if text is None:
+        return f"{problem[0].upper()}{problem[1:]}. Showing the previous conversation."  # type: ignore[index]
+    chat, note = parse_conversation(text)
+    if chat is None:
+        return f"The link's conversation cannot be read ({note}); showing the previous one."
+    state.set_value(key, chat)
+    return f"The link's conversation: {note}." if note else None
+
+
+def _apply_template_name(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    if len(values[-1]) > _MAX_WORD_CHARS:
+        return f"The link's chat template name {shown(values[-1])} is too long; using the default."
+    state.set_value(key, values[-1])  # the page checks it against the model's templates
+    return None
+
+
 def _apply_step(page: str, key: str, values: tuple[str, ...]) -> str | None:
     raw = values[-1].strip()
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 9):
         return (f"The link's step {shown(values[-1])} is not a number of merges (a whole "
                 "number 0 or more); showing the current step instead.")
     state.set_value(key, int(raw))  # the page checks it against the tokenizer's merges
+    return None
+
+
+def _apply_sources(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    from ui import eval_sources as evaluate
+
+    picked, problems = [], []
+    for sid in values[:8]:  # the page's MAX_TEXTS
+        if sid.startswith("file:") and sid not in evaluate.uploads():
+            if reason := evaluate.upload_from_link(sid[:300]):
+                problems.append(f"the text {shown(sid.split(':', 2)[-1])}: {reason}")
+                continue
+        if evaluate.source_text(sid) is None:
+            problems.append(f"the link names the text {shown(sid)}, which this server does not have")
+            continue
+        if sid not in picked:
+            picked.append(sid)
+    state.set_value(key, picked)
+    return ("; ".join(problems).capitalize() + ". Showing the others.") if problems else None
+
+
+def _apply_focus(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    i, dot, j = values[-1].strip().partition(".")
+    if not (dot and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()
+            and len(i) <= 2 and len(j) <= 2):
+        return (f"The link's focus {shown(values[-1])} is not two numbers such as `1.0` "
+                "(tokenizer, text); showing the first pair.")
+    state.set_value(key, f"{int(i)}.{int(j)}")  # the page checks it against its picks
     return None
 
 
@@ -251,22 +357,37 @@ def current_label() -> str:
 DEFAULT_TOKENIZER = "GPT-2 (gpt2)"
 DEFAULT_COMPARE = ["GPT-2 (gpt2)", "GPT-4 (cl100k_base)", "Word-level baseline",
                    "Char-level baseline"]
+DEFAULT_EVALUATE = ["GPT-2 (gpt2)", "GPT-4 (cl100k_base)"]
+
 
 
 def _tok_value(key: str) -> str | list[str]:
-    return list(state.value(key) or []) if key == keys.CMP_TOKENIZERS else current_label()
+    return list(state.value(key) or []) if key in _MULTI_TOK else current_label()
 
 
 def _tok_default(key: str) -> str | list[str]:
+    if key == keys.EVA_TOKENIZERS:
+        return DEFAULT_EVALUATE
     return DEFAULT_COMPARE if key == keys.CMP_TOKENIZERS else DEFAULT_TOKENIZER
 
 
 def _format_tok(value: str | list[str]) -> tuple[str | list[str] | None, list[str]]:
+    from ui.hub_models import hub_repo
+
     labels = value if isinstance(value, list) else [value]
+    labels = [label for label in labels if hub_repo(label) is None]  # they travel as model=
     names = [link_name(label) for label in labels]
     notes = [unsaved_note(label) for label, name in zip(labels, names) if name is None]
     found = [n for n in names if n is not None]
     return (found if isinstance(value, list) else (found[0] if found else None)), notes
+
+
+def _model_value(key: str) -> str | list[str] | None:
+    from ui.hub_models import hub_repo
+
+    if key == keys.CMP_TOKENIZERS:
+        return [r for r in map(hub_repo, state.value(key) or []) if r is not None]
+    return hub_repo(current_label())
 
 
 def _format_text(value: str) -> tuple[str | None, list[str]]:
@@ -307,10 +428,16 @@ class UrlParam:
 #: word or the token ID, are made against its tokenizer) and written.
 PARAMS: tuple[UrlParam, ...] = (
     UrlParam("tok", {"Tokenize": keys.ACTIVE, "Decode": keys.ACTIVE, "Vocabulary": keys.ACTIVE,
-                     "Compare": keys.CMP_TOKENIZERS, "Replay": keys.ACTIVE},
+                     "Compare": keys.CMP_TOKENIZERS, "Replay": keys.ACTIVE,
+                     "Evaluate": keys.EVA_TOKENIZERS},
              _apply_tok, _tok_value, _tok_default, _format_tok),
+    UrlParam("model", {"Tokenize": keys.ACTIVE, "Decode": keys.ACTIVE,
+                       "Vocabulary": keys.ACTIVE, "Compare": keys.CMP_TOKENIZERS,
+                       "Replay": keys.ACTIVE},
+             _apply_model, _model_value,
+             lambda key: [] if key == keys.CMP_TOKENIZERS else None, _plain(lambda v: v)),
     UrlParam("text", {"Tokenize": keys.TOK_TEXT, "Compare": keys.CMP_TEXT,
-                      "Replay": keys.REP_TEXT}, _apply_text,
+                      "Replay": keys.REP_TEXT, "Evaluate": keys.EVA_TEXT}, _apply_text,
              lambda key: state.SAMPLE_TEXT if state.value(key) is None else state.value(key),
              lambda key: state.SAMPLE_TEXT, _format_text),
     UrlParam("ids", {"Decode": keys.DEC_IDS}, _apply_ids, state.value,
@@ -336,12 +463,27 @@ PARAMS: tuple[UrlParam, ...] = (
              lambda key: state.value(keys.VOC_TOKEN_DEFAULT), _plain(lambda v: str(int(v)))),
     UrlParam("k", {"Replay": keys.REP_STEP}, _apply_step, state.value, lambda key: 0,
              _plain(lambda v: str(int(v)))),
+    UrlParam("mode", {"Tokenize": keys.TOK_MODE}, _apply_mode,
+             lambda key: state.value(key) or "Text", lambda key: "Text", _plain(str.lower)),
+    UrlParam("chat", {"Tokenize": keys.TOK_CHAT}, _apply_chat,
+             lambda key: state.value(key) or DEFAULT_CONVERSATION,
+             lambda key: DEFAULT_CONVERSATION, lambda v: _format_text(conversation_text(v))),
+    UrlParam("gen", {"Tokenize": keys.TOK_CHAT_GEN}, _flag("generation prompt"),
+             lambda key: state.value(key, True), lambda key: True,
+             _plain(lambda v: "1" if v else "0")),
+    UrlParam("tpl", {"Tokenize": keys.TOK_CHAT_TEMPLATE}, _apply_template_name,
+             lambda key: state.value(key) or "", lambda key: ""),
+    UrlParam("src", {"Evaluate": keys.EVA_SOURCES}, _apply_sources,
+             lambda key: list(state.value(key) or []), lambda key: DEFAULT_SOURCES,
+             _plain(list)),
+    UrlParam("focus", {"Evaluate": keys.EVA_FOCUS}, _apply_focus,
+             lambda key: state.value(key) or "0.0", lambda key: "0.0", in_full_link=False),
 )
 
 #: Parameters each page reads and writes (from :data:`PARAMS`).
 PAGE_PARAMS: dict[str, tuple[str, ...]] = {
     page: tuple(p.name for p in PARAMS if page in p.keys)
-    for page in ("Tokenize", "Decode", "Vocabulary", "Compare", "Replay")
+    for page in ("Tokenize", "Decode", "Vocabulary", "Compare", "Replay", "Evaluate")
 }
 
 

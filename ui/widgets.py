@@ -7,14 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from ui import cache, display, limits, runtime, site, state, workspace
+from ui import cache, display, limits, model_picker, runtime, site, state, workspace
 
 if TYPE_CHECKING:
     from core.interface import TokenizerInterface
 
 #: File types the tokenizer loader accepts (core.formats tells the format from the content).
 TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt", "model",
-                        "v1", "v2", "v3", "v7", "v7m1"]
+                        "v1", "v2", "v3", "v7", "v7m1",
+                        "jinja"]  # chat_template.jinja beside tokenizer.json (core.chat_template)
 #: Pre-tokenizer choices for files that store none ("custom" opens a regex box).
 PATTERN_CHOICES = ["from the files", "gpt2", "cl100k", "o200k", "llama3", "tekken", "custom regex"]
 
@@ -151,7 +152,9 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
         max_upload_size=upload_size_cap_mb(),
         help="vocab.pkl + merges.pkl · encoder.json + vocab.bpe · *.tiktoken or Llama 3/4 "
              "tokenizer.model · tokenizer.json (BPE, WordPiece) · SentencePiece .model · "
-             "Mistral tekken.json. Pickles are read with a restricted loader that never runs "
+             "Mistral tekken.json. With tokenizer.json, add tokenizer_config.json or "
+             "chat_template.jinja for its chat template (Tokenize's Chat mode). "
+             "Pickles are read with a restricted loader that never runs "
              f"code. At most {limits.format_bytes(limits.max_upload_bytes())} in total "
              "(TOKPLAY_MAX_UPLOAD_MB).",
     )
@@ -217,7 +220,7 @@ def _page_menu() -> None:
 
 def sidebar(page: str = "") -> None:
     """The shared sidebar block: the page menu, a running training (``ui.training``), the
-    active tokenizer and the file loader."""
+    active tokenizer, the file loader and the Hugging Face model box (``ui.model_picker``)."""
     from ui.training import sidebar_status
 
     with st.sidebar:
@@ -232,6 +235,7 @@ def sidebar(page: str = "") -> None:
         if loader.open:
             with loader:
                 tokenizer_uploader("ui.sidebar_upload")
+        model_picker.sidebar_block()  # any Hugging Face model by its ID, and the cached ones
     with info:  # filled after the loader, so a file loaded on this run shows at once
         active = state.active_label()
         st.markdown("**Active tokenizer**")

@@ -5,6 +5,9 @@
 - GPT-2 ``encoder.json`` + ``vocab.bpe`` (:mod:`core.formats.gpt2_files`)
 - tiktoken ``.tiktoken`` rank files (:mod:`core.formats.tiktoken_file`)
 - Hugging Face ``tokenizer.json`` (:mod:`core.formats.hf_json`)
+- GGUF files of llama.cpp, Ollama and LM Studio: metadata only (:mod:`core.formats.gguf`),
+  as tokenizers (:mod:`core.formats.gguf_vocab`, :mod:`core.formats.gguf_pre`,
+  :mod:`core.formats.gguf_spm`), and the ones on this machine (:mod:`core.formats.gguf_local`)
 
 :func:`load_tokenizer_files` guesses the format from uploaded files; :func:`export_all` writes
 every format (file name -> bytes) for download buttons (both in :mod:`core.formats.detect`).
@@ -30,6 +33,13 @@ _EXPORTS: dict[str, str] = {
     "identify_files": "detect",
     "load_tokenizer_files": "detect",
     "tokenizer_to_pickles": "detect",
+    # gguf, gguf_local, gguf_vocab
+    "GGUFMetadata": "gguf",
+    "LocalGGUF": "gguf_local",
+    "local_gguf_models": "gguf_local",
+    "read_gguf_metadata": "gguf",
+    "sentencepiece_model_from_gguf": "gguf_vocab",
+    "tokenizer_from_gguf": "gguf_vocab",
     # gpt2_files
     "dumps_encoder_json": "gpt2_files",
     "dumps_gpt2": "gpt2_files",

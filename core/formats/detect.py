@@ -20,12 +20,15 @@ from dataclasses import dataclass, field
 
 from core.errors import FormatError, PatternNeededError
 from core.formats import gpt2_files, hf_json, pickles, tekken, tiktoken_file
+from core.formats.gguf import looks_like_gguf
+from core.formats.gguf_vocab import tokenizer_from_gguf
 from core.formats.known import known_file
 from core.formats.safe_pickle import safe_loads
 from core.formats.tekken import looks_like_tekken
 from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.sentencepiece import looks_like_sentencepiece, sentencepiece_tokenizer
 from core.pipeline.tokenizer import PipelineTokenizer
+from core.chat_template import with_chat_template
 from core.presets import load_preset
 from core.pretokenize import PATTERNS
 from core.template import Template
@@ -38,9 +41,10 @@ ACCEPTED = (
     "vocab.pkl + merges.pkl (CS336 pickles); "
     "encoder.json + vocab.bpe (GPT-2; also vocab.json + merges.txt); "
     "one tiktoken rank file (.tiktoken, or Meta's Llama 3/4 tokenizer.model); "
-    "one Hugging Face tokenizer.json (BPE, WordPiece or WordLevel); "
-    "one SentencePiece BPE .model (Llama 2, Mistral); "
-    "one Mistral Tekken tekken.json"
+    "one Hugging Face tokenizer.json (BPE, Unigram, WordPiece or WordLevel); "
+    "one SentencePiece .model (BPE: Llama 2, Mistral; Unigram: T5, ALBERT, XLM-R); "
+    "one Mistral Tekken tekken.json; "
+    "one GGUF file (llama.cpp, Ollama, LM Studio; a vocab-only one is a few MB)"
 )
 
 # Files that travel with a tokenizer but carry nothing we need: skipped quietly.
@@ -57,7 +61,8 @@ class FileSet:
     """The recognised format and which uploaded file plays which role.
 
     ``kind`` is ``"pickles"`` (roles ``vocab``/``merges``), ``"gpt2"`` (``encoder``/``bpe``),
-    ``"tiktoken"`` (``ranks``) or ``"hf"`` (``tokenizer``); ``ignored`` lists skipped files.
+    ``"tiktoken"`` (``ranks``), ``"hf"`` (``tokenizer``) or ``"gguf"`` (``model``);
+    ``ignored`` lists skipped files.
     """
 
     kind: str
@@ -71,6 +76,8 @@ def _sniff(name: str, data: bytes) -> str | None:
     empty or broken file that the loader should then describe)."""
     base = posixpath.basename(name.replace("\\", "/")).lower()
     head = data[:256].lstrip(b"\xef\xbb\xbf").lstrip()
+    if looks_like_gguf(data):
+        return "gguf"
     if _is_rank_file(data):
         return "tiktoken"  # a .tiktoken file, or Meta's tokenizer.model (the same format)
     if looks_like_sentencepiece(data):
@@ -162,6 +169,8 @@ def identify_files(files: Mapping[str, bytes]) -> FileSet:
         return found("tekken", {"tokenizer": by_kind["tekken"][0]})
     if shape == {"sentencepiece": 1}:
         return found("sentencepiece", {"model": by_kind["sentencepiece"][0]})
+    if shape == {"gguf": 1}:
+        return found("gguf", {"model": by_kind["gguf"][0]})
     if shape == {"hf": 1, "encoder": 1, "bpe": 1}:
         # a Hugging Face GPT-2 repo ships both; tokenizer.json also names specials and pattern
         return FileSet(
@@ -202,9 +211,11 @@ _DESCRIBE = {
     "tiktoken": "a tiktoken rank file",
     "tekken": "a Mistral Tekken file",
     "sentencepiece": "a SentencePiece model",
+    "gguf": "a GGUF model",
 }
 
 
+@with_chat_template  # tokenizer_config.json / chat_template.jinja: tok.chat_template
 def load_tokenizer_files(
     files: Mapping[str, bytes],
     *,
@@ -239,6 +250,8 @@ def load_tokenizer_files(
         data = files[roles["model"]]
         known = known_file(data)
         return sentencepiece_tokenizer(data, name=name or (known.name if known else roles["model"]))
+    if found.kind == "gguf":
+        return tokenizer_from_gguf(files[roles["model"]], name=name or roles["model"])
     if found.kind == "pickles":
         vocab, merges = pickles.loads_pickles(
             files[roles["vocab"]], files[roles["merges"]],

@@ -14,7 +14,11 @@ same shape) describes a pipeline of stages, each in its own module here::
 - :mod:`core.pipeline.normalizers`, :mod:`core.pipeline.pre_tokenizers`,
   :mod:`core.pipeline.models` (BPE over strings, WordPiece), :mod:`core.pipeline.post_processors`,
   :mod:`core.pipeline.decoders`: one class per Hugging Face component, each with a
-  ``from_json`` that names the component it cannot read.
+  ``from_json`` that names the component it cannot read (the checked fields in
+  :mod:`core.pipeline.json_fields`).
+- :mod:`core.pipeline.pattern`: Hugging Face's ``{"String"}`` / ``{"Regex"}`` patterns,
+  matched as Oniguruma does; :mod:`core.pipeline.unicode_tables`: Unicode as the crates
+  behind ``tokenizers`` see it (character tests, their tables, NFC/NFD in segments).
 - :mod:`core.pipeline.tokenizer`: :class:`PipelineTokenizer`, the stages put together.
 - :mod:`core.pipeline.hf`: ``tokenizer.json`` → :class:`PipelineTokenizer`.
 - :mod:`core.pipeline.sentencepiece`: SentencePiece ``.model`` (protobuf, parsed here) →

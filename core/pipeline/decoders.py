@@ -26,7 +26,8 @@ from typing import Any, Literal, Protocol
 
 from core.bytes_unicode import unicode_to_bytes
 from core.errors import FormatError
-from core.pipeline.normalizers import Pattern, build_from_table, read_field
+from core.pipeline.json_fields import build_from_table, read_field
+from core.pipeline.pattern import Pattern
 
 
 class Decoder(Protocol):

@@ -39,9 +39,11 @@ from core.details import (
 from core.errors import PlaygroundError
 
 if TYPE_CHECKING:
+    from core.pipeline.unigram import SplitPaths
     from core.template import Template
 
-__all__ = ["PipelineParts", "decode_details", "encode_details", "merge_trace", "merge_tree"]
+__all__ = ["PipelineParts", "decode_details", "encode_details", "merge_trace", "merge_tree",
+           "split_paths"]
 
 
 class _Word(Protocol):
@@ -215,6 +217,19 @@ def merge_trace(tokenizer: PipelineParts, pretoken: str) -> list[MergeStep]:
             )
         done = done + final
     return steps
+
+
+def split_paths(tokenizer: PipelineParts, pretoken: str) -> list[SplitPaths]:
+    """Unigram's "why this split" for ``pretoken`` (text as the user typed it): for each
+    word the model sees (normalized, pre-tokenized; added tokens skipped), the best path
+    and the next best (:meth:`core.pipeline.unigram.UnigramModel.split_paths`). ``[]`` for
+    a model without scores."""
+    if not isinstance(pretoken, str):
+        raise PlaygroundError(f"split_paths takes a str, not {type(pretoken).__name__}")
+    paths = getattr(tokenizer.model, "split_paths", None)
+    if paths is None:
+        return []
+    return [paths(w.text) for w in tokenizer.pre_tokens(pretoken) if w.added_id is None]
 
 
 def merge_tree(tokenizer: PipelineParts, token_id: int) -> MergeNode:

@@ -22,6 +22,7 @@ import json
 from typing import Any
 
 from core.errors import FormatError
+from core.interface import Capabilities
 from core.formats._text import parse_json
 from core.pipeline.decoders import decoder_from_json
 from core.pipeline.models import BPEModel, model_from_json
@@ -29,6 +30,7 @@ from core.pipeline.normalizers import normalizer_from_json
 from core.pipeline.post_processors import post_processor_from_json
 from core.pipeline.pre_tokenizers import pre_tokenizer_from_json
 from core.pipeline.tokenizer import AddedToken, PipelineTokenizer
+from core.pipeline.unigram import UnigramModel
 
 __all__ = ["describe_pre_tokenizer", "pipeline_from_hf_json"]
 
@@ -157,4 +159,6 @@ def pipeline_from_hf_json(
     tokenizer.template = post_processor_from_json(
         doc.get("post_processor"), tokenizer.token_to_id, name=name
     )
+    if isinstance(model, UnigramModel):  # scores, and best paths instead of merges
+        tokenizer.capabilities = Capabilities(details=True, scores=True)
     return tokenizer

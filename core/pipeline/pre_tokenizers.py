@@ -31,7 +31,7 @@ How the tokenizer calls this (what Hugging Face does):
 
 Characters are classified with Rust's and the crates' tables (``char::is_whitespace``,
 ``char::is_numeric``, the ``unicode_categories`` punctuation), and regexes as Oniguruma
-matches them: see :mod:`core.pipeline.normalizers`, which holds :class:`Pattern`.
+matches them: see :mod:`core.pipeline.unicode_tables` and :mod:`core.pipeline.pattern`.
 """
 
 from __future__ import annotations
@@ -43,16 +43,11 @@ from typing import Any, Literal, Protocol
 
 from core.bytes_unicode import bytes_to_unicode
 from core.errors import FormatError
-from core.pipeline.normalizers import (
-    Pattern,
-    as_unicode_16,
-    build_from_table,
-    byte_level_chars,
-    code_points,
-    is_whitespace,
-    read_field,
-)
+from core.pipeline.json_fields import build_from_table, read_field
+from core.pipeline.normalizers import byte_level_chars
+from core.pipeline.pattern import Pattern, as_unicode_16
 from core.pipeline.piece import Piece
+from core.pipeline.unicode_tables import code_points, is_whitespace
 from core.regex_compat import regex
 
 
@@ -541,7 +536,7 @@ def pre_tokenizer_from_json(
 
 
 # ---------------------------------------------------------------------------------------------
-# Unicode tables where the crates differ from Python 3.11's unicodedata (see normalizers.py)
+# Unicode tables where the crates differ from Python 3.11's unicodedata (see unicode_tables.py)
 # ---------------------------------------------------------------------------------------------
 
 #: Where "is punctuation" (``unicode_categories``, Unicode ~8) differs from Python's answer.

@@ -40,9 +40,9 @@ from core.fingerprint import fingerprint_of
 from core.interface import Capabilities
 from core.pipeline import details
 from core.pipeline.decoders import decode_tokens
-from core.pipeline.normalizers import code_points
 from core.pipeline.piece import Piece, Span, cover
 from core.pipeline.post_processors import Template
+from core.pipeline.unicode_tables import code_points
 from core.regex_compat import regex
 
 __all__ = [

@@ -958,8 +958,8 @@ GOOD_MODEL = {"type": "WordLevel", "vocab": {"<unk>": 0}, "unk_token": "<unk>"}
         ('{"added_tokens": []}', 'no "model" section'),
         (doc(GOOD_MODEL, version="2.0"), "version '2.0'"),
         (
-            doc({"type": "Unigram", "vocab": [["a", 0.0]]}),
-            "'Unigram' is not supported yet",
+            doc({"type": "Unigram", "vocab": [["a", 0.0]], "byte_fallback": "yes"}),
+            "byte_fallback is 'yes'",
         ),
         (doc(GOOD_MODEL, added_tokens={"a": 1}), "added_tokens must be a list"),
         (doc(GOOD_MODEL, added_tokens=[{"id": 1}]), "added_tokens\\[0\\]"),

@@ -32,14 +32,17 @@ from core.errors import FormatError
 __all__ = [
     "BPE",
     "BYTE",
+    "BYTE_PIECES",
     "CHAR",
     "CONTROL",
     "NORMAL",
+    "SPACE",
     "UNIGRAM",
     "UNKNOWN",
     "UNUSED",
     "USER_DEFINED",
     "WORD",
+    "byte_piece",
     "ModelProto",
     "NormalizerSpec",
     "ProtoPiece",
@@ -52,6 +55,23 @@ __all__ = [
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 # TrainerSpec.ModelType
 UNIGRAM, BPE, WORD, CHAR = 1, 2, 3, 4
+
+# How pieces are spelled in every .model file: the normalizer writes SPACE for a space,
+# the model and decoder name byte pieces <0x00>..<0xFF> (byte_fallback).
+SPACE = "\u2581"  # ▁ LOWER ONE EIGHTH BLOCK: SentencePiece's visible space
+
+
+def byte_piece(b: int) -> str:
+    """The piece that stands for byte ``b``.
+
+    >>> byte_piece(10)
+    '<0x0A>'
+    """
+    return f"<0x{b:02X}>"
+
+
+#: byte piece -> its byte
+BYTE_PIECES = {byte_piece(b): b for b in range(256)}
 
 _NOT_SPM = "this does not look like a SentencePiece model (.model) file"
 
@@ -306,7 +326,7 @@ def parse_model_proto(data: bytes, *, name: str = "tokenizer.model") -> ModelPro
     """Parse a serialized ``ModelProto`` (the bytes of a SentencePiece ``.model`` file).
 
     Only the wire format is checked here (plus UTF-8 in strings); what the fields *mean*
-    (one ``<unk>``, 256 byte pieces, ...) is checked by :mod:`core.pipeline.sentencepiece`.
+    (one ``<unk>``, 256 byte pieces, ...) is checked by :mod:`core.pipeline.sentencepiece.load`.
     A sub-message that appears twice is merged, as protobuf does.
     """
     buf = bytes(data)

@@ -1,0 +1,165 @@
+"""The command line's tokenizer commands: ``encode``, ``decode``, ``evaluate``, ``inspect``.
+
+Each takes the parsed arguments, writes to stdout and returns the exit code; bad
+input raises :class:`core.errors.PlaygroundError`, which :func:`core.cli.main` prints as one
+line. Output formats:
+
+- ``encode``: the IDs on one line, separated by spaces;
+- ``decode``: the text exactly (bytes that are not whole UTF-8 characters become U+FFFD,
+  as on the Decode page), with no newline added unless stdout is a terminal;
+- ``evaluate``: a tab-separated table ``file bytes chars tokens bytes_per_token`` with a
+  header line, or with ``--json`` a JSON list of objects with those keys;
+- ``inspect``: ``key: value`` lines (``--json``: one object).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from core.cli.inputs import load_tokenizer, read_text
+from core.cli.progress import ByteBar
+from core.errors import PlaygroundError
+
+if TYPE_CHECKING:
+    from core.interface import TokenizerInterface
+
+__all__ = ["decode", "encode", "evaluate", "inspect", "text_argument"]
+
+
+def text_argument(text: str) -> str:
+    """A TEXT argument as given, or an error when the shell passed bytes that are not UTF-8
+    (Python hands them over as lone surrogates).
+
+    >>> text_argument("héllo")
+    'héllo'
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise PlaygroundError(f"the TEXT argument is not UTF-8 text (character {err.start + 1}): "
+                              "pass it on stdin with --errors replace instead") from None
+    return text
+
+
+def encode(args: argparse.Namespace) -> int:
+    """``encode -t TOK [TEXT]``: the IDs on one line (stdin when TEXT is absent)."""
+    tok, _ = load_tokenizer(args.tokenizer)
+    if args.text is not None:
+        chunks: Any = [text_argument(args.text)]
+    else:
+        chunks = read_text(sys.stdin.buffer, source="stdin", errors=args.errors)
+    if args.special:  # the model's template wraps the whole text: one encode
+        ids = tok.encode("".join(chunks), add_special_tokens=True)
+        sys.stdout.write(" ".join(map(str, ids)) + "\n")
+        return 0
+    from core.evaluate import safe_pieces
+
+    first = True
+    for piece, _ in safe_pieces(tok, chunks):  # stdin of any size: a piece at a time
+        ids = tok.encode(piece)
+        if ids:
+            sys.stdout.write(("" if first else " ") + " ".join(map(str, ids)))
+            first = False
+    sys.stdout.write("\n")
+    return 0
+
+
+def _check_in_vocab(tok: TokenizerInterface, ids: list[int]) -> None:
+    for position, token_id in enumerate(ids, 1):
+        if token_id >= tok.n_vocab or tok.id_to_piece(token_id) == "":
+            raise PlaygroundError(
+                f"ID {token_id} (item {position}) is not in this tokenizer's vocabulary "
+                f"(IDs 0 to {tok.n_vocab - 1:,})")
+
+
+def decode(args: argparse.Namespace) -> int:
+    """``decode -t TOK ID...``: the text of the IDs (stdin when no ID is given)."""
+    from core.details import parse_ids
+
+    raw = " ".join(args.ids) if args.ids else "".join(
+        read_text(sys.stdin.buffer, source="stdin"))
+    ids, problems = parse_ids(raw, max_ids=10**9)
+    if problems:
+        problem = problems[0]
+        raise PlaygroundError(f"{problem.message}: give token IDs as whole numbers, "
+                              "e.g. decode -t gpt2 15496 11 995")
+    tok, _ = load_tokenizer(args.tokenizer)
+    _check_in_vocab(tok, ids)
+    text = tok.decode(ids)
+    sys.stdout.write(text)
+    if sys.stdout.isatty():
+        sys.stdout.write("\n")
+    return 0
+
+
+def _file_chunks(path: str, errors: str) -> tuple[Iterator[str], int | None, Any]:
+    """A FILE argument's text (``-``: stdin), its size if known, and what to close."""
+    if path == "-":
+        return read_text(sys.stdin.buffer, source="stdin", errors=errors), None, None
+    if os.path.isdir(path):
+        raise PlaygroundError(f"{path!r} is a directory: give text files")
+    if not os.path.isfile(path):
+        raise PlaygroundError(f"file {path!r} not found")
+    fh = open(path, "rb")  # noqa: SIM115 - closed by the caller once read
+    return read_text(fh, source=path, errors=errors), os.path.getsize(path), fh
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    """``evaluate -t TOK FILE... [--json]``: bytes, chars, tokens and bytes per token."""
+    from core.evaluate import evaluate as run
+
+    for path in args.files:  # every file checked before the long work starts
+        if path != "-" and not os.path.isfile(path):
+            _file_chunks(path, args.errors)
+    tok, _ = load_tokenizer(args.tokenizer)
+    rows = []
+    for path in args.files:
+        chunks, size, fh = _file_chunks(path, args.errors)
+        bar = ByteBar(total=size, desc=os.path.basename(path), enabled=not args.quiet)
+        try:
+            stats = run(tok, chunks, name=path, usage=False, on_progress=bar).stats
+        finally:
+            bar.close()
+            if fh is not None:
+                fh.close()
+        rows.append({"file": path, "bytes": stats.bytes, "chars": stats.chars,
+                     "tokens": stats.tokens, "bytes_per_token": stats.bytes_per_token})
+    if args.json:
+        sys.stdout.write(json.dumps(rows, ensure_ascii=False) + "\n")
+        return 0
+    sys.stdout.write("file\tbytes\tchars\ttokens\tbytes_per_token\n")
+    for row in rows:
+        sys.stdout.write(f"{row['file']}\t{row['bytes']}\t{row['chars']}\t{row['tokens']}\t"
+                     f"{row['bytes_per_token']:.4f}\n")
+    return 0
+
+
+def inspect(args: argparse.Namespace) -> int:
+    """``inspect -t TOK``: kind, vocab size, special tokens, pattern, source."""
+    from core.pretokenize import PATTERNS
+
+    tok, source = load_tokenizer(args.tokenizer)
+    details = tok.capabilities.details
+    specials = list(tok.special_tokens) if details else None  # type: ignore[attr-defined]
+    pattern = tok.pattern if details else None  # type: ignore[attr-defined]
+    info = {"name": tok.name, "kind": tok.kind, "vocab_size": tok.n_vocab,
+            "special_tokens": specials, "pattern": pattern,
+            "pattern_regex": PATTERNS.get(pattern) if pattern else None, "source": source}
+    if args.json:
+        sys.stdout.write(json.dumps(info, ensure_ascii=False) + "\n")
+        return 0
+    shown_specials = "(not declared)" if specials is None else (
+        f"{len(specials)}: " + " ".join(json.dumps(s, ensure_ascii=False) for s in specials)
+        if specials else "none")
+    shown_pattern = "(not declared)" if pattern is None else (
+        f"{pattern} = {info['pattern_regex']}" if info["pattern_regex"] else pattern)
+    for key, value in (("name", tok.name or "-"), ("kind", tok.kind),
+                       ("vocab size", f"{tok.n_vocab}"), ("special tokens", shown_specials),
+                       ("pattern", shown_pattern), ("source", source)):
+        sys.stdout.write(f"{key}: {value}\n")
+    return 0

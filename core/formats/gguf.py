@@ -1,0 +1,371 @@
+"""GGUF files (llama.cpp, Ollama, LM Studio): the header and metadata, never the tensors.
+
+A GGUF file (``ggml/docs/gguf.md``, llama.cpp's ``gguf-py`` reader) starts::
+
+    "GGUF"  u32 version (2 or 3)  u64 tensor_count  u64 kv_count
+    kv_count times:  string key  u32 value_type  value
+    ... tensor infos, then the tensors (the bulk of the file: not read here)
+
+A string is a u64 byte length and that many UTF-8 bytes; an array is a u32 element type,
+a u64 count and the elements. Numbers are little-endian (a big-endian file is recognised by
+its version and read too). Every length and count is checked against the bytes left before
+anything is allocated, so a truncated or hostile file costs one :class:`FormatError` line,
+and a 5 GB model costs its header (read incrementally from a path, a chunk at a time).
+
+>>> blob = write_gguf({"general.name": "toy", "tokenizer.ggml.tokens": ["a", "b"]})
+>>> meta = read_gguf_metadata(blob)
+>>> meta.version, meta.fields["general.name"], meta.fields["tokenizer.ggml.tokens"]
+(3, 'toy', ['a', 'b'])
+>>> read_gguf_metadata(blob[:50])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+core.errors.FormatError: model.gguf: the file ends at byte 50, inside metadata key 'general.name'...
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from array import array
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from core.errors import FormatError
+
+__all__ = [
+    "GGUF_MAGIC",
+    "MAX_METADATA_BYTES",
+    "GGUFMetadata",
+    "looks_like_gguf",
+    "read_gguf_metadata",
+    "write_gguf",
+]
+
+GGUF_MAGIC = b"GGUF"
+#: The metadata of real models is a few MB (a 262k-token vocab with scores and merges is
+#: about 10 MB); more than this is refused rather than held in memory.
+MAX_METADATA_BYTES = 256 * 1024 * 1024
+_CHUNK = 1 << 20  # bytes read from a file at a time
+
+# GGUFValueType -> (struct code, size in bytes); STRING = 8 and ARRAY = 9 are handled apart
+_SCALARS: dict[int, tuple[str, int]] = {
+    0: ("B", 1), 1: ("b", 1), 2: ("H", 2), 3: ("h", 2), 4: ("I", 4), 5: ("i", 4),
+    6: ("f", 4), 7: ("?", 1), 10: ("Q", 8), 11: ("q", 8), 12: ("d", 8),
+}  # fmt: skip
+_STRING, _ARRAY = 8, 9
+_TYPE_NAMES = {
+    0: "uint8", 1: "int8", 2: "uint16", 3: "int16", 4: "uint32", 5: "int32", 6: "float32",
+    7: "bool", 8: "string", 9: "array", 10: "uint64", 11: "int64", 12: "float64",
+}  # fmt: skip
+
+
+@dataclass
+class GGUFMetadata:
+    """What a GGUF file says about itself: its version, tensor count and key/value pairs.
+
+    ``fields`` maps each key to a Python value (``str``, ``int``, ``float``, ``bool`` or a
+    list of one of those); ``types`` keeps each key's GGUF type name (``"array[int32]"``).
+    """
+
+    version: int
+    tensor_count: int
+    fields: dict[str, Any] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)
+    name: str = "model.gguf"
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``fields.get(key, default)``."""
+        return self.fields.get(key, default)
+
+
+def looks_like_gguf(data: bytes) -> bool:
+    """The bytes start with GGUF's magic.
+
+    >>> looks_like_gguf(b"GGUF\\x03\\x00\\x00\\x00"), looks_like_gguf(b"{}")
+    (True, False)
+    """
+    return data[:4] == GGUF_MAGIC
+
+
+class _Source:
+    """Bytes read front to back from memory or a file, each read checked against the end.
+
+    A file is read a chunk at a time into a small window, so the tensors after the header
+    are never read."""
+
+    def __init__(self, data: bytes | None, file: IO[bytes] | None, size: int, name: str,
+                 limit: int) -> None:  # fmt: skip
+        self.buf = data if data is not None else b""
+        self.base = 0  # file offset of buf[0]
+        self.pos = 0  # offset in buf
+        self.file, self.size, self.name, self.limit = file, size, name, limit
+        self.where = "the header"
+
+    @property
+    def offset(self) -> int:
+        return self.base + self.pos
+
+    def left(self) -> int:
+        return self.size - self.offset
+
+    def take(self, n: int) -> bytes:
+        """The next ``n`` bytes; a FormatError names the byte where the file ends."""
+        if n > self.left():
+            raise FormatError(
+                f"{self.name}: the file ends at byte {self.size:,}, inside {self.where} "
+                f"(needs {n:,} more bytes at byte {self.offset:,}); is it truncated?"
+            )
+        if self.offset + n > self.limit:
+            raise FormatError(
+                f"{self.name}: the metadata runs past {self.limit // (1 << 20):,} MB (at "
+                f"{self.where}); real models need a few MB, so this file is refused"
+            )
+        if self.pos + n > len(self.buf):
+            self._refill(n)
+        view = self.buf[self.pos : self.pos + n]
+        self.pos += n
+        return view
+
+    def _refill(self, n: int) -> None:
+        assert self.file is not None  # in memory, take() already checked the end
+        parts = [self.buf[self.pos :]]
+        have, want = len(parts[0]), max(n, _CHUNK)
+        while have < want:  # a read may return less than asked (and a file may shrink)
+            more = self.file.read(want - have)
+            if not more:
+                break
+            parts.append(more)
+            have += len(more)
+        if have < n:
+            raise FormatError(
+                f"{self.name}: the file ended at byte {self.base + self.pos + have:,}, before "
+                f"its size said ({self.size:,} bytes); was it changed while being read?"
+            )
+        self.base += self.pos
+        self.buf, self.pos = b"".join(parts), 0
+
+
+class _Reader:
+    def __init__(self, src: _Source, order: str) -> None:
+        self.src, self.order = src, order
+        self.element_type = _STRING  # of the last array read
+
+    def scalar(self, code: str, size: int) -> Any:
+        return struct.unpack(self.order + code, self.src.take(size))[0]
+
+    def u32(self) -> int:
+        return int(self.scalar("I", 4))
+
+    def u64(self) -> int:
+        return int(self.scalar("Q", 8))
+
+    def string(self) -> str:
+        at = self.src.offset
+        n = self.u64()
+        if n > self.src.left():
+            raise FormatError(
+                f"{self.src.name}: a string at byte {at:,} ({self.src.where}) claims {n:,} "
+                f"bytes but only {self.src.left():,} are left; the file is damaged"
+            )
+        raw = self.src.take(n)
+        try:
+            return str(raw, "utf-8")
+        except UnicodeDecodeError:
+            raise FormatError(
+                f"{self.src.name}: the string at byte {at:,} ({self.src.where}) is not "
+                "valid UTF-8; GGUF strings are UTF-8"
+            ) from None
+
+    def value(self, vtype: int, *, in_array: bool = False) -> Any:
+        if vtype in _SCALARS:
+            return self.scalar(*_SCALARS[vtype])
+        if vtype == _STRING:
+            return self.string()
+        if vtype == _ARRAY and not in_array:
+            return self.array()
+        what = "a nested array" if vtype == _ARRAY else f"value type {vtype}"
+        raise FormatError(
+            f"{self.src.name}: {self.src.where} has {what}, which GGUF does not define; "
+            "the file is damaged or from an unknown GGUF version"
+        )
+
+    def array(self) -> list[Any]:
+        etype = self.u32()
+        count = self.u64()
+        if etype not in _SCALARS and etype != _STRING:
+            self.value(etype, in_array=True)  # raises: a nested array or an unknown type
+        self.element_type = etype
+        # the smallest element this type can be: a count beyond what is left is a lie
+        smallest = 8 if etype == _STRING else _SCALARS.get(etype, ("", 1))[1]
+        if count * smallest > self.src.left():
+            raise FormatError(
+                f"{self.src.name}: {self.src.where} claims {count:,} elements but only "
+                f"{self.src.left():,} bytes are left; the file is damaged"
+            )
+        if etype in _SCALARS and etype != 7:
+            code, size = _SCALARS[etype]
+            items = array(code)
+            if items.itemsize != size:  # a platform whose C types differ: one at a time
+                return [self.value(etype, in_array=True) for _ in range(count)]
+            items.frombytes(self.src.take(count * size))
+            if self.order == ">" and size > 1:
+                items.byteswap()
+            return items.tolist()
+        if etype == _STRING:
+            return self.strings(count)
+        return [self.value(etype, in_array=True) for _ in range(count)]
+
+    def strings(self, count: int) -> list[str]:
+        """``count`` strings: a fast path for vocab and merges (hundreds of thousands of
+        short strings) while they lie whole in the buffer, else :meth:`string` with its
+        checks and messages."""
+        src, out = self.src, []
+        unpack, append = struct.Struct(self.order + "Q").unpack_from, out.append
+        left = count
+        while left:
+            buf, pos, done = src.buf, src.pos, 0
+            stop = min(len(buf), src.limit - src.base)
+            try:
+                while done < left:
+                    end = pos + 8
+                    if end > stop or (end := end + unpack(buf, pos)[0]) > stop:
+                        break
+                    append(str(buf[pos + 8 : end], "utf-8"))
+                    pos, done = end, done + 1
+            except UnicodeDecodeError:
+                pass  # string() below says where
+            src.pos, left = pos, left - done
+            if left:
+                append(self.string())
+                left -= 1
+        return out
+
+
+def _header(rd: _Reader) -> tuple[int, int, int]:
+    src = rd.src
+    if bytes(src.take(4)) != GGUF_MAGIC:
+        raise FormatError(
+            f"{src.name}: not a GGUF file (it does not start with the bytes 'GGUF')"
+        )
+    raw = bytes(src.take(4))
+    version = struct.unpack("<I", raw)[0]
+    if version & 0xFFFF == 0:  # written on a big-endian machine: every number is swapped
+        rd.order, version = ">", struct.unpack(">I", raw)[0]
+    if version not in (2, 3):
+        hint = " (GGUF v1 files predate llama.cpp's 2023 format; re-convert it)" if version == 1 else ""
+        raise FormatError(
+            f"{src.name}: GGUF version {version}; the playground reads versions 2 and 3{hint}"
+        )
+    tensors, kvs = rd.u64(), rd.u64()
+    # a key/value pair takes at least 13 bytes (key length, type, a one-byte value)
+    if kvs * 13 > src.left():
+        raise FormatError(
+            f"{src.name}: the header claims {kvs:,} metadata entries but only "
+            f"{src.left():,} bytes follow; the file is damaged"
+        )
+    return version, tensors, kvs
+
+
+def _read(src: _Source) -> GGUFMetadata:
+    rd = _Reader(src, "<")
+    version, tensors, kvs = _header(rd)
+    meta = GGUFMetadata(version, tensors, name=src.name)
+    for index in range(kvs):
+        src.where = f"metadata entry {index}"
+        key = rd.string()
+        src.where = f"metadata key {key!r}"
+        if key in meta.fields:
+            raise FormatError(f"{src.name}: metadata key {key!r} appears twice")
+        vtype = rd.u32()
+        value = rd.value(vtype)
+        meta.fields[key] = value
+        name = _TYPE_NAMES[vtype]
+        if vtype == _ARRAY:
+            name = f"array[{_TYPE_NAMES[rd.element_type]}]"
+        meta.types[key] = name
+    return meta
+
+
+def read_gguf_metadata(
+    source: bytes | bytearray | memoryview | str | os.PathLike[str] | IO[bytes],
+    *,
+    name: str | None = None,
+    max_metadata_bytes: int = MAX_METADATA_BYTES,
+) -> GGUFMetadata:
+    """The header and metadata of a GGUF file, from its bytes (an upload), a path or an open
+    binary file (seekable).
+
+    A path or file is read incrementally: only the header and metadata, never the tensors. Raises
+    :class:`FormatError` (one line) for a wrong magic, an unknown version, a truncated file,
+    a length or count that runs past the end, or metadata over ``max_metadata_bytes``.
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        src = _Source(data, None, len(data), name or "model.gguf", max_metadata_bytes)
+        return _read(src)
+    if hasattr(source, "read"):  # an open binary file (an upload's file object)
+        fh: Any = source
+        size = fh.seek(0, os.SEEK_END)
+        fh.seek(0)
+        return _read(_Source(None, fh, size, name or "model.gguf", max_metadata_bytes))
+    path = os.fspath(source)
+    label = name or os.path.basename(path)
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            return _read(_Source(None, fh, size, label, max_metadata_bytes))
+    except OSError as err:
+        raise FormatError(f"{label}: cannot read the file ({err.strerror or err})") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing (metadata only): for tests and for vocab-only files made from other formats
+# ---------------------------------------------------------------------------------------------
+
+
+def _type_of(value: Any) -> int:
+    if isinstance(value, bool):
+        return 7
+    if isinstance(value, int):
+        return 5 if -(2**31) <= value < 2**31 else 11
+    if isinstance(value, float):
+        return 6
+    if isinstance(value, str):
+        return _STRING
+    if isinstance(value, (list, tuple, bytes)):
+        return _ARRAY
+    raise TypeError(f"no GGUF type for {type(value).__name__}")
+
+
+def _pack(vtype: int, value: Any) -> bytes:
+    if vtype == _STRING:
+        raw = value.encode("utf-8")
+        return struct.pack("<Q", len(raw)) + raw
+    if vtype == _ARRAY and isinstance(value, bytes):  # array[uint8], as a char map is
+        return struct.pack("<IQ", 0, len(value)) + value
+    if vtype == _ARRAY:
+        etype = _type_of(value[0]) if value else _STRING
+        if etype == 5 and any(not -(2**31) <= v < 2**31 for v in value):
+            etype = 11
+        body = b"".join(_pack(etype, v) for v in value)
+        return struct.pack("<IQ", etype, len(value)) + body
+    return struct.pack("<" + _SCALARS[vtype][0], value)
+
+
+def write_gguf(
+    fields: Mapping[str, Any], *, types: Mapping[str, int] | None = None, version: int = 3
+) -> bytes:
+    """A tensor-less GGUF file holding ``fields`` (Python values: bool -> bool, int ->
+    int32, float -> float32, str -> string, bytes -> array of uint8, list -> array of its
+    first element's type);
+    ``types`` overrides a scalar key's GGUF type number (e.g. ``{"general.alignment": 4}``).
+
+    >>> write_gguf({"a": 1})[:8]
+    b'GGUF\\x03\\x00\\x00\\x00'
+    """
+    out = [GGUF_MAGIC, struct.pack("<IQQ", version, 0, len(fields))]
+    for key, value in fields.items():
+        vtype = (types or {}).get(key, _type_of(value))
+        out.append(_pack(_STRING, key) + struct.pack("<I", vtype) + _pack(vtype, value))
+    return b"".join(out)

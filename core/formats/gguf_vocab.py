@@ -1,0 +1,517 @@
+"""A GGUF file's tokenizer metadata as the playground's tokenizer objects.
+
+``tokenizer.ggml.model`` says which kind, and each kind becomes what the file loaders
+already give for that kind of model:
+
+- ``gpt2``: byte-level BPE (tokens spelled through GPT-2's byte map, ``merges`` as
+  ``"left right"``), cut first by the regexes llama.cpp maps to ``tokenizer.ggml.pre``
+  (:mod:`core.formats.gguf_pre`). One regex: the fast :class:`~core.tokenizer.Tokenizer`;
+  several in a row: a :class:`~core.pipeline.tokenizer.PipelineTokenizer` with a
+  ``Split`` per regex, as Hugging Face's ``tokenizer.json`` for those models has.
+- ``gemma4``: BPE over raw UTF-8 with SentencePiece's ``▁`` and byte fallback (a pipeline).
+- ``llama`` / ``t5``: SentencePiece BPE / Unigram, written back as a ``.model``
+  (:mod:`core.formats.gguf_spm`) and read by the SentencePiece loader.
+- ``bert``: WordPiece, with llama.cpp's "phantom space" spelling undone (``▁word`` is a
+  word start, a bare piece was ``##piece``).
+
+Control and user-defined tokens (``token_type`` 3 and 4) are the added tokens: typed in
+the text, they count as special, as in Hugging Face. ``add_bos_token``/``add_eos_token``
+(or llama.cpp's default for the kind) decide what ``add_special_tokens=True`` adds.
+
+>>> from core.formats.gguf import read_gguf_metadata, write_gguf
+>>> blob = write_gguf({"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-2",
+...     "tokenizer.ggml.tokens": ["h", "i", "hi", "<|end|>"], "tokenizer.ggml.token_type": [1, 1, 1, 3],
+...     "tokenizer.ggml.merges": ["h i"]})
+>>> tok = tokenizer_from_gguf(blob)
+>>> tok.encode("hi<|end|>"), tok.special_tokens
+([2, 3], ['<|end|>'])
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
+from typing import IO, Any
+
+from core.bytes_unicode import unicode_to_bytes
+from core.errors import FormatError
+from core.formats.gguf import GGUFMetadata, read_gguf_metadata
+from core.formats.gguf_pre import PRE_REGEXES, PreTokenizerSpec, pre_tokenizer_spec
+from core.formats.gguf_spm import BPE_MODEL, UNIGRAM_MODEL, SpmPiece, model_proto_bytes
+from core.pipeline.hf import pipeline_from_hf_json
+from core.pipeline.sentencepiece import sentencepiece_tokenizer
+from core.pipeline.tokenizer import PipelineTokenizer
+from core.pretokenize import PATTERNS
+from core.template import Template
+from core.tokenizer import Tokenizer
+
+__all__ = [
+    "GGUFTokenizer",
+    "sentencepiece_model_from_gguf",
+    "tokenizer_from_gguf",
+    "tokenizer_from_gguf_metadata",
+]
+
+GGUFTokenizer = Tokenizer | PipelineTokenizer
+
+# llama_token_type (llama.h): the same numbers as SentencePiece's piece types
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+_ADDED = (CONTROL, USER_DEFINED)
+_KEY = "tokenizer.ggml."
+
+
+@dataclass(frozen=True)
+class _Vocab:
+    """The checked common part of every kind: tokens, their types and scores, and the
+    special IDs (``None`` when the file has none and llama.cpp's default does not fit)."""
+
+    name: str
+    tokens: list[str]
+    types: list[int]
+    scores: list[float] | None
+    meta: GGUFMetadata
+
+    def special_id(self, what: str, default: int | None) -> int | None:
+        """``tokenizer.ggml.<what>_token_id``, else llama.cpp's default, when in range."""
+        for candidate in (self.meta.get(f"{_KEY}{what}_token_id"), default):
+            if isinstance(candidate, int) and not isinstance(candidate, bool):
+                if 0 <= candidate < len(self.tokens):
+                    return candidate
+        return None
+
+    def flag(self, what: str, default: bool) -> bool:
+        value = self.meta.get(f"{_KEY}{what}", default)
+        return value if isinstance(value, bool) else default
+
+    def template(self, *, bos: int | None, eos: int | None, add_bos: bool,
+                 add_eos: bool) -> Template:  # fmt: skip
+        """What ``add_special_tokens=True`` adds: BOS and/or EOS as the file asks."""
+        prefix = (bos,) if add_bos and bos is not None else ()
+        suffix = (eos,) if add_eos and eos is not None else ()
+        text = " ".join([*(self.tokens[i] for i in prefix), "$A", *(self.tokens[i] for i in suffix)])
+        return Template(prefix, suffix, text)
+
+    def added(self) -> list[tuple[int, str, int]]:
+        """``(id, text, type)`` of every control or user-defined token."""
+        return [(i, t, k) for i, (t, k) in enumerate(zip(self.tokens, self.types)) if k in _ADDED]
+
+
+_ARRAY_TYPES = {
+    "strings": ("array[string]",),
+    "integers": tuple(f"array[{t}]" for t in ("int32", "uint32", "int64", "uint64", "int16",
+                                              "uint16", "int8", "uint8")),
+    "numbers": ("array[float32]", "array[float64]", "array[int32]"),
+    "bytes": ("array[int8]", "array[uint8]"),
+}  # fmt: skip
+
+
+def _typed_list(meta: GGUFMetadata, key: str, what: str) -> list[Any] | None:
+    """``meta[key]``, checked by its GGUF type (the reader built each array of one type)."""
+    value = meta.get(key)
+    if value is None:
+        return None
+    kind = meta.types.get(key, "")
+    if kind not in _ARRAY_TYPES[what] and not (kind == "array[string]" and value == []):
+        raise FormatError(
+            f"{meta.name}: {key} is {kind or type(value).__name__}, not an array of {what}; "
+            "the file is damaged"
+        )
+    return list(value)
+
+
+def _vocab(meta: GGUFMetadata) -> _Vocab:
+    tokens = _typed_list(meta, _KEY + "tokens", "strings")
+    if not tokens:
+        raise FormatError(f"{meta.name}: tokenizer.ggml.tokens is missing or empty")
+    types = _typed_list(meta, _KEY + "token_type", "integers")
+    scores = _typed_list(meta, _KEY + "scores", "numbers")
+    for key, values in (("token_type", types), ("scores", scores)):
+        if values is not None and len(values) < len(tokens):
+            raise FormatError(
+                f"{meta.name}: tokenizer.ggml.{key} has {len(values):,} entries for "
+                f"{len(tokens):,} tokens; the file is damaged"
+            )
+    # as llama.cpp: an empty token (nothing can produce it) gets a name of its own
+    tokens = [t or f"[EMPTY_{i}]" for i, t in enumerate(tokens)]
+    seen: dict[str, int] = {}
+    for i, token in enumerate(tokens):
+        first = seen.setdefault(token, i)
+        if first != i:
+            raise FormatError(
+                f"{meta.name}: token {token!r} appears twice (IDs {first} and {i}); the "
+                "file is damaged"
+            )
+    kinds = [int(k) for k in types[: len(tokens)]] if types else [NORMAL] * len(tokens)
+    return _Vocab(meta.name, tokens, kinds, [float(s) for s in scores[: len(tokens)]]
+                  if scores else None, meta)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# gpt2: byte-level BPE
+# ---------------------------------------------------------------------------------------------
+
+
+def _merge_pairs(v: _Vocab) -> list[tuple[str, str]]:
+    """``"left right"`` strings as pairs, cut as llama.cpp cuts them: at the first space
+    after the first character (so a merge whose left part is a space still reads)."""
+    merges = _typed_list(v.meta, _KEY + "merges", "strings")
+    if merges is None:
+        raise FormatError(f"{v.name}: a BPE tokenizer needs tokenizer.ggml.merges; it is missing")
+    # str.split runs in C; only a merge that starts with a space needs find(" ", 1)
+    parts = [m.split(" ", 1) if m[:1] != " " else _cut_after_first(m) for m in merges]
+    bad = next((i for i, p in enumerate(parts) if len(p) != 2), None)
+    if bad is not None:
+        raise FormatError(
+            f"{v.name}: tokenizer.ggml.merges[{bad}] is {merges[bad]!r}; expected \"left right\""
+        )
+    return [(left, right) for left, right in parts]
+
+
+def _cut_after_first(merge: str) -> list[str]:
+    cut = merge.find(" ", 1)
+    return [merge[:cut], merge[cut + 1 :]] if cut > 0 else [merge]
+
+
+@lru_cache(maxsize=1)
+def _byte_table() -> dict[int, int]:
+    """``str.translate`` table from GPT-2's byte map back to bytes (as code points 0..255);
+    the code points below 256 that are *not* in the map go to U+FFFF, which ``latin-1``
+    cannot encode, so a token outside the map fails loudly instead of passing as bytes."""
+    table = {ord(c): b for c, b in unicode_to_bytes().items()}
+    return {i: 0xFFFF for i in range(256) if i not in table} | table
+
+
+def _mapped_all(texts: list[str]) -> list[bytes] | None:
+    """Strings in GPT-2's byte map as their bytes, or None if one is not in the map.
+
+    Each character is one byte, so the strings are translated and encoded as one string
+    (two C calls instead of one per string) and cut back apart by their lengths."""
+    try:
+        raw = "".join(texts).translate(_byte_table()).encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+    ends = list(accumulate(map(len, texts)))
+    return [raw[end - len(t) : end] for t, end in zip(texts, ends)]
+
+
+def _byte_vocab(v: _Vocab) -> dict[int, bytes] | None:
+    """ID -> bytes for the fast tokenizer, or None when it cannot hold this vocab.
+
+    The fast tokenizer needs every single byte as a token and every ordinary token spelled
+    through the byte map; a vocab without some bytes (GPT-NeoX lacks 0xC0, 0xF5...) or with
+    tokens outside the map (Command-R's ``\\u200d``, reachable by no text) goes through the
+    pipeline, which treats them as Hugging Face does. Control, user-defined and unused
+    tokens are plain text (their UTF-8)."""
+    normal = [i for i, k in enumerate(v.types) if k == NORMAL]
+    mapped = _mapped_all([v.tokens[i] for i in normal])
+    if mapped is None:
+        return None
+    vocab = {i: t.encode("utf-8") for i, (t, k) in enumerate(zip(v.tokens, v.types)) if k != NORMAL}
+    vocab.update(zip(normal, mapped))
+    vocab = dict(sorted(vocab.items()))
+    return vocab if len({b for b in vocab.values() if len(b) == 1}) == 256 else None
+
+
+def _byte_merges(pairs: list[tuple[str, str]]) -> list[tuple[bytes, bytes]] | None:
+    """The merges as byte pairs, or None when a part is not in GPT-2's byte map."""
+    lefts = _mapped_all([a for a, _ in pairs])
+    rights = _mapped_all([b for _, b in pairs])
+    if lefts is None or rights is None:
+        return None
+    return list(zip(lefts, rights))
+
+
+def _fast_pattern(regex: str) -> str:
+    """The fast tokenizer's pattern for one llama.cpp regex: a name from
+    :data:`~core.pretokenize.PATTERNS` when it is one of those (llama3, tekken, o200k; they
+    have ASCII fast paths), else :func:`_gap_safe`.
+
+    subtle: llama.cpp's GPT-2 regex lacks tiktoken's final ``|\\s+``; what that leaves
+    unmatched (one whitespace character before a non-space) is a piece of its own there and
+    under ``\\s+`` alike, so it is GPT-2's pattern."""
+    if regex == PRE_REGEXES["gpt2"][0]:
+        return "gpt2"
+    return next((name for name, known in PATTERNS.items() if regex == known), _gap_safe(regex))
+
+
+def _gap_safe(regex: str) -> str:
+    """``regex`` as a findall pattern that also keeps the text between matches.
+
+    subtle: llama.cpp (and Hugging Face's Split) keep the unmatched text between matches as
+    pieces of their own, and some of llama.cpp's regexes rely on it (GPT-2's has no final
+    ``|\\s+``, so a lone ``\\n`` before a letter is such a gap). The fast tokenizer only
+    keeps matches, so a second alternative takes the characters where ``regex`` fails.
+    """
+    return f"(?:{regex})|(?:(?!(?:{regex}))[\\s\\S])+"
+
+
+def _byte_level_bpe(v: _Vocab, spec: PreTokenizerSpec) -> GGUFTokenizer:
+    pairs = _merge_pairs(v)
+    template = v.template(
+        bos=None if spec.no_bos else v.special_id("bos", 11),
+        eos=v.special_id("eos", 11),
+        add_bos=v.flag("add_bos_token", spec.add_bos),
+        add_eos=v.flag("add_eos_token", False),
+    )
+    added = v.added()
+    # one regex: the fast tokenizer, if it can hold the vocab; several: Splits in a pipeline
+    vocab = _byte_vocab(v) if len(spec.regexes) == 1 else None
+    merges = _byte_merges(pairs) if vocab is not None else None
+    if vocab is not None and merges is not None:
+        return Tokenizer(
+            vocab, merges, {t: i for i, t, _ in added}, pattern=_fast_pattern(spec.regexes[0]),
+            name=v.name, ignore_merges=spec.ignore_merges, template=template,
+        )  # fmt: skip
+    doc = _hf_doc(
+        v,
+        model={"type": "BPE", "vocab": _vocab_map(v), "merges": [list(p) for p in pairs],
+               "ignore_merges": spec.ignore_merges},  # fmt: skip
+        pre_tokenizer=_splits(spec.regexes, [_BYTE_LEVEL]),
+        decoder=_BYTE_LEVEL,
+    )
+    tok = pipeline_from_hf_json(doc, name=v.name)
+    tok.template = template
+    return tok
+
+
+_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+               "use_regex": False}  # fmt: skip
+
+
+def _splits(regexes: tuple[str, ...], after: list[dict[str, Any]]) -> dict[str, Any]:
+    steps = [
+        {"type": "Split", "pattern": {"Regex": r}, "behavior": "Isolated", "invert": False}
+        for r in regexes
+    ]
+    return {"type": "Sequence", "pretokenizers": steps + after}
+
+
+def _vocab_map(v: _Vocab) -> dict[str, int]:
+    return {t: i for i, t in enumerate(v.tokens)}
+
+
+def _hf_doc(v: _Vocab, **sections: Any) -> dict[str, Any]:
+    """A ``tokenizer.json`` document: the added tokens from the token types, and
+    ``sections`` (model, pre_tokenizer, normalizer, decoder)."""
+    added = [
+        {"id": i, "content": t, "special": k == CONTROL, "normalized": False,
+         "single_word": False, "lstrip": False, "rstrip": False}  # fmt: skip
+        for i, t, k in v.added()
+    ]
+    doc: dict[str, Any] = {"version": "1.0", "added_tokens": added, "normalizer": None,
+                           "pre_tokenizer": None, "post_processor": None, "decoder": None}  # fmt: skip
+    doc.update(sections)
+    return doc
+
+
+def _gpt2(v: _Vocab) -> GGUFTokenizer:
+    spec = pre_tokenizer_spec(v.meta.get(_KEY + "pre"), file_name=v.name)
+    if spec.key == "gemma4":
+        return _gemma4(v)
+    if not spec.byte_level:
+        raise FormatError(
+            f"{v.name}: the {spec.name!r} pre-tokenizer works on raw UTF-8 tokens, which the "
+            "playground does not read from GGUF yet; load the model's tokenizer.json instead"
+        )
+    return _byte_level_bpe(v, spec)
+
+
+def _gemma4(v: _Vocab) -> GGUFTokenizer:
+    """Gemma 4: spaces become ``▁``, the text is cut only between newline runs and the
+    rest (llama.cpp's ``[^\\n]+|[\\n]+``), then BPE on the characters, with byte fallback."""
+    spec = pre_tokenizer_spec("gemma4", file_name=v.name)
+    pairs = _merge_pairs(v)
+    doc = _hf_doc(
+        v,
+        normalizer={"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+        pre_tokenizer=_splits(spec.regexes, []),
+        model={"type": "BPE", "vocab": _vocab_map(v), "merges": [list(p) for p in pairs],
+               "byte_fallback": BYTE in v.types, "ignore_merges": False},  # fmt: skip
+        decoder={"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"}]},  # fmt: skip
+    )
+    tok = pipeline_from_hf_json(doc, name=v.name)
+    tok.template = v.template(bos=v.special_id("bos", None), eos=v.special_id("eos", None),
+                              add_bos=True, add_eos=v.flag("add_eos_token", False))  # fmt: skip
+    return tok
+
+
+# ---------------------------------------------------------------------------------------------
+# llama / t5: SentencePiece; bert: WordPiece
+# ---------------------------------------------------------------------------------------------
+
+
+def _spm_types(v: _Vocab, unk: int | None) -> list[int]:
+    """The token types as SentencePiece piece types.
+
+    subtle: llama.cpp's converter marks Hugging Face's padding tokens (``[PAD32011]``, Phi-3)
+    UNKNOWN too, and may mark the real ``<unk>`` CONTROL; SentencePiece wants exactly one
+    UNKNOWN piece. The unknown token's ID decides: it is UNKNOWN, other UNKNOWNs are UNUSED
+    (never produced, as in llama.cpp)."""
+    kinds = [k if NORMAL <= k <= BYTE else NORMAL for k in v.types]
+    kinds = [UNUSED if k == UNKNOWN else k for k in kinds]
+    if unk is not None:
+        kinds[unk] = UNKNOWN
+    return kinds
+
+
+_SPM_KINDS = {"llama": (BPE_MODEL, (1, 2, 0, None), (True, False)),
+              "t5": (UNIGRAM_MODEL, (None, 1, 2, 0), (False, True))}  # fmt: skip
+
+
+def _spm_ids(v: _Vocab) -> tuple[int | None, ...]:
+    """BOS, EOS, UNK and PAD: the file's, else llama.cpp's defaults for the kind."""
+    defaults = _SPM_KINDS[v.meta.get(_KEY + "model")][1]
+    names = ("bos", "eos", "unknown", "padding")
+    return tuple(v.special_id(what, default) for what, default in zip(names, defaults))
+
+
+def _spm_bytes(v: _Vocab) -> bytes:
+    model_type = _SPM_KINDS[v.meta.get(_KEY + "model")][0]
+    bos, eos, unk, pad = _spm_ids(v)
+    charsmap = _typed_list(v.meta, _KEY + "precompiled_charsmap", "bytes") or []
+    scores = v.scores or [0.0] * len(v.tokens)
+    kinds = _spm_types(v, unk)
+    return model_proto_bytes(
+        [SpmPiece(t, s, k) for t, s, k in zip(v.tokens, scores, kinds)],
+        model_type=model_type, unk_id=-1 if unk is None else unk,
+        bos_id=-1 if bos is None else bos, eos_id=-1 if eos is None else eos,
+        pad_id=-1 if pad is None else pad,
+        # llama.cpp: a space is put in front for SentencePiece models unless the file says no
+        add_dummy_prefix=v.flag("add_space_prefix", True),
+        remove_extra_whitespaces=v.flag("remove_extra_whitespaces", False),
+        precompiled_charsmap=bytes(b & 0xFF for b in charsmap),
+    )  # fmt: skip
+
+
+def sentencepiece_model_from_gguf(meta: GGUFMetadata) -> bytes:
+    """A ``llama`` or ``t5`` GGUF vocab as the bytes of a SentencePiece ``.model`` (which the
+    ``sentencepiece`` library loads too).
+
+    >>> from core.formats.gguf import write_gguf
+    >>> meta = read_gguf_metadata(write_gguf({"tokenizer.ggml.model": "gpt2",
+    ...                                       "tokenizer.ggml.tokens": ["a"]}))
+    >>> sentencepiece_model_from_gguf(meta)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    core.errors.FormatError: model.gguf: tokenizer.ggml.model is 'gpt2', not a SentencePiece ...
+    """
+    model = meta.get(_KEY + "model")
+    if model not in _SPM_KINDS:
+        raise FormatError(
+            f"{meta.name}: tokenizer.ggml.model is {model!r}, not a SentencePiece model "
+            "(llama or t5)"
+        )
+    return _spm_bytes(_vocab(meta))
+
+
+def _sentencepiece(v: _Vocab) -> PipelineTokenizer:
+    tok = sentencepiece_tokenizer(_spm_bytes(v), name=v.name)
+    bos, eos, _, _ = _spm_ids(v)
+    add_bos, add_eos = _SPM_KINDS[v.meta.get(_KEY + "model")][2]
+    tok.template = v.template(bos=bos, eos=eos, add_bos=v.flag("add_bos_token", add_bos),
+                              add_eos=v.flag("add_eos_token", add_eos))  # fmt: skip
+    return tok
+
+
+def _unphantom(token: str, kind: int) -> str:
+    """llama.cpp's converter writes ``▁word`` for a word start and ``piece`` for ``##piece``;
+    control tokens (and ``[unused0]``-style ones in older files) are kept as they are."""
+    if token.startswith("\u2581"):
+        return token[1:]
+    if kind == CONTROL or (token.startswith("[") and token.endswith("]")):
+        return token
+    return "##" + token
+
+
+def _bert(v: _Vocab) -> PipelineTokenizer:
+    words = [_unphantom(t, k) for t, k in zip(v.tokens, v.types)]
+    unk = v.special_id("unknown", 100)
+    if unk is None:
+        raise FormatError(f"{v.name}: a WordPiece vocab needs an unknown token; none is set")
+    vocab = _Vocab(v.name, words, v.types, v.scores, v.meta)
+    lower = v.flag("normalizer.lowercase", True)
+    doc = _hf_doc(
+        vocab,
+        normalizer={"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                    "strip_accents": v.flag("normalizer.strip_accents", lower),
+                    "lowercase": lower},  # fmt: skip
+        pre_tokenizer={"type": "BertPreTokenizer"},
+        model={"type": "WordPiece", "unk_token": words[unk], "continuing_subword_prefix": "##",
+               "max_input_chars_per_word": 100, "vocab": _vocab_map(vocab)},  # fmt: skip
+        decoder={"type": "WordPiece", "prefix": "##", "cleanup": True},
+    )
+    tok = pipeline_from_hf_json(doc, name=v.name)
+    cls = v.special_id("bos", None)
+    cls = cls if cls is not None else v.special_id("cls", 101)
+    tok.template = vocab.template(bos=cls, eos=v.special_id("seperator", 102),
+                                  add_bos=v.flag("add_bos_token", True),
+                                  add_eos=v.flag("add_sep_token", True))  # fmt: skip
+    return tok
+
+
+_BUILDERS: dict[str, Callable[[_Vocab], GGUFTokenizer]] = {
+    "gpt2": _gpt2,
+    "gemma4": _gemma4,
+    "llama": _sentencepiece,
+    "t5": _sentencepiece,
+    "bert": _bert,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+# ---------------------------------------------------------------------------------------------
+
+
+def _no_tokenizer(meta: GGUFMetadata) -> FormatError:
+    kind = meta.get("general.type") or meta.get("adapter.type")
+    if kind in ("adapter", "lora") or "adapter.type" in meta.fields:
+        what = "a LoRA adapter"
+    elif str(meta.get("general.architecture", "")).startswith("clip") or kind == "mmproj":
+        what = "a vision projector (mmproj)"
+    else:
+        what = "a GGUF file"
+    return FormatError(
+        f"{meta.name} is {what} without tokenizer metadata (no tokenizer.ggml.model); load "
+        "the GGUF of the model itself"
+    )
+
+
+def tokenizer_from_gguf_metadata(meta: GGUFMetadata) -> GGUFTokenizer:
+    """The tokenizer that ``meta`` (from :func:`~core.formats.gguf.read_gguf_metadata`)
+    describes; :class:`FormatError` for a file without one or a kind we cannot run."""
+    model = meta.get(_KEY + "model")
+    if model is None:
+        raise _no_tokenizer(meta)
+    builder = _BUILDERS.get(model) if isinstance(model, str) else None
+    if builder is None:
+        raise FormatError(
+            f"{meta.name}: tokenizer.ggml.model is {model!r}; the playground reads "
+            f"{', '.join(sorted(_BUILDERS))}"
+        )
+    vocab = _vocab(meta)
+    tok = builder(vocab)
+    template = meta.get("tokenizer.chat_template")
+    if isinstance(template, str) and template:
+        from core.chat import chat_template_from_gguf  # the Jinja side loads only when used
+
+        named = {
+            f"{what}_token": vocab.tokens[i]
+            for what, key in (("bos", "bos"), ("eos", "eos"), ("unk", "unknown"), ("pad", "padding"))
+            if (i := vocab.special_id(key, None)) is not None
+        }
+        tok.chat_template = chat_template_from_gguf(template, **named)
+    return tok
+
+
+def tokenizer_from_gguf(
+    source: bytes | str | os.PathLike[str] | IO[bytes], *, name: str | None = None
+) -> GGUFTokenizer:
+    """The tokenizer of a GGUF file, from its bytes (an upload) or a path (only the
+    metadata is read). ``name`` labels the tokenizer and messages (default: the file name)."""
+    return tokenizer_from_gguf_metadata(read_gguf_metadata(source, name=name))

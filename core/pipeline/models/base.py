@@ -1,0 +1,78 @@
+"""What every model here shares: the token triple, the word cache, the vocab reversed.
+
+>>> cache = WordCache(lambda word: ((len(word), 0, len(word)),), maxsize=2)
+>>> cache["hi"], cache["you"], len(cache)
+(((2, 0, 2),), ((3, 0, 3),), 2)
+>>> cache["again"]; len(cache)   # full: cleared wholesale, then this word kept
+((5, 0, 5),)
+1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from core.errors import PlaygroundError
+
+__all__ = [
+    "DEFAULT_CACHE_SIZE",
+    "MAX_CACHED_WORD",
+    "Model",
+    "Token",
+    "WordCache",
+    "missing_unk",
+    "reverse_vocab",
+]
+
+
+#: One token of a word: ``(id, start, end)``, character offsets into the word.
+Token = tuple[int, int, int]
+
+#: Entries in each model's word cache (cleared wholesale when full, as in
+#: :class:`core.tokenizer.Tokenizer`; ~100 bytes an entry).
+DEFAULT_CACHE_SIZE = 1 << 16
+#: Longer words are not cached. Hugging Face uses 256 *bytes* (``MAX_LENGTH``); a
+#: SentencePiece-style tokenizer with no pre-tokenizer sends whole lines here, and those
+#: rarely repeat.
+MAX_CACHED_WORD = 256
+
+
+Model = Any  # BPEModel | WordPieceModel | WordLevelModel, or any object with tokenize()
+
+
+class WordCache(dict):  # type: ignore[type-arg]
+    """``dict`` of word -> tokens that computes misses and clears itself when full."""
+
+    __slots__ = ("_compute", "_maxsize")
+
+    def __init__(
+        self, compute: Callable[[str], tuple[Token, ...]], maxsize: int
+    ) -> None:
+        super().__init__()
+        self._compute = compute
+        self._maxsize = maxsize
+
+    def __missing__(self, word: str) -> tuple[Token, ...]:
+        value = self._compute(word)
+        if len(word) <= MAX_CACHED_WORD and self._maxsize:
+            if len(self) >= self._maxsize:
+                self.clear()
+            self[word] = value
+        return value
+
+
+def reverse_vocab(vocab: Mapping[str, int]) -> dict[int, str]:
+    """ID -> token. If two strings share an ID (a malformed file) the first one wins;
+    Hugging Face keeps an arbitrary one."""
+    out: dict[int, str] = {}
+    for token, token_id in vocab.items():
+        out.setdefault(token_id, token)
+    return out
+
+
+def missing_unk(unk: str | None, model: str) -> PlaygroundError:
+    return PlaygroundError(
+        f"this {model} tokenizer needs its unknown token {unk!r} for this text, but the "
+        "vocab does not have it (Hugging Face fails the same way); add it to model.vocab"
+    )

@@ -1,0 +1,297 @@
+"""Hugging Face's ``BPE`` model (``tokenizers/src/models/bpe``): BPE over *strings*.
+
+A word starts as its characters (``continuing_subword_prefix`` on all but the first,
+``end_of_word_suffix`` on the last); a character missing from the vocab becomes ``<0xNN>``
+byte tokens (``byte_fallback``, only if every byte has one) or the unknown token
+(``fuse_unk`` joins a run of them); then merges apply lowest rank first, leftmost first on
+ties, through the shared loop :func:`core.bpe.merge`.
+
+>>> bpe = BPEModel({"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4}, [("a", "b"), ("ab", "c")])
+>>> bpe.tokenize("abcab")
+[(4, 0, 3), (3, 3, 5)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from core.bpe import merge, merge_steps
+from core.errors import FormatError
+from core.pipeline.models.base import (
+    DEFAULT_CACHE_SIZE,
+    MAX_CACHED_WORD,
+    Token,
+    WordCache,
+    missing_unk,
+    reverse_vocab,
+)
+
+__all__ = ["BPEModel", "BPEStep"]
+
+
+@dataclass(frozen=True)
+class BPEStep:
+    """One merge BPE made in a word: ``left`` + ``right`` -> ``merged`` (merge ``rank``)
+    at part ``position``; ``before``/``after``: the word's parts around the merge."""
+
+    rank: int
+    left: str
+    right: str
+    merged: str
+    position: int
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+
+class BPEModel:
+    """Hugging Face's ``BPE`` model (see the module docstring for the algorithm).
+
+    ``vocab``: token -> ID; ``merges``: ``(left, right)`` pairs in rank order. The merged
+    token of a pair is ``left + right`` without ``right``'s ``continuing_subword_prefix``
+    (``("un", "##able") -> "unable"``); it must be in the vocab, as must both parts. A pair
+    listed twice keeps its *last* rank, as in Hugging Face (whose map is built in order).
+
+    >>> m = BPEModel({"<0x41>": 0, "<0xC3>": 1, "<0xA9>": 2, "a": 3}, [], byte_fallback=True)
+    >>> m.tokenize("aé")              # no "é": its two UTF-8 bytes, each spanning the char
+    [(3, 0, 1), (1, 1, 2), (2, 1, 2)]
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[str, int],
+        merges: Sequence[tuple[str, str]],
+        *,
+        unk_token: str | None = None,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        fuse_unk: bool = False,
+        byte_fallback: bool = False,
+        ignore_merges: bool = False,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+    ) -> None:
+        self.vocab: dict[str, int] = dict(vocab)
+        self.merges: list[tuple[str, str]] = [(a, b) for a, b in merges]
+        self.unk_token = unk_token
+        self.continuing_subword_prefix = continuing_subword_prefix or None
+        self.end_of_word_suffix = end_of_word_suffix or None
+        self.fuse_unk = bool(fuse_unk)
+        self.byte_fallback = bool(byte_fallback)
+        self.ignore_merges = bool(ignore_merges)
+        self._id_to_token = reverse_vocab(self.vocab)
+        self._ranks, self._merged = _merge_table(
+            self.vocab, self.merges, self.continuing_subword_prefix or ""
+        )
+        # "<0xNN>" IDs; all 256 or none, since a character falls back only when every
+        # one of its bytes has a token (tested per character, as Hugging Face does)
+        ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
+        self._byte_ids: list[int | None] = ids
+        self._cache = WordCache(self._tokenize_word, max(0, int(cache_size)))
+        self._bigrams: frozenset[str] | None = None  # built on the first long word
+        self._single: frozenset[str] = frozenset()
+
+    @property
+    def kind(self) -> str:
+        """A short name for display: ``"BPE"`` or ``"BPE (byte fallback)"``."""
+        return "BPE (byte fallback)" if self.byte_fallback else "BPE"
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """The token string of an ID, or ``None``."""
+        return self._id_to_token.get(token_id)
+
+    def token_to_id(self, token: str) -> int | None:
+        """The ID of a token string, or ``None``."""
+        return self.vocab.get(token)
+
+    def clear_cache(self) -> None:
+        """Forget cached words (e.g. to time a cold encode)."""
+        self._cache.clear()
+
+    # -- encoding -------------------------------------------------------------------------
+
+    def tokenize(self, text: str) -> list[Token]:
+        """``(id, start, end)`` of each token of one word, in characters of ``text``.
+
+        >>> m = BPEModel({"h": 0, "##i": 1, "##i</w>": 2}, [], continuing_subword_prefix="##",
+        ...              end_of_word_suffix="</w>")
+        >>> m.tokenize("hii")
+        [(0, 0, 1), (1, 1, 2), (2, 2, 3)]
+        """
+        if not text:
+            return []
+        if self.ignore_merges:
+            # subtle: the bare word, without prefix or suffix, as Hugging Face looks it up
+            whole = self.vocab.get(text)
+            if whole is not None:
+                return [(whole, 0, len(text))]
+        if len(text) > MAX_CACHED_WORD and self._cuttable:
+            return self._tokenize_long(text)
+        return list(self._cache[text])
+
+    # -- long words (whole lines, when there is no pre-tokenizer) --
+    #
+    # A cut between characters p-1 and p changes nothing when (1) both are tokens on
+    # their own (no byte fallback, no unknown run across the cut) and (2) no vocab token
+    # contains the two characters side by side: every part is a string of the word's
+    # characters (no prefix or suffix), so a part spanning the cut would contain them.
+    # With no pair across the cut, each side's merges happen in the same order as in the
+    # whole word (lowest rank, then leftmost, restricted to that side). So each piece
+    # can go through the cache: for Llama, the text between two "▁"s mostly.
+
+    @property
+    def _cuttable(self) -> bool:
+        return (
+            self.continuing_subword_prefix is None and self.end_of_word_suffix is None
+        )
+
+    def _cut_tables(self) -> tuple[frozenset[str], frozenset[str]]:
+        if self._bigrams is None:
+            self._bigrams = frozenset(
+                t[k : k + 2] for t in self.vocab for k in range(len(t) - 1)
+            )
+            self._single = frozenset(t for t in self.vocab if len(t) == 1)
+        return self._bigrams, self._single  # type: ignore[return-value]
+
+    def _tokenize_long(self, text: str) -> list[Token]:
+        bigrams, single = self._cut_tables()
+        cache = self._cache
+        out: list[Token] = []
+        start = 0
+        for p in range(1, len(text)):
+            if (
+                text[p - 1 : p + 1] not in bigrams
+                and text[p] in single
+                and text[p - 1] in single
+            ):
+                found = cache[text[start:p]]
+                out.extend([(i, s + start, e + start) for i, s, e in found])
+                start = p
+        out.extend([(i, s + start, e + start) for i, s, e in cache[text[start:]]])
+        return out
+
+    def _tokenize_word(self, word: str) -> tuple[Token, ...]:
+        ids, spans = self._symbols(word)
+        # lowest rank first, leftmost on ties: the order of Hugging Face's heap of (rank,
+        # position) (its stale entries are skipped, so the pair joined is always a current one)
+        ids = merge(ids, self._ranks, self._merged, spans=spans)
+        return tuple((i, s, e) for i, (s, e) in zip(ids, spans))
+
+    def _symbols(self, word: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """The word's starting parts: one per character (or its ``<0xNN>`` bytes, or an
+        unknown token), each with its character span."""
+        vocab = self.vocab
+        prefix = self.continuing_subword_prefix
+        suffix = self.end_of_word_suffix
+        last = len(word) - 1
+        ids: list[int] = []
+        spans: list[tuple[int, int]] = []
+        unk: list[int] | None = None  # pending unknown token: [id, start, end]
+        for i, ch in enumerate(word):
+            s = ch
+            if prefix and i:
+                s = prefix + s
+            if suffix and i == last:
+                s = s + suffix
+            token_id = vocab.get(s)
+            if token_id is not None:
+                if unk is not None:
+                    ids.append(unk[0])
+                    spans.append((unk[1], unk[2]))
+                    unk = None
+                ids.append(token_id)
+                spans.append((i, i + 1))
+                continue
+            if self.byte_fallback:
+                # subtle: the bytes of the *decorated* string (prefix/suffix included),
+                # and a pending unknown token stays pending (it lands after these bytes)
+                byte_ids = [self._byte_ids[b] for b in s.encode("utf-8")]
+                if None not in byte_ids:
+                    ids.extend(byte_ids)  # type: ignore[arg-type]
+                    spans.extend([(i, i + 1)] * len(byte_ids))
+                    continue
+            if self.unk_token is None:
+                continue  # no unknown token: Hugging Face drops the character
+            if unk is not None and self.fuse_unk:
+                unk[2] = i + 1
+                continue
+            unk_id = vocab.get(self.unk_token)
+            if unk_id is None:
+                raise missing_unk(self.unk_token, "BPE")
+            if unk is not None:
+                ids.append(unk[0])
+                spans.append((unk[1], unk[2]))
+            unk = [unk_id, i, i + 1]
+        if unk is not None:
+            ids.append(unk[0])
+            spans.append((unk[1], unk[2]))
+        return ids, spans
+
+    # -- explaining -----------------------------------------------------------------------
+
+    def trace(self, text: str) -> list[BPEStep]:
+        """The merges BPE makes in one word, in order, one step per merge (for the UI's
+        "why this split" view). With ``ignore_merges`` a word that is itself a token needs
+        no merge: ``[]``.
+
+        >>> m = BPEModel({"a": 0, "b": 1, "ab": 2}, [("a", "b")])
+        >>> [(s.merged, s.position, s.after) for s in m.trace("abab")]
+        [('ab', 0, ('ab', 'a', 'b')), ('ab', 1, ('ab', 'ab'))]
+        """
+        if not text or (self.ignore_merges and text in self.vocab):
+            return []
+        ids, _ = self._symbols(text)
+        name = self._id_to_token.get
+        steps: list[BPEStep] = []
+        for i, rank, ids_before, ids_after in merge_steps(ids, self._ranks, self._merged):
+            before = tuple(name(t, "") for t in ids_before)
+            steps.append(
+                BPEStep(
+                    rank=rank,
+                    left=before[i],
+                    right=before[i + 1],
+                    merged=name(ids_after[i], ""),
+                    position=i,
+                    before=before,
+                    after=tuple(name(t, "") for t in ids_after),
+                )
+            )
+        return steps
+
+
+def _merge_table(
+    vocab: Mapping[str, int], merges: Sequence[tuple[str, str]], prefix: str
+) -> tuple[dict[tuple[int, int], int], dict[int, int]]:
+    """``(left ID, right ID) -> rank`` and ``rank -> merged ID``; a bad merge is a
+    :class:`FormatError` naming it (Hugging Face refuses such files too)."""
+    ranks: dict[tuple[int, int], int] = {}
+    merged: dict[int, int] = {}
+    cut = len(prefix.encode("utf-8"))
+    for rank, (a, b) in enumerate(merges):
+        for part in (a, b):
+            if part not in vocab:
+                raise FormatError(
+                    f"model.merges[{rank}] ({a!r}, {b!r}) uses {part!r}, which is not in "
+                    "model.vocab; every merge's parts must be tokens"
+                )
+        # subtle: Hugging Face drops the prefix's *byte length* from the right part
+        # whether or not it starts with the prefix
+        tail = b.encode("utf-8")
+        if len(tail) < cut:
+            raise FormatError(
+                f"model.merges[{rank}] ({a!r}, {b!r}): the right part is "
+                f"shorter than continuing_subword_prefix {prefix!r}"
+            )
+        try:
+            new = a + tail[cut:].decode("utf-8")
+        except UnicodeDecodeError:
+            new = None
+        new_id = vocab.get(new) if new is not None else None
+        if new_id is None:
+            raise FormatError(
+                f"model.merges[{rank}] ({a!r}, {b!r}) makes {new!r}, which "
+                "is not in model.vocab; every merge's result must be a token"
+            )
+        # a pair listed twice keeps its last rank, as Hugging Face's map does
+        ranks[(vocab[a], vocab[b])] = rank
+        merged[rank] = new_id
+    return ranks, merged

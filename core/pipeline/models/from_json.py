@@ -1,0 +1,172 @@
+"""Reading the ``"model"`` section of a Hugging Face ``tokenizer.json``: one reader per
+model type, each refusing what it cannot read with a :class:`FormatError` that says why.
+
+>>> model_from_json({"type": "WordPiece", "vocab": {"[UNK]": 0}}).kind
+'WordPiece'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from core.errors import FormatError
+from core.pipeline.models.base import Model
+from core.pipeline.models.bpe import BPEModel
+from core.pipeline.models.wordlevel import WordLevelModel
+from core.pipeline.models.wordpiece import WordPieceModel
+from core.pipeline.unigram import unigram_from_json
+
+__all__ = ["model_from_json"]
+
+
+_SUPPORTED = "BPE, Unigram, WordPiece and WordLevel are"
+
+
+def _vocab(obj: dict[str, Any], name: str) -> dict[str, int]:
+    vocab = obj.get("vocab")
+    if isinstance(vocab, list):
+        raise FormatError(
+            f"{name}: model.vocab is a list of [token, score] pairs, which only a Unigram "
+            "model has; this model needs an object of token -> ID"
+        )
+    if not isinstance(vocab, dict):
+        raise FormatError(f"{name}: model.vocab must be an object of token -> ID")
+    for token, token_id in vocab.items():
+        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
+            raise FormatError(
+                f"{name}: model.vocab[{token!r}] is {token_id!r}, not a token ID (an "
+                "integer >= 0)"
+            )
+    return vocab
+
+
+def _merges(obj: dict[str, Any], name: str) -> list[tuple[str, str]]:
+    raw = obj.get("merges")
+    if not isinstance(raw, list):
+        raise FormatError(f"{name}: model.merges must be a list (BPE needs its merges)")
+    out: list[tuple[str, str]] = []
+    for i, item in enumerate(raw):
+        # "left right" (older files; Hugging Face splits on every space, so exactly one
+        # must be there) or ["left", "right"]
+        parts = item.split(" ") if isinstance(item, str) else item
+        if (
+            not isinstance(parts, list)
+            or len(parts) != 2
+            or not all(isinstance(p, str) for p in parts)
+        ):
+            raise FormatError(
+                f'{name}: model.merges[{i}] is {item!r}; expected "left right" or '
+                '["left", "right"]'
+            )
+        out.append((parts[0], parts[1]))
+    return out
+
+
+def _opt_str(
+    obj: dict[str, Any], key: str, name: str, default: str | None
+) -> str | None:
+    value = obj.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise FormatError(
+            f"{name}: model.{key} is {value!r}; expected a string or null"
+        )
+    return value
+
+
+def _bpe_from_json(obj: dict[str, Any], name: str) -> BPEModel:
+    dropout = obj.get("dropout")
+    if dropout not in (None, 0, 0.0):
+        raise FormatError(
+            f"{name}: model.dropout is {dropout!r}; BPE dropout picks merges at random, so "
+            "no two encodes agree. The playground needs dropout null or 0"
+        )
+    vocab, merges = _vocab(obj, name), _merges(obj, name)
+    options = {
+        "unk_token": _opt_str(obj, "unk_token", name, None),
+        "continuing_subword_prefix": _opt_str(
+            obj, "continuing_subword_prefix", name, None
+        ),
+        "end_of_word_suffix": _opt_str(obj, "end_of_word_suffix", name, None),
+    }
+    try:
+        return BPEModel(
+            vocab,
+            merges,
+            **options,
+            fuse_unk=bool(obj.get("fuse_unk") or False),
+            byte_fallback=bool(obj.get("byte_fallback") or False),
+            ignore_merges=bool(obj.get("ignore_merges") or False),
+        )
+    except FormatError as err:  # a bad merge: say which file
+        raise FormatError(f"{name}: {err}") from None
+
+
+def _wordpiece_from_json(obj: dict[str, Any], name: str) -> WordPieceModel:
+    limit = obj.get("max_input_chars_per_word", 100)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise FormatError(
+            f"{name}: model.max_input_chars_per_word is {limit!r}; expected an integer >= 0"
+        )
+    return WordPieceModel(
+        _vocab(obj, name),
+        unk_token=_opt_str(obj, "unk_token", name, "[UNK]") or "[UNK]",
+        continuing_subword_prefix=_opt_str(obj, "continuing_subword_prefix", name, "##")
+        or "",
+        max_input_chars_per_word=limit,
+    )
+
+
+def _wordlevel_from_json(obj: dict[str, Any], name: str) -> WordLevelModel:
+    unk = _opt_str(obj, "unk_token", name, "<unk>") or "<unk>"
+    return WordLevelModel(_vocab(obj, name), unk_token=unk)
+
+
+_READERS: dict[str, Callable[[dict[str, Any], str], Model]] = {
+    "BPE": _bpe_from_json,
+    "WordPiece": _wordpiece_from_json,
+    "WordLevel": _wordlevel_from_json,
+    "Unigram": unigram_from_json,
+}
+
+
+def _guess_type(obj: dict[str, Any]) -> str:
+    """The model type of an old file without ``"type"``, as Hugging Face guesses it (it
+    tries BPE, then WordPiece, then WordLevel, then Unigram)."""
+    if isinstance(obj.get("vocab"), list):
+        return "Unigram"
+    if "merges" in obj:
+        return "BPE"
+    if "continuing_subword_prefix" in obj or "max_input_chars_per_word" in obj:
+        return "WordPiece"
+    return "WordLevel"
+
+
+def model_from_json(obj: object, *, name: str = "tokenizer.json") -> Model:
+    """The model of a ``tokenizer.json``'s ``"model"`` section.
+
+    >>> m = model_from_json({"type": "WordLevel", "vocab": {"<unk>": 0}, "unk_token": "<unk>"})
+    >>> type(m).__name__
+    'WordLevelModel'
+    >>> model_from_json({"type": "Unigram", "vocab": [["a", 0.0]]}).kind
+    'Unigram'
+    >>> model_from_json({"type": "WordPieceX"})
+    Traceback (most recent call last):
+    ...
+    core.errors.FormatError: tokenizer.json: model type 'WordPieceX' is not supported yet; \
+BPE, Unigram, WordPiece and WordLevel are
+    """
+    if not isinstance(obj, dict):
+        raise FormatError(
+            f'{name}: the "model" section is {type(obj).__name__}, not an object; is '
+            "this a Hugging Face tokenizer.json?"
+        )
+    kind = obj.get("type") or _guess_type(obj)
+    reader = _READERS.get(kind) if isinstance(kind, str) else None
+    if reader is None:
+        raise FormatError(
+            f"{name}: model type {kind!r} is not supported yet; {_SUPPORTED}"
+        )
+    return reader(obj, name)

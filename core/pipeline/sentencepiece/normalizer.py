@@ -1,0 +1,379 @@
+"""SentencePiece's normalizer (``normalizer.cc``): the file's char map, the dummy prefix,
+extra spaces removed, spaces escaped to ``▁``, as a pipeline normalizer that keeps spans.
+
+:class:`SentencePieceNormalizer` applies, left to right, a user-defined piece (kept as is,
+found by :class:`PrefixMatcher`), else the longest rule of the compiled char map
+(``precompiled_charsmap``, e.g. ``nmt_nfkc``: a Darts double-array trie), else one character.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Iterable
+
+from core.errors import FormatError
+from core.pipeline.piece import Piece, Span
+from core.pipeline.sentencepiece.proto import SPACE, NormalizerSpec
+
+__all__ = ["CharsMap", "PrefixMatcher", "SentencePieceNormalizer"]
+
+
+class CharsMap:
+    """A compiled normalization rule (``precompiled_charsmap``, e.g. ``nmt_nfkc``): a Darts
+    double-array trie over UTF-8 byte strings whose values point into a blob of
+    NUL-terminated replacement strings (``normalizer.cc``, ``darts.h``).
+    """
+
+    def __init__(self, blob: bytes, what: str) -> None:
+        if len(blob) <= 4:
+            raise FormatError(
+                f"{what}: the normalization rule (precompiled_charsmap) is broken"
+            )
+        size = int.from_bytes(blob[:4], "little")
+        if size >= len(blob) or size % 4:
+            raise FormatError(
+                f"{what}: the normalization rule's trie size ({size}) is broken"
+            )
+        # little-endian uint32 units, whatever the machine
+        self.units = list(struct.unpack_from(f"<{size // 4}I", blob, 4))
+        self.normalized = blob[4 + size :]
+        self._cache: dict[int, str] = {}
+
+    def first_chars(self) -> str:
+        """A regex character class of the characters a rule may start with: those whose
+        first UTF-8 byte leaves the trie's root (any other character is never rewritten);
+        ``""`` when there are none.
+
+        >>> CharsMap(bytes([4, 0, 0, 0, 0, 0, 0, 0]) + b"x", "m").first_chars()[:1]
+        '['
+        """
+        units = self.units
+        n = len(units)
+        root = (units[0] >> 10) << ((units[0] & (1 << 9)) >> 6) if n else 0
+        ranges: list[tuple[int, int]] = []
+        for lead in range(256):
+            node = root ^ lead
+            if node >= n or (units[node] & ((1 << 31) | 0xFF)) != lead:
+                continue
+            if lead < 0x80:
+                ranges.append((lead, lead))
+            elif 0xC2 <= lead <= 0xDF:
+                ranges.append(((lead & 0x1F) << 6, ((lead & 0x1F) << 6) + 0x3F))
+            elif 0xE0 <= lead <= 0xEF:
+                ranges.append(((lead & 0x0F) << 12, ((lead & 0x0F) << 12) + 0xFFF))
+            elif 0xF0 <= lead <= 0xF4:
+                ranges.append(((lead & 0x07) << 18, min(((lead & 0x07) << 18) + 0x3FFFF, 0x10FFFF)))
+        inner = "".join(
+            re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}"
+            for lo, hi in ranges
+        )
+        return f"[{inner}]" if inner else ""
+
+    def longest(self, data: bytes, pos: int) -> tuple[int, str | None]:
+        """The longest rule matching ``data[pos:]``: (bytes matched, replacement), or (0, None)."""
+        length, replacement, _ = self.longest_reach(data, pos)
+        return length, replacement
+
+    def longest_reach(self, data: bytes, pos: int) -> tuple[int, str | None, int]:
+        """:meth:`longest`, and how many bytes from ``pos`` the walk read: the answer is the
+        same wherever those bytes come again (a cache key).
+
+        >>> CharsMap(bytes([4, 0, 0, 0, 0, 0, 0, 0]) + b"x", "m").longest_reach(b"ab", 0)
+        (0, None, 1)
+        """
+        units = self.units
+        n = len(units)
+        unit = units[0]
+        node = (unit >> 10) << ((unit & (1 << 9)) >> 6)
+        best_len, best_value = 0, -1
+        reach = len(data) - pos
+        for i in range(pos, len(data)):
+            byte = data[i]
+            node ^= byte
+            if node >= n:
+                reach = i + 1 - pos
+                break
+            unit = units[node]
+            if (unit & ((1 << 31) | 0xFF)) != byte:
+                reach = i + 1 - pos
+                break
+            node ^= (unit >> 10) << ((unit & (1 << 9)) >> 6)
+            if (unit >> 8) & 1:
+                if node >= n:
+                    reach = i + 1 - pos
+                    break
+                best_len, best_value = i + 1 - pos, units[node] & ((1 << 31) - 1)
+        if best_len == 0:
+            return 0, None, reach
+        return best_len, self._replacement(best_value), reach
+
+    def first(self, data: bytes) -> str | None:
+        """The *shortest* rule matching a prefix of ``data`` (its replacement), or None; a
+        NUL byte ends the walk. This is how Hugging Face's ``Precompiled`` normalizer reads
+        the trie (``spm_precompiled``'s ``transform``), unlike SentencePiece's longest match.
+
+        >>> CharsMap(bytes([4, 0, 0, 0, 0, 0, 0, 0]) + b"x", "m").first(b"a") is None
+        True
+        """
+        units = self.units
+        n = len(units)
+        unit = units[0]
+        node = (unit >> 10) << ((unit & (1 << 9)) >> 6)
+        for byte in data:
+            if byte == 0:
+                break
+            node ^= byte
+            if node >= n:
+                break
+            unit = units[node]
+            if (unit & ((1 << 31) | 0xFF)) != byte:
+                break
+            node ^= (unit >> 10) << ((unit & (1 << 9)) >> 6)
+            if (unit >> 8) & 1:
+                if node >= n:
+                    break
+                return self._replacement(units[node] & ((1 << 31) - 1))
+        return None
+
+    def _replacement(self, value: int) -> str:
+        """The NUL-terminated replacement string at ``value`` in the blob (cached)."""
+        out = self._cache.get(value)
+        if out is None:
+            end = self.normalized.find(b"\0", value)
+            raw = self.normalized[value : end if end >= 0 else len(self.normalized)]
+            out = raw.decode("utf-8", "replace")
+            self._cache[value] = out
+        return out
+
+
+#: Entries in a normalizer's cache of char-map matches (two characters -> the match).
+_PAIRS_MAX = 1 << 16
+
+
+def _whole_chars(data: bytes) -> str | None:
+    """``data`` as text when it ends on a character boundary (it starts on one), else None."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+class PrefixMatcher:
+    """Longest-match of user-defined pieces at a position (SentencePiece's PrefixMatcher):
+    a left-to-right scan taking the longest piece that starts here, else one character.
+
+    >>> PrefixMatcher(["ab", "abc"]).split("xabcab")
+    [('x', False), ('abc', True), ('ab', True)]
+    """
+
+    def __init__(self, symbols: Iterable[str]) -> None:
+        ordered = sorted(set(symbols), key=lambda s: (-len(s), s))
+        self.symbols = frozenset(ordered)
+        self.first = frozenset(s[0] for s in ordered)
+        self.regex = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def split(self, text: str) -> list[tuple[str, bool]]:
+        """``text`` as (chunk, is_user_defined): user-defined matches and single characters."""
+        if self.regex is None:
+            return [(ch, False) for ch in text]
+        out: list[tuple[str, bool]] = []
+        pos = 0
+        for m in self.regex.finditer(text):
+            out.extend((ch, False) for ch in text[pos : m.start()])
+            out.append((m.group(), True))
+            pos = m.end()
+        out.extend((ch, False) for ch in text[pos:])
+        return out
+
+
+class SentencePieceNormalizer:
+    """SentencePiece's normalizer as a pipeline :class:`Normalizer` (keeps :class:`Piece` spans).
+
+    >>> n = SentencePieceNormalizer(remove_extra_whitespaces=False)
+    >>> p = n.normalize(Piece.of("Hi  you"))
+    >>> p.text, p.spans[:3]
+    ('▁Hi▁▁you', [(0, 0), (0, 1), (1, 2)])
+    >>> SentencePieceNormalizer().normalize(Piece.of("  Hi   you ")).text
+    '▁Hi▁you'
+    """
+
+    def __init__(
+        self,
+        *,
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = True,
+        escape_whitespaces: bool = True,
+        treat_whitespace_as_suffix: bool = False,
+        user_defined_symbols: Iterable[str] = (),
+        precompiled_charsmap: bytes = b"",
+        name: str = "tokenizer.model",
+    ) -> None:
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        self.matcher = PrefixMatcher(user_defined_symbols)
+        self.charsmap = (
+            CharsMap(precompiled_charsmap, name) if precompiled_charsmap else None
+        )
+        # where a user-defined piece or a rule may start; _chunks copies the rest in bulk
+        stops = [f"[{re.escape(''.join(sorted(self.matcher.first)))}]"] if self.matcher.first else []
+        if self.charsmap is not None and self.charsmap.first_chars():
+            stops.append(self.charsmap.first_chars())
+        self._stops = re.compile("|".join(stops)) if stops else None
+        self._pairs: dict[str, tuple[int, str | None]] = {}  # see _chunks
+
+    @classmethod
+    def from_spec(
+        cls, spec: NormalizerSpec, *, treat_whitespace_as_suffix: bool = False,
+        user_defined_symbols: Iterable[str] = (), name: str = "tokenizer.model",
+    ) -> SentencePieceNormalizer:  # fmt: skip
+        return cls(
+            add_dummy_prefix=spec.add_dummy_prefix,
+            remove_extra_whitespaces=spec.remove_extra_whitespaces,
+            escape_whitespaces=spec.escape_whitespaces,
+            treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+            user_defined_symbols=user_defined_symbols,
+            precompiled_charsmap=spec.precompiled_charsmap,
+            name=name,
+        )
+
+    def normalize_str(self, text: str) -> str:
+        """The normalized text alone (``SentencePieceProcessor.normalize``)."""
+        return self.normalize(Piece.of(text)).text
+
+    def normalize(self, piece: Piece) -> Piece:
+        if not piece.text:
+            return piece
+        space = SPACE if self.escape_whitespaces else " "
+        if self.charsmap is None and not self.remove_extra_whitespaces:
+            # Fast path (Llama 2 / Mistral): one character in, one out. Cutting out
+            # user-defined pieces first changes nothing here: their spaces are escaped too.
+            out = (
+                Piece(piece.text.replace(" ", space), piece.spans)
+                if space != " "
+                else piece
+            )
+            if not self.add_dummy_prefix:
+                return out
+            return (
+                out.append(space)
+                if self.treat_whitespace_as_suffix
+                else out.prepend(space)
+            )
+        return self._general(piece, space)
+
+    def _chunks(self, piece: Piece) -> list[tuple[str, Span]]:
+        """``Normalizer::NormalizePrefix`` applied left to right: (output, original span) per
+        chunk: a user-defined piece (kept as is), else the longest char-map rule, else one
+        character. A rule may run over the start of a later user-defined piece, as in C++."""
+        text, spans = piece.text, piece.spans
+        charsmap = self.charsmap
+        regex = self.matcher.regex
+        first = self.matcher.first
+        if charsmap is None and regex is None:
+            return list(zip(text, spans))
+        out: list[tuple[str, Span]] = []
+        data = text.encode("utf-8") if charsmap is not None else b""
+        stops = self._stops
+        pairs = self._pairs
+        n = len(text)
+        b = 0  # byte offset of text[i] in data
+        i = 0
+        while i < n:
+            found = stops.search(text, i) if stops is not None else None
+            j = found.start() if found is not None else n
+            if j > i:  # characters that start no rule and no user-defined piece: as they are
+                out.extend(zip(text[i:j], spans[i:j]))
+                if charsmap is not None:
+                    b += len(text[i:j].encode("utf-8"))
+                i = j
+                continue
+            if regex is not None and text[i] in first:
+                m = regex.match(text, i)
+                if m:
+                    j = m.end()
+                    out.append((m.group(), piece[i:j].span))
+                    b += (
+                        len(m.group().encode("utf-8"))
+                        if charsmap is not None
+                        else j - i
+                    )
+                    i = j
+                    continue
+            if charsmap is not None:
+                # cached by the two characters here when the walk read no further (it
+                # rarely does: most rules are one character, or one and a mark)
+                key = text[i : i + 2]
+                hit = pairs.get(key)
+                if hit is None:
+                    length, replacement, reach = charsmap.longest_reach(data, b)
+                    if reach <= len(key.encode("utf-8")):
+                        if len(pairs) >= _PAIRS_MAX:
+                            pairs.clear()
+                        pairs[key] = (length, replacement)
+                else:
+                    length, replacement = hit
+                matched = _whole_chars(data[b : b + length]) if length else None
+                if matched is not None:
+                    j = i + len(matched)
+                    out.append((replacement or "", piece[i:j].span))
+                    b += length
+                    i = j
+                    continue
+                # (a rule ending inside a character would make invalid UTF-8: not applied)
+                b += len(text[i].encode("utf-8"))
+            else:
+                b += 1
+            out.append((text[i], spans[i]))
+            i += 1
+        return out
+
+    def _general(self, piece: Piece, space: str) -> Piece:
+        """``Normalizer::Normalize``: heading spaces dropped, the dummy prefix, runs of spaces
+        squeezed, trailing spaces (any ``▁``, even typed ones) dropped, or the dummy suffix."""
+        chunks = self._chunks(piece)
+        k = 0
+        if self.remove_extra_whitespaces:  # heading spaces
+            while k < len(chunks) and chunks[k][0] == " ":
+                k += 1
+        if k == len(chunks):  # nothing but spaces: nothing at all, not even the dummy ▁
+            return Piece("", [])
+        at = chunks[k][1][0]
+        text: list[str] = []
+        spans: list[Span] = []
+        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
+            text.append(space)
+            spans.append((at, at))
+        squeeze = self.remove_extra_whitespaces
+        is_prev_space = squeeze
+        for out, span in chunks[k:]:
+            if len(out) == 1:  # (most chunks: one character, the same rules made quick)
+                if out != " ":
+                    text.append(out)
+                    spans.append(span)
+                    is_prev_space = False
+                elif not is_prev_space:
+                    text.append(space)
+                    spans.append(span)
+                    is_prev_space = squeeze
+                continue
+            if is_prev_space:
+                out = out.lstrip(" ")
+            if out:
+                text.append(out.replace(" ", space) if space != " " else out)
+                spans.extend([span] * len(out))
+                is_prev_space = out.endswith(" ")
+            if not self.remove_extra_whitespaces:
+                is_prev_space = False
+        joined = "".join(text)
+        if self.remove_extra_whitespaces:
+            # trailing spaces go (and typed ▁ too: SentencePiece strips them the same way)
+            joined = joined.rstrip(space)
+            del spans[len(joined) :]
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            end = spans[-1][1] if spans else at
+            joined += space
+            spans.append((end, end))
+        return Piece(joined, spans)

@@ -1,0 +1,116 @@
+"""The Evaluate page without a browser (AppTest): a link's tokenizers and texts, bad ones
+named in a note, an upload kept for the link, and the table equal to core's numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.evaluate import evaluate, parallel_texts
+from core.presets import load_preset
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "7_Evaluate.py")
+
+
+@pytest.fixture(autouse=True)
+def library_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "library"
+    monkeypatch.setenv("TOKPLAY_LIBRARY_DIR", str(path))
+    monkeypatch.delenv("TOKPLAY_PUBLIC_URL", raising=False)
+    return path
+
+
+def open_page(params: dict[str, str | list[str]]) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _table(at: AppTest) -> list[dict]:
+    return at.dataframe[0].value.to_dict("records")
+
+
+def test_a_link_opens_its_tokenizers_and_texts_with_cores_numbers(tiktoken_cache):
+    at = open_page({"tok": ["gpt2", "o200k_base"], "src": ["lang:fr", "builtin"]})
+    rows = _table(at)
+    assert [(r["tokenizer"], r["text"]) for r in rows] == [
+        ("GPT-2 (gpt2)", "🌐 French (parallel set)"), ("GPT-4o (o200k_base)", "🌐 French (parallel set)"),
+        ("GPT-2 (gpt2)", "🐍 Built-in corpus (Python docstrings)"),
+        ("GPT-4o (o200k_base)", "🐍 Built-in corpus (Python docstrings)")]
+    french = evaluate(load_preset("o200k_base"), [parallel_texts()["fr"][1]]).stats
+    assert (rows[1]["tokens"], rows[1]["bytes"], rows[1]["words"]) == (
+        french.tokens, french.bytes, french.words)
+    assert at.query_params["src"] == ["lang:fr", "builtin"]
+
+
+def test_bad_texts_in_a_link_are_named_and_the_others_shown():
+    at = open_page({"tok": "gpt2", "src": ["lang:xx", "lang:de", "file:0000000000000000:a.txt"]})
+    notes = "\n".join(w.value for w in at.warning)
+    assert "`lang:xx`" in notes and "`a.txt`" in notes and "Showing the others" in notes
+    assert [r["text"] for r in _table(at)] == ["🌐 German (parallel set)"]
+
+
+def test_an_upload_is_kept_and_a_link_brings_it_back(tiktoken_cache):
+    text = "An uploaded text, kept for the link. " * 20
+    # AppTest cannot drive a file uploader: a script calls what the page calls with its bytes
+    helper = AppTest.from_string(
+        "import streamlit as st\nfrom ui import eval_sources\n"
+        "st.session_state['sid'] = eval_sources.add_upload('my notes.txt', "
+        f"{text.encode()!r})\n", default_timeout=60)
+    helper.run()
+    sid = helper.session_state["sid"]
+    assert sid.startswith("file:") and sid.endswith(":my notes.txt")
+    opened = open_page({"tok": "gpt2", "src": [sid]})  # a new session: the link alone
+    rows = _table(opened)
+    assert [r["text"] for r in rows] == ["📄 my notes.txt (740 B)"]
+    assert rows[0]["tokens"] == evaluate(load_preset("gpt2"), [text]).stats.tokens
+    link = next(c.value for c in opened.code if "?" in c.value)
+    assert parse_qs(urlsplit(link).query)["src"] == [sid]
+
+
+def test_a_binary_upload_is_refused_with_its_offset():
+    from core.errors import CorpusError
+    from ui import eval_sources
+
+    with pytest.raises(CorpusError, match="byte offset 0"):
+        eval_sources.add_upload("img.png", b"\x89PNG\r\n")
+
+
+def test_the_focus_pair_is_in_the_link_and_checked(tiktoken_cache):
+    at = open_page({"tok": ["gpt2", "cl100k_base"], "src": ["lang:en", "lang:ko"], "focus": "1.1"})
+    assert at.selectbox[0].value == "1.1"
+    tok = load_preset("cl100k_base")
+    korean = parallel_texts()["ko"][1]
+    top = next(d.value for d in at.dataframe if "share" in d.value.columns).to_dict("records")[0]
+    expected = evaluate(tok, [korean]).usage
+    assert top["count"] == max(expected.values())
+    assert at.query_params["focus"] == "1.1"  # the address bar names the focus
+    at.selectbox[0].set_value("0.0").run()
+    assert "focus" not in at.query_params  # back to the default: left out
+    bad = open_page({"tok": "gpt2", "src": "lang:en", "focus": "x"})
+    assert "is not two numbers" in "\n".join(w.value for w in bad.warning)
+    far = open_page({"tok": "gpt2", "src": "lang:en", "focus": "5.7"})
+    assert far.selectbox[0].value == "0.0"
+
+
+def test_a_file_name_is_shown_literally_in_charts_and_notes(tiktoken_cache):
+    helper = AppTest.from_string(
+        "import streamlit as st\nfrom ui import eval_sources\n"
+        "st.session_state['sid'] = eval_sources.add_upload('<b>bold</b> **x**.txt', b'plain words')\n",
+        default_timeout=60)
+    helper.run()
+    at = open_page({"tok": "gpt2", "src": [helper.session_state["sid"]]})
+    import json
+
+    shown = json.dumps([json.loads(c.proto.spec)["data"] for c in at.get("plotly_chart")])
+    assert "&lt;b&gt;bold&lt;/b&gt; **x**.txt" in json.loads(shown)[0][0]["x"][0]
+    assert "<b>bold" not in json.loads(shown).__repr__()
+    gone = open_page({"tok": "gpt2", "src": ["file:0123456789abcdef:<i>y</i>.txt"]})
+    note = "\n".join(w.value for w in gone.warning)
+    assert "`<i>y</i>.txt`" in note  # a code span: shown literally

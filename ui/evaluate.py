@@ -1,0 +1,329 @@
+"""The Evaluate page's view: how well tokenizers compress texts, by language, by vocab size.
+
+The page (``pages/7_Evaluate.py``) reads the pickers and calls, in order, :func:`texts_picker`,
+:func:`results` (which submits one job per tokenizer and text to the server's
+:class:`training.evaluation.EvaluationJobs`: a long text runs in a worker process, and while
+any runs a fragment polls its progress), then draws with :func:`table`, :func:`parity_view`,
+:func:`curve_view` and :func:`tokens_view`. The numbers are core's (:mod:`core.evaluate`);
+everything drawn as HTML or markdown is escaped.
+
+Texts are named by IDs that a link carries (``src=``): ``typed`` (the text box, ``text=``),
+``builtin`` (the built-in corpus), ``lang:<code>`` (the bundled parallel set) and
+``file:<blob>:<name>`` (an upload, kept in the server's workspace store).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from typing import Any
+
+import streamlit as st
+
+from ui import cache, display, keys, limits, runtime, state
+from ui.eval_sources import (
+    DEFAULT_SOURCES,
+    add_upload,
+    parallel,
+    source_digest,
+    source_label,
+    source_text,
+    uploads,
+)
+
+__all__ = ["DEFAULT_SOURCES", "DEFAULT_TOKENIZERS", "MAX_TOKENIZERS", "csv_bytes", "curve_view",
+           "jobs", "parity_view", "results", "table", "texts_picker", "tokens_view"]
+
+MAX_TOKENIZERS = 6
+MAX_TEXTS = 8  # with 6 tokenizers, 48 jobs: within what the server keeps (EvaluationJobs)
+DEFAULT_TOKENIZERS = ["GPT-2 (gpt2)", "GPT-4 (cl100k_base)"]
+_POLL_SECONDS = 0.5
+_CURVE_POINTS = 300
+
+# ---------------------------------------------------------------------------------------------
+# Texts
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def jobs() -> Any:
+    """The server's evaluation jobs (shared: jobs are keyed by content, never by user)."""
+    from training.evaluation import EvaluationJobs
+
+    return EvaluationJobs(max_concurrent=limits.max_concurrent_trainings(),
+                          in_page=runtime.training_in_page())
+
+
+def texts_picker() -> list[str]:
+    """The uploader and the multiselect of texts; returns the picked source IDs."""
+    from core.errors import PlaygroundError
+    from ui import widgets
+
+    files = st.file_uploader("Add text files (UTF-8)", accept_multiple_files=True,
+                             key="eva.upload", max_upload_size=widgets.upload_size_cap_mb(),
+                             help=f"Up to {limits.format_bytes(limits.max_upload_bytes())} "
+                                  "each. Long texts are "
+                                  "evaluated in the background, with a progress bar.")
+    picked = list(state.value(keys.EVA_SOURCES) or [])
+    seen: dict[str, str | None] = st.session_state.setdefault(keys.EVA_SEEN_UPLOADS, {})
+    for file in files or []:
+        if file.file_id in seen:  # checked and kept on an earlier run: not read again
+            continue
+        seen[file.file_id] = None
+        if problem := limits.corpus_file_too_large(file.name, file.size):
+            st.warning(display.escaped(problem))  # a file name shown literally
+            continue
+        try:
+            sid = add_upload(file.name, file.getvalue())
+        except PlaygroundError as err:
+            st.warning(display.escaped(str(err)))
+            continue
+        seen[file.file_id] = sid
+        if sid not in picked:
+            picked.append(sid)
+    options = ["typed", "builtin", *(f"lang:{c}" for c in parallel()), *uploads()]
+    picked = [s for s in picked if s in options][:MAX_TEXTS]
+    state.set_value(keys.EVA_SOURCES, picked)
+    kwargs = state.bind(keys.EVA_SOURCES, picked)
+    st.session_state[kwargs["key"]] = picked
+    return list(st.multiselect("Texts", options, format_func=source_label,
+                               max_selections=MAX_TEXTS, **kwargs))
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the evaluations
+
+
+def results(tokenizers: dict[str, Any], sources: list[str]) -> dict[tuple[str, str], Any]:
+    """One snapshot per (tokenizer label, source ID), submitting what is new. While any job
+    runs, a progress bar polls them and reruns the page when the last one ends. A text is
+    read only when a job for it starts (an upload's ID names its content already)."""
+    out: dict[tuple[str, str], str] = {}
+    manager = jobs()
+    for sid in sources:
+        digest = source_digest(sid)
+        if digest is None:
+            continue
+        for label, tok in tokenizers.items():
+            curve = bool(tok.capabilities.replay)
+            key = f"{state.tokenizer_key(label)}|{digest}|{int(curve)}"
+            manager.submit(key, tok, lambda sid=sid: source_text(sid) or "",
+                           name=source_label(sid), curve=curve)
+            out[(label, sid)] = key
+    snaps = {pair: manager.snapshot(key) for pair, key in out.items()}
+    if any(s is not None and s.status in ("queued", "running") for s in snaps.values()):
+        st.fragment(_progress, run_every=_POLL_SECONDS)(out)
+    return snaps
+
+
+def _progress(keys_by_pair: dict[tuple[str, str], str]) -> None:
+    manager = jobs()
+    snaps = [manager.snapshot(k) for k in keys_by_pair.values()]
+    running = [s for s in snaps if s is not None and s.status in ("queued", "running")]
+    if not running:
+        st.rerun()  # the whole page: it draws the results and stops this polling
+    done = sum(s.done_bytes for s in snaps if s is not None)
+    total = sum(s.total_bytes for s in snaps if s is not None) or 1
+    st.progress(min(done / total, 1.0),
+                text=f"Evaluating in the background: {limits.format_bytes(done)} of "
+                     f"{limits.format_bytes(total)} ({len(running)} job(s) left). The page "
+                     "stays usable meanwhile.")
+
+
+def _done(snaps: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
+    for (label, sid), snap in snaps.items():
+        if snap is not None and snap.status == "failed":
+            st.warning(f"“{display.escaped(label)}” on {display.escaped(source_label(sid))}: "
+                       f"{display.escaped(str(snap.error))}")
+    return {pair: s.result for pair, s in snaps.items() if s is not None and s.status == "done"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Drawing
+
+
+def _plot(text: str) -> str:
+    """A name for a chart: plotly reads a few HTML tags in trace names and labels, so user
+    text (a file name) is escaped to show literally.
+
+    >>> _plot("<b>notes</b>.txt")
+    '&lt;b&gt;notes&lt;/b&gt;.txt'
+    """
+    return html.escape(text, quote=False)
+
+
+def _rows(done: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
+    rows = []
+    for (label, sid), result in done.items():
+        s = result.stats
+        rows.append({"tokenizer": label, "text": source_label(sid), "bytes": s.bytes,
+                     "chars": s.chars, "words": s.words, "tokens": s.tokens,
+                     "bytes / token": round(s.bytes_per_token, 3),
+                     "chars / token": round(s.chars_per_token, 3),
+                     "tokens / word": round(s.tokens_per_word, 3),
+                     "exact": "✓" if s.exact else "≈ cut at lines"})
+    return rows
+
+
+def csv_bytes(rows: list[dict[str, Any]]) -> bytes:
+    """Rows as a CSV file (UTF-8, a header line from the first row's keys).
+
+    >>> csv_bytes([{"a": 1, "b": "x,y"}]).decode()
+    'a,b\\r\\n1,"x,y"\\r\\n'
+    """
+    if not rows:
+        return b""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue().encode("utf-8")
+
+
+def table(snaps: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
+    """The numbers table, its chart and CSV download; returns the finished results."""
+    import plotly.graph_objects as go
+
+    done = _done(snaps)
+    rows = _rows(done)
+    if not rows:
+        st.info("Pick at least one tokenizer and one text.")
+        return done
+    st.dataframe(rows, hide_index=True, width="stretch", key="eva.table")
+    st.download_button("⬇️ Table as CSV", csv_bytes(rows), file_name="evaluation.csv",
+                       mime="text/csv", key="eva.csv")
+    fig = go.Figure()
+    for label in dict.fromkeys(r["tokenizer"] for r in rows):
+        mine = [r for r in rows if r["tokenizer"] == label]
+        fig.add_bar(name=_plot(label), x=[_plot(r["text"]) for r in mine],
+                    y=[r["bytes / token"] for r in mine])
+    fig.update_layout(barmode="group", title="Bytes per token (higher: fewer tokens)",
+                      height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    st.plotly_chart(fig, key="eva.chart.bytes")
+    if any(r["exact"] != "✓" for r in rows):
+        st.caption("≈: this tokenizer's output may depend on the whole text (a SentencePiece "
+                   "model's leading space, a custom pattern), and a long text was encoded in "
+                   "pieces cut at line breaks: its counts are close, not exact.")
+    return done
+
+
+@st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
+def _parallel_counts(tok_key: str, _tok: Any) -> dict[str, int]:
+    from core.evaluate import evaluate
+
+    return {code: evaluate(_tok, [text]).stats.tokens for code, (_, text) in parallel().items()}
+
+
+def parity_view(tokenizers: dict[str, Any]) -> None:
+    """Tokens per language on the parallel set, and each one's parity with English."""
+    import plotly.graph_objects as go
+
+    from core.evaluate import parallel_source, parity
+
+    if not tokenizers:
+        return
+    rows: list[dict[str, Any]] = []
+    fig = go.Figure()
+    for label, tok in tokenizers.items():
+        counts = _parallel_counts(state.tokenizer_key(label), tok)
+        ratios = parity(counts)
+        names = [parallel()[c][0] for c in counts]
+        fig.add_bar(name=_plot(label), x=names, y=[round(ratios[c], 3) for c in counts])
+        for code, n in counts.items():
+            rows.append({"tokenizer": label, "language": parallel()[code][0], "tokens": n,
+                         "parity vs English": round(ratios[code], 3)})
+    fig.update_layout(barmode="group", title="Tokens for the same text, relative to English",
+                      height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    fig.add_hline(y=1.0, line_dash="dot")
+    st.plotly_chart(fig, key="eva.chart.parity")
+    with st.expander("Parity table"):
+        st.dataframe(rows, hide_index=True, width="stretch", key="eva.parity")
+        st.download_button("⬇️ Parity as CSV", csv_bytes(rows), file_name="parity.csv",
+                           mime="text/csv", key="eva.parity.csv")
+    st.caption(f"1.0 costs as many tokens as English; 2.0 twice as many. {parallel_source()}")
+
+
+def _thin_steps(n: int) -> list[int]:
+    """About :data:`_CURVE_POINTS` steps from 0 to ``n``, the last one included.
+
+    >>> _thin_steps(3), _thin_steps(1000)[-1]
+    ([0, 1, 2, 3], 1000)
+    """
+    stride = max(1, n // _CURVE_POINTS)
+    return sorted(set(range(0, n + 1, stride)) | {n})
+
+
+def curve_view(tokenizers: dict[str, Any], done: dict[tuple[str, str], Any]) -> None:
+    """Bytes per token after the first k merges, against the vocab size at k: one curve per
+    byte-level BPE tokenizer and text; every tokenizer also as a point at its full size."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    curves = 0
+    for (label, sid), result in done.items():
+        name = _plot(f"{label} · {source_label(sid)}")
+        tok = tokenizers.get(label)
+        if tok is None or not result.stats.tokens:
+            continue
+        if result.curve is not None:
+            sizes = cache.replay_sizes(state.tokenizer_key(label), tok)
+            steps = _thin_steps(len(result.curve) - 1)
+            fig.add_scatter(x=[sizes[k] for k in steps],
+                            y=[result.stats.bytes / result.curve[k] for k in steps],
+                            mode="lines", name=name)
+            curves += 1
+        fig.add_scatter(x=[tok.n_vocab], y=[result.stats.bytes_per_token], mode="markers",
+                        marker={"size": 11, "symbol": "diamond"}, name=f"{name} (whole)")
+    if not curves:
+        st.info("Pick a byte-level BPE tokenizer (one you trained, a saved one or a preset) to "
+                "see its compression grow merge by merge.")
+    fig.update_layout(title="Bytes per token against vocab size (first k merges)", height=420,
+                      xaxis={"title": "vocab size", "type": "log"},
+                      yaxis={"title": "bytes per token"}, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    st.plotly_chart(fig, key="eva.chart.curve")
+    st.caption("Each line is a tokenizer cut to its first k merges (as on 🎞️ Replay), from the "
+               "256 bytes to its whole vocabulary; each diamond is a whole tokenizer.")
+
+
+def tokens_view(tokenizers: dict[str, Any], sources: list[str],
+                done: dict[tuple[str, str], Any]) -> None:
+    """Most used, longest used and unused tokens of one (tokenizer, text) pair: the one the
+    session's ``focus`` names (``i.j``: tokenizer i, text j), else the first."""
+    from core.evaluate import longest_used, token_bytes, top_tokens, unused_tokens
+
+    labels = list(tokenizers)
+    pairs = [(i, j) for j, sid in enumerate(sources) for i, label in enumerate(labels)
+             if (label, sid) in done]
+    if not pairs:
+        return
+    focus = str(state.value(keys.EVA_FOCUS) or "0.0")
+    names = {f"{i}.{j}": f"{labels[i]} · {source_label(sources[j])}" for i, j in pairs}
+    if focus not in names:
+        focus = next(iter(names))
+        state.set_value(keys.EVA_FOCUS, focus)
+    # bound: a change is copied before the rerun, so the link drawn above follows it
+    focus = st.selectbox("Tokenizer and text", list(names), format_func=names.__getitem__,
+                         **state.bind(keys.EVA_FOCUS, focus))
+    i, j = (int(x) for x in focus.split("."))
+    label, sid = labels[i], sources[j]
+    tok, usage = tokenizers[label], done[(label, sid)].usage
+    show = limits.readable_token
+    left, middle, right = st.columns(3)
+    with left:
+        st.markdown("**Most used**")
+        total = sum(usage.values()) or 1
+        st.dataframe([{"ID": i, "token": show(token_bytes(tok, i)), "count": n,
+                       "share": f"{n / total:.1%}"} for i, n in top_tokens(usage, 50)],
+                     hide_index=True, key="eva.top")
+    with middle:
+        st.markdown("**Longest used**")
+        st.dataframe([{"ID": i, "token": show(b), "bytes": len(b), "count": n}
+                      for i, b, n in longest_used(tok, usage, 50)], hide_index=True,
+                     key="eva.longest")
+    with right:
+        unused = unused_tokens(tok, usage)
+        st.markdown(f"**Unused**: {len(unused):,} of {tok.n_vocab:,}")
+        st.dataframe([{"ID": i, "token": show(token_bytes(tok, i))} for i in unused[:500]],
+                     hide_index=True, key="eva.unused")
+        if len(unused) > 500:
+            st.caption("The first 500 by ID.")
