@@ -83,7 +83,7 @@ def corpus_section() -> tuple[list[str], str] | None:
             kept = read_uploads(uploads, digest) or kept
         elif st.session_state.get(_UPLOAD_PROBLEMS, (None,))[0] == digest:
             for problem in st.session_state[_UPLOAD_PROBLEMS][1]:  # the files left out
-                st.error(problem, icon="⚠️")
+                st.error(display.message(problem), icon="⚠️")
     if kept is None:
         st.info("Upload one or more text files, or pick the built-in corpus.", icon="📄")
         return None
@@ -119,12 +119,12 @@ def read_uploads(uploads: list[Any], digest: str) -> dict[str, Any] | None:
         total += len(data)
     st.session_state[_UPLOAD_PROBLEMS] = (digest, problems)
     for problem in problems:
-        st.error(problem, icon="⚠️")
+        st.error(display.message(problem), icon="⚠️")
     if not texts:
         st.warning("None of the uploaded files can be used: fix them or use the built-in corpus.")
         return None
     if blank := blank_corpus_problem(texts):  # the command line refuses it the same way
-        st.warning(blank)
+        st.warning(display.message(blank))
         return None
     name = names[0] if len(names) == 1 else f"{len(names)} files"
     corpus = workspace.remember_corpus(name, list(zip(names, texts)))
@@ -163,7 +163,7 @@ def settings_section() -> tuple[int, list[str], str, float] | None:
     specials = limits.parse_special_tokens(specials_text)
     problem = limits.vocab_size_problem(vocab_size, len(specials))
     if problem:
-        st.error(problem, icon="⚠️")
+        st.error(display.message(problem), icon="⚠️")
         return None
     return vocab_size, specials, pattern, train_form.SPEEDS.get(speed, 0.0)
 

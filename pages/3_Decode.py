@@ -8,6 +8,7 @@ from core.interface import TokenizerInterface
 
 from ui.page import setup
 from ui import cache, chips, keys, links, live_input, state, widgets
+from ui.display import escaped
 
 setup("Decode")
 
@@ -52,7 +53,7 @@ def ids_and_text(key: str, tok: TokenizerInterface) -> None:
 
     ids, problems = parse_ids(raw)
     if problems:
-        shown = "\n".join(f"- {p.message}" for p in problems[:20])
+        shown = "\n".join(f"- {escaped(p.message)}" for p in problems[:20])
         more = f"\n- … and {len(problems) - 20} more" if len(problems) > 20 else ""
         st.warning(f"{len(problems)} item(s) are not token IDs and were skipped:\n{shown}{more}")
     if len(ids) > cache.MAX_IDS:

@@ -441,3 +441,52 @@ def test_vocabulary_page_escapes_row_and_merge_tree(tok: Tokenizer) -> None:
         labels = dot_labels(chart.proto.spec)
         rank = tok.merge_tree(token_id).rank
         assert labels[0] == f"{shown(attack)}\nID {token_id} · merge #{rank + 1}"
+
+
+# ---- alerts: messages that quote user text (IDs typed, link values, file names) -------------
+
+MD_ATTACK = "**bold** [link](javascript:alert(5)) :red[red] $x$ <b>b</b>"
+
+
+def test_decode_warning_quotes_bad_items_literally(tok: Tokenizer) -> None:
+    """Decode lists the items that are not IDs: each as the user typed it, not as Markdown."""
+    at = open_page(DECODE, ("attack", tok))
+    at.text_area[0].set_value(f"12 {MD_ATTACK}").run()
+    bodies = [w.proto.body for w in at.warning]
+    assert any("are not token IDs" in b for b in bodies), bodies
+    body = next(b for b in bodies if "are not token IDs" in b)
+    for word in ("**bold**", "[link](javascript:alert(5))", ":red[red]", "$x$", "<b>b</b>"):
+        assert word not in body, (word, body)
+    assert "\\*\\*bold\\*\\*" in body and "\\[link\\]" in body
+
+
+def test_link_problem_quotes_the_link_value_literally(tok: Tokenizer) -> None:
+    """A shared link is untrusted: the note about a bad value shows it literally."""
+    at = AppTest.from_file(HOME, default_timeout=120)
+    at.run()
+    at.switch_page(TOKENIZE)
+    at.query_params["tok"] = MD_ATTACK
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    bodies = [w.proto.body for w in at.warning if "Link problem" in w.proto.body]
+    assert bodies, [w.proto.body for w in at.warning]
+    for body in bodies:
+        for word in ("**bold**", "[link](javascript:alert(5))", ":red[red]", "<b>b</b>"):
+            assert word not in body, (word, body)
+
+
+def test_show_error_quotes_the_error_literally() -> None:
+    """Errors from core name user files and ids: ui.widgets.show_error shows them literally."""
+    from core.errors import FormatError
+    from ui.display import message
+
+    script = (
+        "from core.errors import FormatError\n"
+        "from ui.widgets import show_error\n"
+        f"show_error(FormatError({MD_ATTACK + ' is not a tokenizer file'!r}))\n"
+    )
+    at = AppTest.from_string(script, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    (body,) = [e.proto.body for e in at.error]
+    assert body == message(str(FormatError(MD_ATTACK + " is not a tokenizer file")))
+    assert "**bold**" not in body

@@ -20,7 +20,7 @@ from typing import Any
 
 from ui.limits import readable_token
 
-__all__ = ["MERGE_NUMBERING", "code_span", "escaped", "merge_number", "merge_table",
+__all__ = ["MERGE_NUMBERING", "code_span", "escaped", "merge_number", "merge_table", "message",
            "spelling_name"]
 
 #: How every page numbers merges, said once where a number is shown (a caption, a help).
@@ -95,6 +95,18 @@ def escaped(text: str) -> str:
     if _UNESCAPABLE.search(text):
         return code_span(text)
     return "".join(f"\\{c}" if c in _PUNCTUATION else c for c in _LINE_BREAK.sub("↵", text))
+
+
+def message(text: str) -> str:
+    r"""Markdown that shows a message literally, its line breaks kept: :func:`escaped` line by
+    line. Messages from core name files, links and tokens the user chose, so an alert shows
+    them this way, never as Markdown of their own.
+
+    >>> print(message("bad file **x**.txt\nfix it"))
+    bad file \*\*x\*\*\.txt  
+    fix it
+    """
+    return "  \n".join(escaped(line) for line in _LINE_BREAK.split(text))
 
 
 def merge_number(rank: int) -> int:

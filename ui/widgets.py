@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 #: File types the tokenizer loader accepts (core.formats tells the format from the content).
 TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt", "model",
                         "v1", "v2", "v3", "v7", "v7m1",
-                        "jinja"]  # chat_template.jinja beside tokenizer.json (core.chat_template)
+                        "jinja",  # chat_template.jinja beside tokenizer.json (core.chat_template)
+                        "gguf"]  # llama.cpp's files: recognised by their magic, metadata only
 #: Pre-tokenizer choices for files that store none ("custom" opens a regex box).
 PATTERN_CHOICES = ["from the files", "gpt2", "cl100k", "o200k", "llama3", "tekken", "custom regex"]
 
@@ -41,11 +42,11 @@ def show_error(err: BaseException, *, what: str = "") -> None:
 
     prefix = f"{what}: " if what else ""
     if isinstance(err, PlaygroundError):
-        st.error(f"{prefix}{err}", icon="⚠️")
+        st.error(f"{prefix}{display.message(str(err))}", icon="⚠️")
     elif isinstance(err, KeyError):
-        st.warning(f"{prefix}{err.args[0] if err.args else err}", icon="⚠️")
+        st.warning(f"{prefix}{display.message(str(err.args[0] if err.args else err))}", icon="⚠️")
     else:
-        st.error(f"{prefix}something went wrong ({type(err).__name__}: {err}). "
+        st.error(f"{prefix}something went wrong ({display.escaped(f'{type(err).__name__}: {err}')}). "
                  "Try another input or tokenizer.", icon="⚠️")
 
 
@@ -143,8 +144,9 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
 
     Accepts the CS336 pickles (``vocab.pkl`` + ``merges.pkl``), GPT-2's ``encoder.json`` +
     ``vocab.bpe``, a rank file (``.tiktoken``, Meta's Llama 3/4 ``tokenizer.model``), a
-    Hugging Face ``tokenizer.json``, a SentencePiece ``.model`` or a Mistral Tekken json. A
-    good upload is registered in the session and made active; its label is returned (once,
+    Hugging Face ``tokenizer.json``, a SentencePiece ``.model``, a Mistral Tekken json or a
+    GGUF file (llama.cpp, Ollama, LM Studio; a vocab-only one is a few MB). A good upload
+    is registered in the session and made active; its label is returned (once,
     on the run that loaded it). Bad files show the loader's message.
     """
     uploads = st.file_uploader(
@@ -152,7 +154,8 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
         max_upload_size=upload_size_cap_mb(),
         help="vocab.pkl + merges.pkl · encoder.json + vocab.bpe · *.tiktoken or Llama 3/4 "
              "tokenizer.model · tokenizer.json (BPE, WordPiece) · SentencePiece .model · "
-             "Mistral tekken.json. With tokenizer.json, add tokenizer_config.json or "
+             "Mistral tekken.json · a GGUF file (a vocab-only one, as llama.cpp's "
+             "ggml-vocab-*.gguf). With tokenizer.json, add tokenizer_config.json or "
              "chat_template.jinja for its chat template (Tokenize's Chat mode). "
              "Pickles are read with a restricted loader that never runs "
              f"code. At most {limits.format_bytes(limits.max_upload_bytes())} in total "
