@@ -44,6 +44,7 @@ node:
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 
 # WORKERS Streamlit processes behind HAProxy on PORT (sticky sessions, shared library).
+# Shared: no local GGUF listing unless the operator sets TOKPLAY_LOCAL_MODELS=1 (deploy/serve.py).
 serve: setup proxy
 	$(PY) deploy/serve.py --workers $(WORKERS) --port $(PORT)
 
@@ -52,8 +53,10 @@ serve: setup proxy
 static: setup node
 	$(PY) deploy/static.py --out dist
 
+# One person on their own machine: the picker lists the GGUF models of Ollama and LM Studio
+# (TOKPLAY_LOCAL_MODELS=1; `TOKPLAY_LOCAL_MODELS=0 make run` when others reach this server).
 run: setup
-	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
+	TOKPLAY_LOCAL_MODELS=$${TOKPLAY_LOCAL_MODELS:-1} $(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
 
 test: setup-dev browser proxy node test-data
 	$(PY) -m pytest -n 2 --dist loadgroup

@@ -30,6 +30,22 @@ from ui.site import page  # noqa: E402
 TOKENIZE = page("Tokenize").script
 
 
+def _unigram(corpus: str) -> object:
+    """A SentencePiece Unigram model (8,000 pieces) trained by sentencepiece on ``corpus``."""
+    import io
+
+    import sentencepiece as spm
+
+    from core.pipeline.sentencepiece import sentencepiece_tokenizer
+
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter([ln for ln in corpus.splitlines() if ln.strip()]),
+        model_writer=out, model_type="unigram", vocab_size=8000, minloglevel=2,
+    )  # fmt: skip
+    return sentencepiece_tokenizer(out.getvalue(), name="unigram 8k")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -40,13 +56,17 @@ def main() -> None:
     corpus = builtin_corpus_text().replace(BUILTIN_SEPARATOR, "\n")
     vocab, merges = train_bpe([corpus], 2000, [BUILTIN_SEPARATOR])
     mine = Tokenizer(vocab, merges, [BUILTIN_SEPARATOR], name="built-in 2k")
+    unigram = _unigram(corpus)  # T5's kind: a SentencePiece Unigram .model, nmt_nfkc
 
     print(f"Tokenize page server time, {args.chars:,} characters, {args.runs} runs each")
     print(f"{'tokenizer':<26}{'tokens':>8}{'median ms':>12}{'max ms':>10}")
-    for label in ["built-in 2k (trained)", "GPT-2 (gpt2)", "GPT-4 (cl100k_base)"]:
+    for label in ["built-in 2k (trained)", "GPT-2 (gpt2)", "GPT-4 (cl100k_base)",
+                  "Unigram 8k (.model)"]:
         at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
         at.session_state["ui.tokenizers"] = {
-            "built-in 2k (trained)": {"tok": mine, "source": "bench", "fingerprint": fingerprint(mine)}
+            "built-in 2k (trained)": {"tok": mine, "source": "bench", "fingerprint": fingerprint(mine)},
+            "Unigram 8k (.model)": {"tok": unigram, "source": "bench",
+                                    "fingerprint": fingerprint(unigram)},
         }
         at.session_state["ui.active"] = label
         at.run()

@@ -110,7 +110,7 @@ def _race(path: str, vocab_size: int, workers: int, repeat: int) -> dict[str, fl
     return out
 
 
-def _memory(path: str, vocab_size: int, workers: int) -> dict[str, float]:
+def _memory(path: str, vocab_size: int, workers: int, repeat: int) -> dict[str, float]:
     """Peak RSS of our training, all processes together (a separate run: the sampler costs)."""
     sys.path.insert(0, str(REPO))
     with _TreeRSS() as tree:

@@ -15,26 +15,18 @@ The pipeline, as in GPT-2 and tiktoken:
 >>> tok.decode(tok.encode("abcde"))
 'abcde'
 
-Speed (pure Python against tiktoken's Rust; see benchmarks/bench_encode.py):
-
-- BPE results are cached per pre-token in a dictionary of bounded size that belongs to the
-  tokenizer, so a warm tokenizer mostly does look-ups in C (``map(cache.__getitem__,
-  pretokens)``). The cache is cleared wholesale when full: cheaper than LRU bookkeeping on
-  the hot path, and a server running for weeks stays bounded;
-- ASCII text is pre-tokenized by equivalent `re` patterns (several times faster than
-  `regex`); text is cut only where no pre-token can straddle (:func:`core.pretokenize.last_cut`);
-- decode joins the tokens' bytes in C, fetching 4,096 IDs per ``itemgetter`` call
-  (:func:`_join_tokens`), then decodes UTF-8 once.
+Speed (pure Python against tiktoken's Rust; see benchmarks/bench_encode.py): encoding goes
+through :class:`core.text_encoder.TextEncoder` (a bounded pre-token cache, ASCII fast paths,
+long texts cut where it is safe); decode joins the tokens' bytes in C, fetching 4,096 IDs per
+``itemgetter`` call (:func:`_join_tokens`), then decodes UTF-8 once.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from functools import reduce
-from operator import iconcat, itemgetter
+from operator import itemgetter
 from types import MappingProxyType
-from typing import Any
 
 from core import details
 from core.basics import check_id, utf8
@@ -45,18 +37,11 @@ from core.errors import PlaygroundError
 from core.fingerprint import fingerprint_of
 from core.formats.pickles import load_pickles, save_pickles
 from core.interface import Capabilities
+from core.pretokenize import compile_pattern
 from core.ranks import bpe_by_rank, merges_from_ranks, split_by_rank
 from core.regex_compat import regex
 from core.template import Template
-from core.pretokenize import (
-    PATTERNS,
-    ascii_pattern,
-    compile_pattern,
-    last_cut,
-    mixed_regions,
-    resolve_pattern,
-    special_splitter,
-)
+from core.text_encoder import STREAM_CACHE_SIZE, TextEncoder, check_text
 
 __all__ = ["Tokenizer", "DEFAULT_CACHE_SIZE", "STREAM_CACHE_SIZE"]
 
@@ -64,50 +49,10 @@ __all__ = ["Tokenizer", "DEFAULT_CACHE_SIZE", "STREAM_CACHE_SIZE"]
 #: docs (144k); at ~150 bytes an entry a full cache is ~40 MB, reached only after many MB of
 #: varied text.
 DEFAULT_CACHE_SIZE = 1 << 18
-#: Entries in the private cache of one :meth:`Tokenizer.encode_iterable` stream: ~2.5 MB at
-#: most, and it still answers ~95% of the look-ups on English text.
-STREAM_CACHE_SIZE = 1 << 14
 
 _SAVABLE = Capabilities(details=True, byte_level=True, replay=True, export=True, save=True)
 _NOT_SAVABLE = Capabilities(details=True, byte_level=True, replay=True, export=True)
-_MAX_PRETOKEN_KEY = 256  # chars; longer pre-tokens are not cached (rare, and big)
-# chars; encode() cuts longer ordinary text at safe places into segments of about this size:
-# temporaries stay small, and the (many) all-ASCII segments skip the non-ASCII handling
-_MAX_SEGMENT = 1 << 16
 _JOIN_CHUNK = 4096  # IDs decode fetches per itemgetter call (its tuple stays in the CPU cache)
-_STREAM_BUFFER = 1 << 16  # chars encode_iterable gathers before looking for a safe cut
-
-
-
-
-class _Cache(dict):  # type: ignore[type-arg]
-    """``dict`` that computes missing values and clears itself when full.
-
-    Hits go through ``dict.__getitem__`` in C (``map(cache.__getitem__, keys)``); only misses
-    run Python code.
-    """
-
-    __slots__ = ("_compute", "_maxsize", "_maxkey")
-
-    def __init__(self, compute: Any, maxsize: int, maxkey: int) -> None:
-        super().__init__()
-        self._compute = compute
-        self._maxsize = maxsize
-        self._maxkey = maxkey
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget every result but the empty pre-token's."""
-        self.clear()
-        self[""] = ()
-
-    def __missing__(self, key: str) -> tuple[int, ...]:
-        value = self._compute(key)
-        if len(key) <= self._maxkey:
-            if len(self) >= self._maxsize:
-                self.clear()
-            self[key] = value
-        return value
 
 
 class Tokenizer:
@@ -200,9 +145,6 @@ class Tokenizer:
                 self.vocab[sid] = special.encode("utf-8")
             self.special_tokens.append(special)
             self.special_token_ids[special] = sid
-        matched = tuple(self.special_tokens) if self.specials_in_text else ()
-        self._special_re = special_splitter(matched)
-        self._max_special = max(map(len, matched), default=0)
 
         # bytes -> ID for ordinary tokens (the lowest ID wins if bytes repeat).
         special_ids = set(self.special_token_ids.values())
@@ -243,10 +185,12 @@ class Tokenizer:
         self._replace_table: list[bytes] = [b"\xff" if t is None else t for t in table]
         self._replace_table += [b"\xff"] * pad
         self.cache_size = max(0, int(cache_size))
-        self._pretoken_cache = _Cache(self._bpe_str, self.cache_size, _MAX_PRETOKEN_KEY)
-        self._ascii_regex = ascii_pattern(pattern)
-        # the safe-cut rule (core.pretokenize.last_cut) is proven for the built-in patterns only
-        self._cuttable = resolve_pattern(pattern) in PATTERNS.values()
+        # text -> IDs around BPE: special tokens, pre-tokens, the cache, safe cuts
+        matched = self.special_token_ids if self.specials_in_text else {}
+        self._text = TextEncoder(pattern=pattern, specials=matched, bpe=self._bpe_str,
+                                 cache_size=self.cache_size)  # fmt: skip
+        self._pretoken_cache = self._text.cache  # (read by tests and benchmarks)
+        self._findall = self._text.findall  # (likewise)
 
     def _index_merges(
         self, merges: Sequence[tuple[bytes, bytes]], encoder: Mapping[bytes, int]
@@ -494,62 +438,6 @@ class Tokenizer:
     # Encoding
     # ------------------------------------------------------------------------------------
 
-    def _findall(self, text: str) -> list[str]:
-        """Pre-tokens of ordinary text. ASCII stretches go through an equivalent `re`
-        pattern, several times faster than `regex` (tests check they agree); only the
-        stretches around non-ASCII characters, cut at safe places, need `regex`."""
-        fast = self._ascii_regex
-        if fast is None:
-            return self._regex.findall(text)
-        if text.isascii():
-            return fast.findall(text)
-        out: list[str] = []
-        pos = 0
-        for start, end in mixed_regions(text):
-            if start > pos:
-                out += fast.findall(text[pos:start])
-            out += self._regex.findall(text[start:end])
-            pos = end
-        if pos < len(text):
-            out += fast.findall(text[pos:])
-        return out
-
-    def _encode_piece(self, text: str, cache: _Cache, out: list[int]) -> None:
-        """Append the IDs of ordinary text (no special tokens in it) to ``out``."""
-        start = 0
-        # Long text: encode it in ~64k-char segments cut where no pre-token can straddle,
-        # so the temporary list of pre-tokens stays small.
-        while self._cuttable and len(text) - start > _MAX_SEGMENT:
-            cut = last_cut(text, start + _MAX_SEGMENT, lo=start + 1)
-            if cut <= start:
-                break  # no safe cut: the rest goes in one piece
-            self._encode_segment(text[start:cut], cache, out)
-            start = cut
-        self._encode_segment(text[start:] if start else text, cache, out)
-
-    def _encode_segment(self, text: str, cache: _Cache, out: list[int]) -> None:
-        # The hot path: one findall, then pre-token -> IDs look-ups in C; only cache misses
-        # run Python (BPE of a new pre-token). `out += ids` for each tuple of IDs, also in C
-        # (reduce + iconcat: 5-10% faster than chain.from_iterable, which makes an iterator
-        # per tuple).
-        reduce(iconcat, map(cache.__getitem__, self._findall(text)), out)
-
-    def _encode(self, text: str, cache: _Cache) -> list[int]:
-        out: list[int] = []
-        if self._special_re is None or not text:
-            self._encode_piece(text, cache, out)
-            return out
-        ids = self.special_token_ids
-        pos = 0
-        for m in self._special_re.finditer(text):
-            if m.start() > pos:
-                self._encode_piece(text[pos : m.start()], cache, out)
-            out.append(ids[m.group()])
-            pos = m.end()
-        if pos < len(text):
-            self._encode_piece(text[pos:], cache, out)
-        return out
-
     def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
         """Token IDs of ``text``; special tokens in it become their own IDs (unless
         ``specials_in_text`` is off). ``add_special_tokens=True`` adds the model's template
@@ -559,8 +447,8 @@ class Tokenizer:
         >>> tok.encode("hi<|eot|>")
         [104, 105, 256]
         """
-        _check_text(text)
-        ids = self._encode(text, self._pretoken_cache)
+        check_text(text)
+        ids = self._text.encode(text)
         return self.template.apply(ids) if add_special_tokens and self.template else ids
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -571,98 +459,22 @@ class Tokenizer:
         >>> len(tok.encode_ordinary("<|eot|>"))
         7
         """
-        _check_text(text)
-        out: list[int] = []
-        self._encode_piece(text, self._pretoken_cache, out)
-        return out
+        check_text(text)
+        return self._text.encode_ordinary(text)
 
     def encode_iterable(
         self, iterable: Iterable[str], *, cache_size: int = STREAM_CACHE_SIZE
     ) -> Iterator[int]:
-        """Lazily yield the IDs of the concatenated strings (e.g. the lines of an open file).
-
-        Memory stays bounded: text is gathered until a safe cut is found (a place no
-        pre-token and no special token can straddle, whatever follows), encoded up to it,
-        and dropped. The IDs are exactly those of ``encode("".join(iterable))``.
-
-        Pre-token results go to a cache of ``cache_size`` entries private to this stream (a
-        few MB), in front of the tokenizer's own cache, which the stream reads but never
-        grows: a file of any size costs a few MB while it streams, and nothing after.
+        """Lazily yield the IDs of the concatenated strings (e.g. the lines of an open file),
+        exactly those of ``encode("".join(iterable))``, in bounded memory: text is encoded up
+        to each safe cut and dropped, through a cache of ``cache_size`` entries private to
+        the stream (:meth:`core.text_encoder.TextEncoder.stream`).
 
         >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<|eot|>"])
         >>> list(tok.encode_iterable(["a<|e", "ot|>b"]))
         [97, 256, 98]
         """
-        # (not a generator itself, so that a bad cache_size fails here, not at the first next())
-        return self._stream(iterable, self._stream_cache(cache_size))
-
-    def _stream(self, iterable: Iterable[str], cache: _Cache) -> Iterator[int]:
-        if isinstance(iterable, str):
-            # A str is an iterable of characters: correct, but encode it in one go.
-            yield from self._encode(iterable, cache)
-            return
-        parts: list[str] = []
-        size = 0
-        threshold = _STREAM_BUFFER
-        for index, chunk in enumerate(iterable):
-            if not isinstance(chunk, str):
-                raise PlaygroundError(
-                    f"encode_iterable got {type(chunk).__name__} at item {index}; it takes "
-                    "strings (open text files with encoding='utf-8', not 'rb')."
-                )
-            parts.append(chunk)
-            size += len(chunk)
-            if size < threshold:
-                continue
-            buf = "".join(parts)
-            cut = self._safe_cut(buf)
-            if cut > 0:
-                yield from self._encode(buf[:cut], cache)
-                buf = buf[cut:]
-            parts = [buf]
-            size = len(buf)
-            # subtle: grow the threshold when no cut was found, so a long uncuttable run
-            # costs O(n log n) joins instead of O(n^2).
-            threshold = max(_STREAM_BUFFER, 2 * size)
-        yield from self._encode("".join(parts), cache)
-
-    def _stream_cache(self, size: int) -> _Cache:
-        """A small cache for one stream: a miss looks in the shared cache (``dict.get``
-        never computes or inserts) before running BPE."""
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            raise PlaygroundError(
-                f"cache_size must be a whole number of entries >= 0, not {size!r}"
-            )
-        shared_get = self._pretoken_cache.get
-        bpe = self._bpe_str
-
-        def compute(pretoken: str) -> tuple[int, ...]:
-            ids = shared_get(pretoken)
-            return bpe(pretoken) if ids is None else ids
-
-        return _Cache(compute, size, _MAX_PRETOKEN_KEY)
-
-    def _safe_cut(self, buf: str) -> int:
-        """The largest position ``c > 0`` such that ``encode(buf[:c] + rest) ==
-        encode(buf[:c]) + encode(rest)`` for any continuation; 0 if none is known."""
-        if not self._cuttable:
-            return 0  # a user's regex: no cut is known to be safe, so the stream buffers
-        hi = len(buf) - 1
-        matches: list[tuple[int, int]] = []
-        if self._special_re is not None:
-            # subtle: a special match that starts at s depends on buf[s : s + longest], so
-            # only matches starting before len - longest are final; cut no later than that.
-            hi = len(buf) - self._max_special
-            matches = [m.span() for m in self._special_re.finditer(buf, 0, len(buf))]
-        while hi > 0:
-            cut = last_cut(buf, hi)
-            if cut <= 0:
-                return 0
-            straddle = next((s for s, e in matches if s < cut < e), None)
-            if straddle is None:
-                return cut
-            hi = straddle
-        return 0
+        return self._text.stream(iterable, cache_size=cache_size)
 
     # ------------------------------------------------------------------------------------
     # Decoding
@@ -779,8 +591,3 @@ def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
         out[i] = bytes(token)
     return out
 
-
-def _check_text(text: object) -> None:
-    if not isinstance(text, str):
-        hint = " (decode bytes with .decode('utf-8') first)" if isinstance(text, bytes) else ""
-        raise PlaygroundError(f"encode takes a str, not {type(text).__name__}{hint}")

@@ -10,7 +10,10 @@ with the configuration in ``deploy/haproxy.cfg``:
 - every process shares the library folder (``TOKPLAY_LIBRARY_DIR`` or the default), so saved
   tokenizers, stored link texts and workspaces (``ws=``) open on any process, and the limit on
   concurrent trainings (``TOKPLAY_MAX_TRAININGS``) holds across all of them;
-- one cookie secret for all processes (Streamlit signs its XSRF cookie with it).
+- one cookie secret for all processes (Streamlit signs its XSRF cookie with it);
+- no listing of the host's GGUF models (``ui.local_models``) unless the operator sets
+  ``TOKPLAY_LOCAL_MODELS=1``, which this then says at start: every browser user would see
+  (and open by name) the models of this machine's Ollama and LM Studio.
 
 Ctrl+C (or SIGTERM) stops HAProxy and every process.
 
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,6 +41,8 @@ if str(REPO) not in sys.path:  # run as a script: deploy/ is on the path, the re
 from deploy.launch import ServerError, free_port, stop, streamlit_command, wait_healthy  # noqa: E402
 
 TEMPLATE = Path(__file__).resolve().parent / "haproxy.cfg"
+#: ui.local_models.ENV_ENABLE (not imported: this script runs without Streamlit loaded).
+LOCAL_MODELS_ENV = "TOKPLAY_LOCAL_MODELS"
 
 
 def find_haproxy() -> str | None:
@@ -58,6 +64,20 @@ def render_config(*, bind: str, port: int, worker_ports: list[int]) -> str:
     return (TEMPLATE.read_text(encoding="utf-8")
             .replace("${BIND}", bind).replace("${PORT}", str(port))
             .replace("${SERVERS}", servers))
+
+
+def local_models_warning(env: Mapping[str, str]) -> str | None:
+    """The line said at start when the operator turned the local GGUF listing on.
+
+    >>> local_models_warning({}) is None, local_models_warning({"TOKPLAY_LOCAL_MODELS": "0"})
+    (True, None)
+    >>> local_models_warning({"TOKPLAY_LOCAL_MODELS": "1"})[:40]
+    'TOKPLAY_LOCAL_MODELS=1: every browser us'
+    """
+    if env.get(LOCAL_MODELS_ENV, "").strip().lower() not in {"1", "true", "yes", "on"}:
+        return None
+    return (f"{LOCAL_MODELS_ENV}=1: every browser user of this server sees the GGUF models "
+            "of this machine's Ollama and LM Studio folders and can open them by name")
 
 
 def start_workers(n: int, *, cookie_secret: str, python: str) -> tuple[list[subprocess.Popen[bytes]], list[int]]:
@@ -84,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         print("haproxy is not installed: run `make serve` (it installs Debian's haproxy) or "
               "`sudo apt-get install haproxy`.", file=sys.stderr)
         return 2
+    warning = local_models_warning(os.environ)
+    if warning:
+        print(warning, file=sys.stderr)
     procs, ports = start_workers(args.workers, cookie_secret=secrets.token_hex(32),
                                  python=sys.executable)
     proxy: subprocess.Popen[bytes] | None = None

@@ -460,21 +460,6 @@ def test_decode_warning_quotes_bad_items_literally(tok: Tokenizer) -> None:
     assert "\\*\\*bold\\*\\*" in body and "\\[link\\]" in body
 
 
-def test_link_problem_quotes_the_link_value_literally(tok: Tokenizer) -> None:
-    """A shared link is untrusted: the note about a bad value shows it literally."""
-    at = AppTest.from_file(HOME, default_timeout=120)
-    at.run()
-    at.switch_page(TOKENIZE)
-    at.query_params["tok"] = MD_ATTACK
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    bodies = [w.proto.body for w in at.warning if "Link problem" in w.proto.body]
-    assert bodies, [w.proto.body for w in at.warning]
-    for body in bodies:
-        for word in ("**bold**", "[link](javascript:alert(5))", ":red[red]", "<b>b</b>"):
-            assert word not in body, (word, body)
-
-
 def test_show_error_quotes_the_error_literally() -> None:
     """Errors from core name user files and ids: ui.widgets.show_error shows them literally."""
     from core.errors import FormatError

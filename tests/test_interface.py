@@ -16,7 +16,7 @@ from core.baselines import CharBPETokenizer, WordTokenizer
 from core.bytes_unicode import to_gpt2_str
 from core.fingerprint import fingerprint_of
 from core.formats.detect import export_all, load_tokenizer_files
-from core.interface import Capabilities, DetailedTokenizer, TokenizerInterface
+from core.interface import Capabilities, DetailedTokenizer, ScoredTokenizer, TokenizerInterface
 from core.library import TokenizerLibrary
 from core.pipeline.decoders import WordPiece as WordPieceDecoder
 from core.pipeline.hf import pipeline_from_hf_json
@@ -84,6 +84,12 @@ def _mistral() -> PipelineTokenizer:
     return sentencepiece_tokenizer(data, name="tokenizer.model.v1")
 
 
+def _unigram() -> PipelineTokenizer:
+    from tests.pipeline.test_unigram import trained
+
+    return sentencepiece_tokenizer(trained("nmt_nfkc"), name="spiece.model")
+
+
 CASES: dict[str, Callable[[], Any]] = {
     "byte-level BPE, trained": _trained,
     "byte-level BPE, GPT-2 preset": lambda: load_preset("gpt2"),
@@ -92,6 +98,7 @@ CASES: dict[str, Callable[[], Any]] = {
     "pipeline, WordPiece": lambda: _hf(WORD_PIECE_DOC),
     "pipeline, BPE": lambda: _hf(BPE_DOC),
     "pipeline, SentencePiece BPE": _mistral,
+    "pipeline, SentencePiece Unigram": _unigram,
     "baseline, word-level": lambda: WordTokenizer.train(CORPUS),
     "baseline, char-level BPE": lambda: CharBPETokenizer.train(CORPUS, 60),
 }
@@ -158,6 +165,18 @@ def test_details_promise_the_detailed_interface(tok: Any) -> None:
     assert all(isinstance(b, bytes) for b in list(tok.vocab.values())[:1000])
     assert all(isinstance(a, bytes) and isinstance(b, bytes) for a, b in tok.merges[:1000])
     assert isinstance(tok.pattern, str) and isinstance(tok.special_tokens, list)
+
+
+def test_scores_promise_scores_and_best_paths(tok: Any) -> None:
+    if not tok.capabilities.scores:
+        return
+    assert isinstance(tok, ScoredTokenizer) and tok.capabilities.details
+    assert not tok.capabilities.replay and tok.merges == []
+    ids = tok.encode(TEXT)
+    assert all(isinstance(tok.score(i), float) for i in ids)
+    paths = tok.split_paths(TEXT)
+    assert [n.id for p in paths for n in p.best.nodes if not n.unknown] == [
+        i for i in ids if i != tok.model.unk_id]
 
 
 def test_byte_level_promises_any_text_and_the_gpt2_spelling(tok: Any) -> None:

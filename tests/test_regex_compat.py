@@ -22,7 +22,7 @@ from core import regex_compat
 from core.builtin_corpus import builtin_corpus_text
 from core.pipeline import pattern as pattern_module
 from core.pipeline import pre_tokenizers, unicode_tables
-from core.pipeline import tokenizer as pipeline_tokenizer
+from core.pipeline import added_tokens
 from core.pipeline.pattern import Pattern, onig_to_python
 from core.pretokenize import PATTERNS, SAFE_CUT_BYTES, ascii_pattern
 from core.regex_compat import fallback
@@ -44,8 +44,8 @@ CORE_PATTERNS: dict[str, tuple[str | bytes, int]] = {
     "safe-cut-bytes": (SAFE_CUT_BYTES.pattern, 0),
     "hf-byte-level": (onig_to_python(pre_tokenizers.BYTE_LEVEL_PATTERN.source), regex.MULTILINE),
     "hf-whitespace": (pre_tokenizers._WORDS.pattern, 0),
-    "hf-word-char": (pipeline_tokenizer._WORD_CHAR.pattern, 0),
-    "hf-space-char": (pipeline_tokenizer._SPACE_CHAR.pattern, 0),
+    "hf-word-char": (added_tokens._WORD_CHAR.pattern, 0),
+    "hf-space-char": (added_tokens._SPACE_CHAR.pattern, 0),
     "newer-than-unicode-16": (unicode_tables.NEWER_THAN_UNICODE_16.pattern, 0),
     "lowercase-slow": (unicode_tables.LOWERCASE_SLOW.pattern, 0),
     # Oniguruma's escapes as onig_to_python rewrites them (\w with Alphabetic and M, \b, \R)

@@ -12,6 +12,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import core.text_encoder as text_encoder
 import core.tokenizer as tokmod
 from core.basics import utf8
 from core.bpe import merge
@@ -155,10 +156,10 @@ def test_encode_iterable_matches_encode_under_adversarial_chunkings(text, cuts, 
     chunks = [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
     expected = reference_encode(tok, text)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(tokmod, "_STREAM_BUFFER", 1)  # look for a cut after every chunk
+        mp.setattr(text_encoder, "_STREAM_BUFFER", 1)  # look for a cut after every chunk
         assert list(tok.encode_iterable(chunks)) == expected
         assert list(tok.encode_iterable(iter(text))) == expected  # one character at a time
-        mp.setattr(tokmod, "_MAX_SEGMENT", 3)  # encode() cutting long text into segments
+        mp.setattr(text_encoder, "_MAX_SEGMENT", 3)  # encode() cutting long text into segments
         assert tok.encode(text) == expected
 
 
@@ -574,7 +575,7 @@ def test_stream_cuts_only_where_nothing_can_straddle(specials, text):
     tok = toy(MERGES, specials)
     expected = reference_encode(tok, text)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(tokmod, "_STREAM_BUFFER", 1)  # look for a cut after every character
+        mp.setattr(text_encoder, "_STREAM_BUFFER", 1)  # look for a cut after every character
         assert list(tok.encode_iterable(iter(text))) == expected
         assert list(tok.encode_iterable([text[:5], text[5:9], text[9:]])) == expected
 
@@ -595,7 +596,7 @@ def test_encode_iterable_matches_encode_without_specials_or_with_spaced_ones(tex
     chunks = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
     expected = reference_encode(tok, text)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(tokmod, "_STREAM_BUFFER", 1)
+        mp.setattr(text_encoder, "_STREAM_BUFFER", 1)
         assert list(tok.encode_iterable(chunks)) == expected
         assert list(tok.encode_iterable(iter(text))) == expected
 

@@ -140,14 +140,14 @@ def cached_repos() -> list[str]:
 
 
 def local_gguf_models() -> list[str]:
-    """Labels of local GGUF model files to offer beside the Hub models: none yet.
-
-    The hook for issue 21's GGUF part: when the server runs for one person (``make run``)
-    or its operator turns the listing on, this returns the Ollama / LM Studio models found,
-    and :func:`ui.state.get_tokenizer` learns to open their labels. Nothing here may list
-    or open a path a browser user chose.
+    """Labels of the local GGUF models to offer beside the Hub models
+    (:func:`ui.local_models.labels`): the Ollama / LM Studio models found when whoever
+    started the server turned the listing on (``TOKPLAY_LOCAL_MODELS=1``, as ``make run``
+    does), else none. The list is the server's own: nothing a browser sends names a path.
     """
-    return []
+    from ui import local_models
+
+    return local_models.labels()
 
 
 def hub_labels() -> list[str]:

@@ -35,7 +35,6 @@ import urllib.parse
 import streamlit as st
 
 from ui import keys, limits, site, state
-from ui.display import message as message_md
 from ui.link_targets import link_name, resolve_tokenizer, shown, text_for_link
 from ui.url_params import PAGE_PARAMS, current_label, params_of, parse_flag
 
@@ -264,7 +263,7 @@ def share(page: str) -> str:
     itself, ready to copy in one click. Call it once the page's view is settled (under the
     title, or into a container drawn there); returns the link."""
     for message in st.session_state.get(keys.LINKS_NOTES, {}).pop(page, []):
-        st.warning(f"Link problem: {message_md(message)}", icon="🔗")
+        st.warning(f"Link problem: {message}", icon="🔗")
     params, notes = view_params(page)
     write_url(page, view_params(page, explicit=False)[0])
     link = page_url(page, params)
@@ -282,7 +281,7 @@ def share(page: str) -> str:
         with row, st.popover("What it leaves out", icon="ℹ️",
                              help="What a teammate opening this link would not see."):
             for note in notes:
-                st.info(message_md(note), icon="ℹ️")
+                st.info(note, icon="ℹ️")
             if unsaved:
                 widgets.save_to_library(unsaved[0], key=f"links.{page}.save")
     return link
@@ -301,7 +300,7 @@ def share_plain(page: str) -> str:
     from ui import widgets
 
     for message in st.session_state.get(keys.LINKS_NOTES, {}).pop(page, []):
-        st.warning(f"Link problem: {message_md(message)}", icon="🔗")
+        st.warning(f"Link problem: {message}", icon="🔗")
     from ui import runtime
 
     link = page_url(page)

@@ -3,7 +3,8 @@
 One select box offers, in order, this session's trained and uploaded tokenizers, our presets,
 the saved library, the baselines, then Hub models: the ones this session opened, a short list
 of popular ones (:data:`ui.hub_models.POPULAR`), and the ones in the server's Hugging Face
-cache (:func:`ui.state.available_tokenizers` lists them all). Beside it, a text box opens any
+cache (:func:`ui.state.available_tokenizers` lists them all), and the GGUF models of Ollama and
+LM Studio when the server lists them (:mod:`ui.local_models`). Beside it, a text box opens any
 ``org/name`` (or a Hub page's address); an ID is checked before any request is made, and a
 refused one gets one line under the box.
 
@@ -18,13 +19,14 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from ui import display, hub_models, runtime, state
+from ui import display, hub_models, local_models, runtime, state
 
 __all__ = ["compare_adder", "open_by_name", "option_text", "show_problem", "sidebar_block",
            "tokenizer_picker"]
 
 _HELP = ("Our presets, your trained and uploaded tokenizers, the saved library, and Hugging "
-         "Face Hub models (🤗: popular ones and the ones this server has cached). The 🤗 "
+         "Face Hub models (🤗: popular ones and the ones this server has cached), and on "
+         "your own machine (make run) the GGUF models of Ollama and LM Studio (🦙). The 🤗 "
          "box beside it opens any Hub model by its ID.")
 _BOX_HELP = ("A model's ID as its Hugging Face page shows it (org/name), or the page's "
              "address. Only its tokenizer files are fetched, once for the whole server; gated "
@@ -32,10 +34,13 @@ _BOX_HELP = ("A model's ID as its Hugging Face page shows it (org/name), or the 
 
 
 def option_text(label: str) -> str:
-    """How a picker shows a label: a Hub model with a word on what it is."""
+    """How a picker shows a label: a Hub model with a word on what it is, a local GGUF
+    model with where it is kept and its size."""
     repo = hub_models.hub_repo(label)
     if repo is None:
-        return label
+        name = local_models.local_name(label)
+        note = local_models.note(name) if name is not None else ""
+        return f"{label} · {note}" if note else label
     note = hub_models.POPULAR.get(repo, "")
     if repo in hub_models.cached_repos():
         note = (note + ", " if note else "") + "cached here"

@@ -11,7 +11,9 @@ Tokenizers are named by a *label*, the string shown in pickers:
 - presets: ``"GPT-2 (gpt2)"``, ``"GPT-4 (cl100k_base)"``, ``"GPT-4o (o200k_base)"``;
 - baselines: ``"Word-level baseline"``, ``"Char-level baseline"``;
 - saved in the server's library (shared by every session): ``"📚 <name> · <16 hex ID>"``;
-- Hugging Face Hub models: ``"🤗 org/name"`` (``ui.hub_models``; links say ``model=org/name``).
+- Hugging Face Hub models: ``"🤗 org/name"`` (``ui.hub_models``; links say ``model=org/name``);
+- GGUF models on the server's disk, when it lists them: ``"🦙 <name>"`` (``ui.local_models``;
+  links say ``model=gguf:<name>``).
 
 Labels are plain strings; links (``ui.links``) name presets and baselines by their label and
 saved tokenizers as ``lib:<ID>``. Session-only tokenizers cannot be linked until saved.
@@ -172,7 +174,12 @@ def describe(label: str) -> str:
     from ui import hub_models
 
     repo = hub_models.hub_repo(label)
-    return hub_models.describe(repo) if repo is not None else "unknown"
+    if repo is not None:
+        return hub_models.describe(repo)
+    from ui import local_models
+
+    name = local_models.local_name(label)
+    return local_models.describe(name) if name is not None else "unknown"
 
 
 def tokenizer_key(label: str) -> str:
@@ -192,6 +199,11 @@ def tokenizer_key(label: str) -> str:
     repo = hub_models.hub_repo(label)
     if repo is not None:  # the content, not the name: a repo's tokenizer can change
         return "hub:" + hub_models.load(repo).fingerprint()
+    from ui import local_models
+
+    name = local_models.local_name(label)
+    if name is not None:  # the content too: a model pulled again may change
+        return "gguf:" + local_models.load(name).fingerprint()
     raise KeyError(label)
 
 
@@ -242,6 +254,11 @@ def get_tokenizer(label: str) -> TokenizerInterface:
     repo = hub_models.hub_repo(label)
     if repo is not None:
         return hub_models.load(repo)
+    from ui import local_models
+
+    name = local_models.local_name(label)
+    if name is not None:  # looked up in the server's own list, never opened as a path
+        return local_models.load(name)
     raise KeyError(f"no tokenizer named {label!r} in this session: pick one from the list")
 
 

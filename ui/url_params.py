@@ -9,8 +9,11 @@ tok        all but Train and Home   a preset/baseline label ("GPT-2 (gpt2)"), a 
                                     Compare and Evaluate repeat it (``tok=A&tok=B``)
 model      all but Train and Home   a Hugging Face Hub model ID (``Qwen/Qwen3-8B``): the
                                     model's tokenizer, loaded by the server
-                                    (``ui.hub_models``); Compare repeats it and adds it to
-                                    its ``tok`` list; ``tok`` never names a Hub model
+                                    (``ui.hub_models``); or ``gguf:<name>`` of a local GGUF
+                                    model the server lists (``ui.local_models``: a name
+                                    looked up in its own list, never a path); Compare
+                                    repeats it and adds it to its ``tok`` list; ``tok``
+                                    never names either
 text       Tokenize, Compare,       the text, or ``@<16 hex>``: a long text stored on the
            Replay, Evaluate         server (``TokenizerLibrary.save_text``)
 ids        Decode                   the IDs as typed (or ``@<id>`` when long)
@@ -130,22 +133,31 @@ def _apply_tok(page: str, key: str, values: tuple[str, ...]) -> str | None:
 
 def _apply_model(page: str, key: str, values: tuple[str, ...]) -> str | None:
     """``model=org/name`` (repeated on Compare): each ID checked (a link is untrusted) before
-    it is remembered; the model is loaded, or refused in one line, when the page shows it."""
+    it is remembered; the model is loaded, or refused in one line, when the page shows it.
+    ``model=gguf:<name>``: a local model, only if the server lists that name."""
     from core.errors import HubError
     from core.hub import check_repo_id
 
-    from ui import hub_models, runtime
+    from ui import hub_models, local_models, runtime
 
     if runtime.in_browser():
         return ("The link names a Hugging Face model, which this version of the playground "
                 "(running in your browser, with no server) cannot open.")
-    repos, problems = [], []
+    labels, problems = [], []
     for raw in values[:8]:
+        if raw.startswith(local_models.LINK_PREFIX):
+            label, problem = local_models.from_link(raw)
+            if label is None:
+                problems.append(f"{shown(raw)} {problem}")
+            else:
+                labels.append(label)
+            continue
         try:
-            repos.append(check_repo_id(hub_models.clean_repo_id(raw[:_MAX_WORD_CHARS])))
+            repo = check_repo_id(hub_models.clean_repo_id(raw[:_MAX_WORD_CHARS]))
         except HubError:
             problems.append(f"{shown(raw)} is not a Hugging Face model ID (org/name)")
-    labels = [hub_models.remember(repo) for repo in repos]
+            continue
+        labels.append(hub_models.remember(repo))
     if key == keys.CMP_TOKENIZERS:
         import streamlit as st
 
@@ -371,11 +383,17 @@ def _tok_default(key: str) -> str | list[str]:
     return DEFAULT_COMPARE if key == keys.CMP_TOKENIZERS else DEFAULT_TOKENIZER
 
 
-def _format_tok(value: str | list[str]) -> tuple[str | list[str] | None, list[str]]:
+def _model_name(label: str) -> str | None:
+    """What ``model=`` says for a Hub model's or a local model's label, else None."""
     from ui.hub_models import hub_repo
+    from ui.local_models import link_value
 
+    return hub_repo(label) or link_value(label)
+
+
+def _format_tok(value: str | list[str]) -> tuple[str | list[str] | None, list[str]]:
     labels = value if isinstance(value, list) else [value]
-    labels = [label for label in labels if hub_repo(label) is None]  # they travel as model=
+    labels = [label for label in labels if _model_name(label) is None]  # they travel as model=
     names = [link_name(label) for label in labels]
     notes = [unsaved_note(label) for label, name in zip(labels, names) if name is None]
     found = [n for n in names if n is not None]
@@ -383,11 +401,9 @@ def _format_tok(value: str | list[str]) -> tuple[str | list[str] | None, list[st
 
 
 def _model_value(key: str) -> str | list[str] | None:
-    from ui.hub_models import hub_repo
-
     if key == keys.CMP_TOKENIZERS:
-        return [r for r in map(hub_repo, state.value(key) or []) if r is not None]
-    return hub_repo(current_label())
+        return [r for r in map(_model_name, state.value(key) or []) if r is not None]
+    return _model_name(current_label())
 
 
 def _format_text(value: str) -> tuple[str | None, list[str]]:

@@ -18,8 +18,9 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from core.errors import FormatError, PatternNeededError
+from core.errors import FormatError, PatternNeededError, PlaygroundError
 from core.formats import gpt2_files, hf_json, pickles, tekken, tiktoken_file
+from core.formats._text import parse_json
 from core.formats.gguf import looks_like_gguf
 from core.formats.gguf_vocab import tokenizer_from_gguf
 from core.formats.known import known_file
@@ -62,15 +63,17 @@ class FileSet:
 
     ``kind`` is ``"pickles"`` (roles ``vocab``/``merges``), ``"gpt2"`` (``encoder``/``bpe``),
     ``"tiktoken"`` (``ranks``), ``"hf"`` (``tokenizer``) or ``"gguf"`` (``model``);
-    ``ignored`` lists skipped files.
+    ``ignored`` lists skipped files; ``parsed`` holds the JSON documents read while
+    sniffing (file name -> object), so that loading does not parse a big file twice.
     """
 
     kind: str
     roles: dict[str, str]
     ignored: list[str] = field(default_factory=list)
+    parsed: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
 
-def _sniff(name: str, data: bytes) -> str | None:
+def _sniff(name: str, data: bytes, parsed: dict[str, object] | None = None) -> str | None:
     """What one file looks like: pickle, hf, tekken, encoder, bpe, tiktoken, sentencepiece,
     or None. The content decides; a name only settles what the content leaves open (an
     empty or broken file that the loader should then describe)."""
@@ -89,7 +92,12 @@ def _sniff(name: str, data: bytes) -> str | None:
     if base.endswith(".bpe") or base == "merges.txt":
         return "bpe"
     if base.endswith(".json") or head.startswith(b"{"):
-        return _sniff_json(data, hf_name=base == "tokenizer.json")
+        tables = hf_json.cached_tables(data)  # opened before: its tables, no JSON to parse
+        if tables is not None:
+            if parsed is not None:
+                parsed[name] = tables
+            return "hf"
+        return _sniff_json(data, hf_name=base == "tokenizer.json", keep=(parsed, name))
     if data[:1] == b"\x80" or head[:2] in (b"(d", b"(l", b"}q", b"]q", b"(\n"):
         return "pickle"
     if head.startswith(b"#version"):
@@ -100,12 +108,17 @@ def _sniff(name: str, data: bytes) -> str | None:
     return None
 
 
-def _sniff_json(data: bytes, *, hf_name: bool) -> str | None:
+def _sniff_json(
+    data: bytes, *, hf_name: bool, keep: tuple[dict[str, object] | None, str] = (None, "")
+) -> str | None:
     # subtle: GPT-2's encoder.json has a token called "model", so look at the value's type
     try:
         obj = json.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return "hf" if hf_name else "encoder"  # the loader will say where the JSON breaks
+    parsed, name = keep
+    if parsed is not None:
+        parsed[name] = obj
     if isinstance(obj, dict) and isinstance(obj.get("model"), dict):
         return "hf"
     if looks_like_tekken(obj):
@@ -148,17 +161,18 @@ def identify_files(files: Mapping[str, bytes]) -> FileSet:
     :class:`FormatError` lists what is accepted when the set is not recognised."""
     kinds: dict[str, str | None] = {}
     ignored: list[str] = []
+    parsed: dict[str, object] = {}
     for name, data in files.items():
         if posixpath.basename(name.replace("\\", "/")).lower() in _COMPANIONS:
             ignored.append(name)
         else:
-            kinds[name] = _sniff(name, data)
+            kinds[name] = _sniff(name, data, parsed)
     by_kind: dict[str, list[str]] = {}
     for name, kind in kinds.items():
         by_kind.setdefault(kind or "unknown", []).append(name)
 
     def found(kind: str, roles: dict[str, str]) -> FileSet:
-        return FileSet(kind, roles, ignored)
+        return FileSet(kind, roles, ignored, parsed)
 
     shape = {k: len(v) for k, v in by_kind.items()}
     if shape == {"hf": 1}:
@@ -174,7 +188,8 @@ def identify_files(files: Mapping[str, bytes]) -> FileSet:
     if shape == {"hf": 1, "encoder": 1, "bpe": 1}:
         # a Hugging Face GPT-2 repo ships both; tokenizer.json also names specials and pattern
         return FileSet(
-            "hf", {"tokenizer": by_kind["hf"][0]}, ignored + by_kind["encoder"] + by_kind["bpe"]
+            "hf", {"tokenizer": by_kind["hf"][0]}, ignored + by_kind["encoder"] + by_kind["bpe"],
+            parsed,
         )
     if shape == {"encoder": 1, "bpe": 1}:
         return found("gpt2", {"encoder": by_kind["encoder"][0], "bpe": by_kind["bpe"][0]})
@@ -268,16 +283,33 @@ def load_tokenizer_files(
             pattern=pattern or "gpt2", name=name,
             encoder_name=roles["encoder"], bpe_name=roles["bpe"],
         )  # fmt: skip
-    data = files[roles["tokenizer"]]
-    if not hf_json.is_byte_level_bpe(data):
-        return pipeline_from_hf_json(data, name=name or roles["tokenizer"])
-    tok = hf_json.tokenizer_from_hf_json(
-        data, special_tokens, name=name or roles["tokenizer"], file_name=roles["tokenizer"]
-    )
+    tok = _load_hf_json(found, files, special_tokens, name)
+    if not isinstance(tok, Tokenizer):
+        return tok
     if pattern is None:
         return tok
     return Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=pattern, name=name,
                      ignore_merges=tok.ignore_merges, template=tok.template)  # fmt: skip
+
+
+def _load_hf_json(
+    found: FileSet, files: Mapping[str, bytes], special_tokens: Sequence[str] | None, name: str
+) -> AnyTokenizer:
+    """A tokenizer.json from its cached tables (opened before), else from the document
+    sniffing parsed: the file is parsed once per load, and not at all from the cache."""
+    file_name = found.roles["tokenizer"]
+    data = files[file_name]
+    doc = found.parsed.get(file_name, data)
+    if isinstance(doc, hf_json.Tables):
+        try:
+            return hf_json.tokenizer_from_tables(doc, special_tokens, name=name or file_name)
+        except PlaygroundError:  # a cache file is untrusted: rebuild from the file
+            doc = parse_json(data, file_name)
+    if not hf_json.is_byte_level_bpe(doc):  # type: ignore[arg-type]
+        return pipeline_from_hf_json(doc, name=name or file_name)  # type: ignore[arg-type]
+    return hf_json.tokenizer_from_hf_json(
+        doc, special_tokens, name=name or file_name, file_name=file_name, source=data,  # type: ignore[arg-type]
+    )  # fmt: skip
 
 
 def _load_ranks(

@@ -21,13 +21,16 @@ What we write loads in Hugging Face ``tokenizers`` and gives the same IDs as our
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core.bytes_unicode import to_gpt2_str
+from core.bytes_unicode import bytes_to_unicode, to_gpt2_str
 from core.errors import FormatError
+from core.formats import table_cache
 from core.formats._text import parse_json
 from core.formats.gpt2_files import decode_mapped_token
 from core.formats.safe_pickle import (
@@ -35,6 +38,7 @@ from core.formats.safe_pickle import (
     validate_merges_in_vocab,
     validate_vocab,
 )
+from core.formats.table_cache import Tables
 from core.pipeline.post_processors import post_processor_from_json
 from core.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
 from core.tokenizer import Tokenizer
@@ -234,12 +238,20 @@ def is_byte_level_bpe(data: bytes | str | dict[str, Any]) -> bool:
 
 
 def loads_hf_json(
-    data: bytes | str, *, name: str = "tokenizer.json"
+    data: bytes | str | dict[str, Any], *, name: str = "tokenizer.json"
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]], list[str], str]:
-    """Read a byte-level BPE ``tokenizer.json``; returns ``(vocab, merges, special_tokens,
-    pattern)``. Every added token becomes a special token (HF matches them before
-    pre-tokenization, as we do)."""
-    doc = parse_json(data, name)
+    """Read a byte-level BPE ``tokenizer.json`` (bytes, text or the parsed object); returns
+    ``(vocab, merges, special_tokens, pattern)``. Every added token becomes a special token
+    (HF matches them before pre-tokenization, as we do)."""
+    doc = data if isinstance(data, dict) else parse_json(data, name)
+    vocab, pairs, specials, pattern = _read(doc, name)
+    return vocab, _merge_bytes(vocab, pairs), specials, pattern
+
+
+def _read(
+    doc: object, name: str
+) -> tuple[dict[int, bytes], list[tuple[int, int]], list[str], str]:
+    """:func:`loads_hf_json` on the parsed document, with the merges as ID pairs."""
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         raise FormatError(f"{name}: no \"model\" section; is this a Hugging Face tokenizer.json?")
     model = doc["model"]
@@ -268,6 +280,11 @@ def loads_hf_json(
         ):
             raise FormatError(f"{name}: added_tokens[{i}] needs a string content and an int id")
         added[entry["id"]] = entry["content"]
+    # the bulk path checks everything at once and gives up (None) at the first doubt; the
+    # careful path below then finds the problem and names it
+    fast = _fast_tables(model.get("vocab"), model.get("merges"), added)
+    if fast is not None:
+        return fast[0], fast[1], [added[i] for i in sorted(added)], pattern
 
     model_vocab = model.get("vocab")
     if not isinstance(model_vocab, dict):
@@ -308,7 +325,84 @@ def loads_hf_json(
         )
     merges = validate_merges(pairs, name=name)
     validate_merges_in_vocab(vocab, merges, name=name, locate=lambda i: f"model.merges[{i}]")
-    return vocab, merges, [added[i] for i in sorted(added)], pattern
+    by_bytes = {token: i for i, token in vocab.items()}
+    id_pairs = [(by_bytes[a], by_bytes[b]) for a, b in merges]
+    return vocab, id_pairs, [added[i] for i in sorted(added)], pattern
+
+
+# GPT-2's byte map as str.translate tables: each mapped character to the latin-1 character of
+# its byte (so ``.encode("latin-1")`` finishes the job in C), and a regex for any character
+# outside the map (which translate would pass through unchanged)
+_TO_LATIN1 = {ord(ch): chr(b) for b, ch in bytes_to_unicode().items()}
+_count_spaces = operator.methodcaller("count", " ")
+_OUTSIDE_MAP = re.compile(
+    "[^" + "".join(re.escape(ch) for ch in sorted(bytes_to_unicode().values())) + "]"
+)
+
+
+def _fast_tables(
+    model_vocab: object, merges_raw: object, added: Mapping[int, str]
+) -> tuple[dict[int, bytes], list[tuple[int, int]]] | None:
+    """The checks of the careful path, done on whole lists at once (a few C-level passes
+    instead of a Python loop per character): the vocab, and the merges as ID pairs, or
+    ``None`` when any check fails.
+
+    >>> _fast_tables({"a": 0, "Ġ": 1, "Ġa": 2}, ["Ġ a"], {})
+    ({0: b'a', 1: b' ', 2: b' a'}, [(1, 0)])
+    >>> _fast_tables({"a": 0, "b": 0}, [], {}) is None   # two tokens share an ID
+    True
+    """
+    if not isinstance(model_vocab, dict) or not isinstance(merges_raw, list) or not model_vocab:
+        return None
+    keys = list(model_vocab)
+    ids = list(model_vocab.values())
+    if set(map(type, ids)) != {int} or len(set(ids)) != len(ids) or min(ids) < 0:
+        return None
+    if any(i.__class__ is not int or i < 0 for i in added):
+        return None
+    mapped = [k for k, i in zip(keys, ids) if i not in added] if added else keys
+    if _OUTSIDE_MAP.search("".join(mapped)) or "" in model_vocab:
+        return None
+    if added:
+        vocab = {
+            i: (added[i].encode("utf-8") if i in added else k.translate(_TO_LATIN1).encode(
+                "latin-1")) for k, i in zip(keys, ids)
+        }  # fmt: skip
+        for token_id, content in added.items():
+            vocab.setdefault(token_id, content.encode("utf-8"))
+    else:
+        vocab = dict(zip(ids, [k.translate(_TO_LATIN1).encode("latin-1") for k in keys]))
+    tokens = set(vocab.values())
+    if len(tokens) != len(vocab) or b"" in tokens:
+        return None
+    # a merge's parts must be mapped (not added) vocab keys
+    by_key = model_vocab if not added else {k: model_vocab[k] for k in mapped}
+    try:
+        if set(map(type, merges_raw)) <= {str}:
+            # "left right" strings, each with exactly one space: split all at once
+            if set(map(_count_spaces, merges_raw)) - {1}:
+                return None
+            flat = list(map(by_key.__getitem__, " ".join(merges_raw).split(" ")))
+        else:
+            # ["left", "right"] lists (what newer tokenizers write)
+            if set(map(type, merges_raw)) != {list} or set(map(len, merges_raw)) != {2}:
+                return None
+            flat = list(map(by_key.__getitem__, itertools.chain.from_iterable(merges_raw)))
+    except (KeyError, TypeError):
+        return None
+    pairs = list(zip(flat[::2], flat[1::2]))
+    if len(set(pairs)) != len(pairs):
+        return None
+    parts = list(map(vocab.__getitem__, flat))
+    if not tokens.issuperset(map(bytes.__add__, parts[::2], parts[1::2])):
+        return None
+    return vocab, pairs
+
+
+def _merge_bytes(vocab: Mapping[int, bytes], pairs: list[tuple[int, int]]) -> list[tuple[bytes, bytes]]:
+    """Merges as byte pairs, from ID pairs."""
+    parts = list(map(vocab.__getitem__, itertools.chain.from_iterable(pairs)))
+    return list(zip(parts[::2], parts[1::2]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,26 +410,101 @@ def loads_hf_json(
 # ---------------------------------------------------------------------------------------------
 
 
+#: What :mod:`core.formats.table_cache` files written here hold (raise it when that changes).
+TABLES_KIND = "hf-json byte-level BPE 1"
+
+
+def hf_json_tables(doc: dict[str, Any], *, name: str = "tokenizer.json") -> Tables:
+    """Everything a byte-level BPE ``tokenizer.json`` gives the Tokenizer, as a cacheable
+    :class:`~core.formats.table_cache.Tables` (merges as ID pairs).
+
+    >>> doc = json.loads(dumps_hf_json({0: b"a", 1: b" ", 2: b" a"}, [(b" ", b"a")]))
+    >>> hf_json_tables(doc).merges
+    [(1, 0)]
+    """
+    vocab, pairs, specials, pattern = _read(doc, name)
+    meta = {
+        "kind": TABLES_KIND, "special_tokens": specials, "pattern": pattern,
+        "ignore_merges": bool(doc["model"].get("ignore_merges")),
+        "post_processor": doc.get("post_processor"),
+    }  # fmt: skip
+    return Tables(vocab, pairs, meta)
+
+
+def tokenizer_from_tables(
+    tables: Tables, special_tokens: Sequence[str] | None = None, *, name: str = ""
+) -> Tokenizer:
+    """The :class:`~core.tokenizer.Tokenizer` of :func:`hf_json_tables`'s tables (from a
+    file just read, or from the cache, whose content is checked like any input: a bad value
+    is a :class:`FormatError`)."""
+    meta = tables.meta
+    specials, pattern = meta.get("special_tokens"), meta.get("pattern")
+    if not (
+        isinstance(specials, list)
+        and all(isinstance(x, str) for x in specials)
+        and isinstance(pattern, str)
+        and isinstance(meta.get("ignore_merges"), bool)
+    ):
+        raise FormatError("cached tables: bad settings")
+    if special_tokens is not None:
+        specials = list(special_tokens)
+    template = post_processor_from_json(meta.get("post_processor"), _content_lookup(tables.vocab))
+    try:
+        merges = _merge_bytes(tables.vocab, tables.merges)
+    except KeyError:
+        raise FormatError("cached tables: a merge names an ID missing from the vocab") from None
+    return Tokenizer(
+        tables.vocab, merges, specials, pattern=pattern, name=name, template=template,
+        # Llama 3's layout: a pre-token that is a token is taken whole, as tiktoken does
+        ignore_merges=meta["ignore_merges"],
+    )  # fmt: skip
+
+
+def cached_tables(data: bytes) -> Tables | None:
+    """The cached tables of a ``tokenizer.json`` opened before on this machine, or ``None``
+    (a small file, no cache, or a cache file that fails its checks)."""
+    if len(data) < table_cache.MIN_CACHED_BYTES:
+        return None
+    return table_cache.read_tables(table_cache.source_key(data), kind=TABLES_KIND)
+
+
 def tokenizer_from_hf_json(
-    data: bytes | str,
+    data: bytes | str | dict[str, Any],
     special_tokens: Sequence[str] | None = None,
     *,
     name: str = "",
     file_name: str = "tokenizer.json",
+    source: bytes | None = None,
 ) -> Tokenizer:
-    """A :class:`~core.tokenizer.Tokenizer` from ``tokenizer.json``; the pattern and special
-    tokens come from the file unless ``special_tokens`` is given."""
-    vocab, merges, found, pattern = loads_hf_json(data, name=file_name)
-    specials = found if special_tokens is None else list(special_tokens)
-    doc = parse_json(data, file_name)
-    by_content = {token.decode("utf-8", "replace"): i for i, token in vocab.items()}
-    by_content.update({to_gpt2_str(token): i for i, token in vocab.items()})
-    template = post_processor_from_json(doc.get("post_processor"), by_content.get)
-    return Tokenizer(
-        vocab, merges, specials, pattern=pattern, name=name, template=template,
-        # Llama 3's layout: a pre-token that is a token is taken whole, as tiktoken does
-        ignore_merges=bool(doc["model"].get("ignore_merges")),
-    )  # fmt: skip
+    """A :class:`~core.tokenizer.Tokenizer` from ``tokenizer.json`` (bytes, text or the
+    parsed object, which is then read as it is: the file is parsed once per load); the
+    pattern and special tokens come from the file unless ``special_tokens`` is given.
+    ``source``: the file's bytes, to keep its tables in the cache (:func:`cached_tables`)."""
+    doc = data if isinstance(data, dict) else parse_json(data, file_name)
+    tables = hf_json_tables(doc, name=file_name)
+    tok = tokenizer_from_tables(tables, special_tokens, name=name)
+    if source is not None and len(source) >= table_cache.MIN_CACHED_BYTES:
+        table_cache.write_tables(table_cache.source_key(source), tables)
+    return tok
+
+
+def _content_lookup(vocab: Mapping[int, bytes]) -> Callable[[str], int | None]:
+    """A token's ID by its text or its GPT-2 spelling, for a hand-written template. Built on
+    the first call: a template written with its IDs (the usual case) never needs it, and for
+    a 128k vocab the table costs a quarter of a second.
+
+    >>> _content_lookup({5: b" a"})("Ġa")
+    5
+    """
+    table: dict[str, int] = {}
+
+    def lookup(text: str) -> int | None:
+        if not table:
+            table.update({token.decode("utf-8", "replace"): i for i, token in vocab.items()})
+            table.update({to_gpt2_str(token): i for i, token in vocab.items()})
+        return table.get(text)
+
+    return lookup
 
 
 def tokenizer_to_hf_json(tokenizer: Tokenizer) -> dict[str, bytes]:

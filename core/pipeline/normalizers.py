@@ -358,11 +358,9 @@ def _precompiled(obj: Mapping[str, Any], name: str) -> Normalizer:
     # as "no normalization", which is what we do
     if obj.get("precompiled_charsmap") in (None, ""):
         return Sequence(())
-    raise FormatError(
-        f"{name}: normalizer type 'Precompiled' (SentencePiece's compiled "
-        f"normalization table, used by T5, ALBERT, XLM-RoBERTa...) is not supported yet "
-        f"(supported: {', '.join(sorted(_FROM_JSON))})"
-    )
+    from core.pipeline.precompiled import precompiled_from_json  # (it imports sentencepiece)
+
+    return precompiled_from_json(dict(obj), name)
 
 
 def _sequence(obj: Mapping[str, Any], where: str) -> Normalizer:
@@ -416,10 +414,10 @@ def normalizer_from_json(
 
     >>> normalizer_from_json({"type": "Sequence", "normalizers": [{"type": "NFKC"}]})
     Sequence(normalizers=(NFKC(),))
-    >>> normalizer_from_json({"type": "Precompiled", "precompiled_charsmap": "AAA"})
+    >>> normalizer_from_json({"type": "Precompiled", "precompiled_charsmap": "AAAA"})
     Traceback (most recent call last):
     ...
-    core.errors.FormatError: tokenizer.json: normalizer type 'Precompiled' (SentencePiece's compiled normalization table, used by T5, ALBERT, XLM-RoBERTa...) is not supported yet (supported: BertNormalizer, ByteLevel, Lowercase, NFC, NFD, NFKC, NFKD, Nmt, Prepend, Replace, Sequence, Strip, StripAccents)
+    core.errors.FormatError: tokenizer.json: the normalization rule (precompiled_charsmap) is broken
     """
     if obj is None:
         return None

@@ -4,7 +4,7 @@ Encoding one text goes as in ``tokenizers`` (``TokenizerImpl::encode_single_sequ
 
 1. added tokens with ``normalized: false`` are cut out of the *original* text (the
    longest one wins where several start at the same place; ``single_word``, ``lstrip``
-   and ``rstrip`` as in ``added_vocabulary.rs``);
+   and ``rstrip`` as in ``added_vocabulary.rs``: :mod:`core.pipeline.added_tokens`);
 2. each piece between them is normalized *on its own* (so a ``Prepend("▁")`` normalizer
    prepends to every piece, as Hugging Face does), then added tokens with
    ``normalized: true`` are cut out of the normalized pieces;
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from core.basics import check_id
@@ -39,38 +38,19 @@ from core.errors import PlaygroundError
 from core.fingerprint import fingerprint_of
 from core.interface import Capabilities
 from core.pipeline import details
+from core.pipeline.added_tokens import AddedToken, AddedTokenMatcher, split_at_added
 from core.pipeline.decoders import decode_tokens
 from core.pipeline.piece import Piece, Span, cover
 from core.pipeline.post_processors import Template
-from core.pipeline.unicode_tables import code_points
-from core.regex_compat import regex
 
 __all__ = [
-    "AddedToken",
+    "AddedToken",  # (defined in core.pipeline.added_tokens; the constructor takes them)
     "PipelineTokenizer",
     "PreToken",
-    "is_space_char",
-    "is_word_char",
 ]
 
 Token = tuple[int, int, int]  # (id, start, end) in characters of the original text
 
-# Hugging Face's added-token rules use Rust's Unicode-aware \w and \s.
-_WORD_CHAR = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
-#: Where that \w (the regex module's Unicode tables) and the Rust regex crate inside
-#: tokenizers (older tables) disagree: characters new in recent Unicode versions.
-#: test_hf_pipeline checks it against tokenizers and prints a fresh table if it drifts.
-_WORD_FLIPS = code_points(
-    "0558 058B-058C 05C8-05C9 088F 0B53-0B54 0C5C 0CDC 1ACF-1AF0 208F 209D-209F "
-    "A7CE-A7CF A7D2 A7D4 A7DD A7E2 A7F1 AB6C-AB6D 107BB-107BF 10940-10959 "
-    "10EC5-10EC7 10ECB-10ECF 10ED9-10EEE 10EF0-10EFB 11B0A 11B60-11B67 11DB0-11DDB "
-    "11DE0-11DE9 11DF0-11DF1 1246F 12475-1247F 12550-12686 16EA0-16EB8 16EBB-16ED3 "
-    "16FF2-16FF6 187F8-187FF 18CD6-18CDA 18D09-18D20 18D80-18DF2 18E00-19191 "
-    "191A0-191D2 1B123-1B128 1B168 1D127-1D128 1D250-1D252 1D25B-1D25C 1D25F "
-    "1D280-1D281 1D6A6 1DF1F-1DF24 1DF2B-1DF81 1DF90-1DF96 1DFCD-1DFFF 1E6C0-1E6DE "
-    "1E6E0-1E6F5 1E6FE-1E6FF 2B73A-2B73F 2B81E 2CEA2-2CEAD 323B0-33479 3D000-3FC3F"
-)
-_SPACE_CHAR = regex.compile(r"\p{White_Space}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-F]{2})>")
 # What an unknown ID decodes to. Hugging Face skips such IDs (and Python's binding raises
@@ -83,26 +63,6 @@ _ANCHOR = "\x00"
 _NO_TEMPLATE = Template()
 
 
-@dataclass(frozen=True)
-class AddedToken:
-    """An entry of ``tokenizer.json``'s ``added_tokens``.
-
-    ``normalized``: matched in the normalized text (``True``) or the original one.
-    ``single_word``: only where no word character touches it; ``lstrip``/``rstrip``: it
-    swallows the whitespace on that side. ``special``: dropped by
-    ``decode(..., skip_special_tokens=True)``. ``id``: ``None`` to number it as Hugging
-    Face does (the model's ID if the vocab has the string, else the next free ID).
-    """
-
-    content: str
-    special: bool = False
-    single_word: bool = False
-    lstrip: bool = False
-    rstrip: bool = False
-    normalized: bool = True
-    id: int | None = None
-
-
 class PreToken(NamedTuple):
     """One word the model saw (``text``: after normalization), with its span in the
     original text; ``added_id`` is the ID when it is an added token (the model never
@@ -111,84 +71,6 @@ class PreToken(NamedTuple):
     text: str
     span: Span
     added_id: int | None
-
-
-class _Matcher:
-    """Leftmost-longest, non-overlapping search for a set of strings (the Aho-Corasick
-    ``LeftmostLongest`` search of ``tokenizers``): a regex finds a possible first
-    character, a trie walk finds the longest string starting there.
-
-    >>> list(_Matcher({"<s>": 1, "<s>x": 2, "x": 3}).finditer("a<s>xx<s"))
-    [(1, 5, 2), (5, 6, 3)]
-    """
-
-    _END = ""  # trie key marking the end of a string (never a character)
-
-    def __init__(self, patterns: dict[str, int]) -> None:
-        self._trie: dict[str, Any] = {}
-        for text, value in patterns.items():
-            node = self._trie
-            for ch in text:
-                node = node.setdefault(ch, {})
-            node[self._END] = value
-        firsts = "".join(sorted(self._trie))
-        self._first = re.compile("[" + re.escape(firsts) + "]") if firsts else None
-
-    def finditer(self, text: str) -> Iterator[tuple[int, int, int]]:
-        """``(start, end, value)`` of each match, left to right."""
-        if self._first is None:
-            return
-        search = self._first.search
-        n = len(text)
-        m = search(text)
-        while m is not None:
-            start = m.start()
-            node = self._trie
-            best: tuple[int, int] | None = None
-            k = start
-            while k < n:
-                node = node.get(text[k])
-                if node is None:
-                    break
-                k += 1
-                if self._END in node:
-                    best = (k, node[self._END])
-            if best is None:
-                m = search(text, start + 1)
-                continue
-            yield start, best[0], best[1]
-            m = search(text, best[0])
-
-
-def is_word_char(ch: str) -> bool:
-    """Whether ``ch`` is a word character (``\\w``) for ``single_word`` added tokens, with
-    the Unicode tables of ``tokenizers`` (see ``_WORD_FLIPS``).
-
-    >>> is_word_char("é"), is_word_char("_"), is_word_char("-"), is_word_char("\\U000323b0")
-    (True, True, False, False)
-    """
-    return (_WORD_CHAR.match(ch) is not None) != (ord(ch) in _WORD_FLIPS)
-
-
-def is_space_char(ch: str) -> bool:
-    """Whether ``ch`` is whitespace (``\\s``) for ``lstrip``/``rstrip`` added tokens.
-
-    >>> is_space_char("\\u3000"), is_space_char("\\u200b")
-    (True, False)
-    """
-    return _SPACE_CHAR.match(ch) is not None
-
-
-def _strip_run(text: str, start: int, step: int) -> int:
-    """From ``start``, the far end of the run of whitespace going ``step`` (+1 or -1)."""
-    k = start
-    if step < 0:
-        while k > 0 and is_space_char(text[k - 1]):
-            k -= 1
-    else:
-        while k < len(text) and is_space_char(text[k]):
-            k += 1
-    return k
 
 
 class PipelineTokenizer:
@@ -272,8 +154,8 @@ class PipelineTokenizer:
                 normalized[text] = token_id
             else:
                 plain[text] = token_id
-        self._plain_matcher = _Matcher(plain)
-        self._normalized_matcher = _Matcher(normalized)
+        self._plain_matcher = AddedTokenMatcher(plain)
+        self._normalized_matcher = AddedTokenMatcher(normalized)
         self.special_tokens: list[str] = [
             self._added[i].content
             for i in sorted(self._added)
@@ -447,46 +329,13 @@ class PipelineTokenizer:
     # Encoding
     # ------------------------------------------------------------------------------------
 
-    def _splits(
-        self, piece: Piece, matcher: _Matcher
-    ) -> list[tuple[Piece, int | None]]:
-        """``AddedVocabulary::find_matches``: ``piece`` cut at the added tokens
-        ``matcher`` finds, each part with its added token's ID or ``None``."""
-        text = piece.text
-        n = len(text)
-        out: list[tuple[Piece, int | None]] = []
-        done = 0  # where the last kept match ended
-        for start, stop, token_id in matcher.finditer(text):
-            token = self._added[token_id]
-            if token.single_word and (
-                (start > 0 and is_word_char(text[start - 1]))
-                or (stop < n and is_word_char(text[stop]))
-            ):
-                continue  # a dropped match still ends the search there, as in HF
-            if token.lstrip:
-                start = max(_strip_run(text, start, -1), done)
-            if token.rstrip:
-                stop = _strip_run(text, stop, +1)
-            if start > stop:
-                # an lstrip after an rstrip that took more than this match: Hugging Face
-                # panics ("AddedVocabulary bad split"); we drop the match
-                continue
-            if done < start:
-                out.append((piece[done:start], None))
-            if start < stop:  # (empty when an rstrip before it took its text)
-                out.append((piece[start:stop], token_id))
-            done = stop
-        if done < n:
-            out.append((piece[done:] if done else piece, None))
-        return out
-
     def _segments(self, text: str) -> Iterator[tuple[Piece, int | None]]:
         """The pieces the model sees, in order: each word (normalized, pre-tokenized) with
         ``None``, each added token with its ID. The one walk behind :meth:`pre_tokens` and
         encoding."""
         normalizer = self.normalizer
         pre_tokenizer = self.pre_tokenizer
-        for part, added in self._splits(Piece.of(text), self._plain_matcher):
+        for part, added in split_at_added(Piece.of(text), self._plain_matcher, self._added):
             if added is not None:
                 yield part, added
                 continue
@@ -494,7 +343,7 @@ class PipelineTokenizer:
                 part = normalizer.normalize(part)
             if not part.text:
                 continue
-            for sub, sub_added in self._splits(part, self._normalized_matcher):
+            for sub, sub_added in split_at_added(part, self._normalized_matcher, self._added):
                 if sub_added is not None:
                     yield sub, sub_added
                     continue

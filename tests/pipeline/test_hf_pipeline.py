@@ -31,12 +31,8 @@ from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.models import BPEModel
 from core.pipeline.piece import Piece
 from core.pipeline.post_processors import Template
-from core.pipeline.tokenizer import (
-    _WORD_FLIPS,
-    PipelineTokenizer,
-    is_space_char,
-    is_word_char,
-)
+from core.pipeline.added_tokens import _WORD_FLIPS, is_space_char, is_word_char
+from core.pipeline.tokenizer import PipelineTokenizer
 from tests.conftest import need_module
 
 CORPUS = builtin_corpus_text()[:300_000]

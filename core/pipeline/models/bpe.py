@@ -263,6 +263,10 @@ def _merge_table(
 ) -> tuple[dict[tuple[int, int], int], dict[int, int]]:
     """``(left ID, right ID) -> rank`` and ``rank -> merged ID``; a bad merge is a
     :class:`FormatError` naming it (Hugging Face refuses such files too)."""
+    if not prefix:
+        fast = _plain_merge_table(vocab, merges)
+        if fast is not None:
+            return fast
     ranks: dict[tuple[int, int], int] = {}
     merged: dict[int, int] = {}
     cut = len(prefix.encode("utf-8"))
@@ -295,3 +299,25 @@ def _merge_table(
         ranks[(vocab[a], vocab[b])] = rank
         merged[rank] = new_id
     return ranks, merged
+
+
+def _plain_merge_table(
+    vocab: Mapping[str, int], merges: Sequence[tuple[str, str]]
+) -> tuple[dict[tuple[int, int], int], dict[int, int]] | None:
+    """:func:`_merge_table` with no prefix (the merged token is ``left + right``), a whole
+    list at a time; ``None`` when a token is missing (the careful loop then names it).
+
+    >>> _plain_merge_table({"a": 0, "b": 1, "ab": 2}, [("a", "b")])
+    ({(0, 1): 0}, {0: 2})
+    """
+    if not merges:
+        return {}, {}
+    lefts, rights = zip(*merges)
+    try:
+        pairs = zip(map(vocab.__getitem__, lefts), map(vocab.__getitem__, rights))
+        # a pair listed twice keeps its last rank, as Hugging Face's map does
+        ranks = dict(zip(pairs, range(len(merges))))
+        made = list(map(vocab.__getitem__, map(str.__add__, lefts, rights)))
+    except (KeyError, TypeError):
+        return None
+    return ranks, dict(enumerate(made))

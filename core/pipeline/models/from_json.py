@@ -7,6 +7,8 @@ model type, each refusing what it cannot read with a :class:`FormatError` that s
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +23,7 @@ __all__ = ["model_from_json"]
 
 
 _SUPPORTED = "BPE, Unigram, WordPiece and WordLevel are"
+_count_spaces = operator.methodcaller("count", " ")
 
 
 def _vocab(obj: dict[str, Any], name: str) -> dict[str, int]:
@@ -45,6 +48,15 @@ def _merges(obj: dict[str, Any], name: str) -> list[tuple[str, str]]:
     raw = obj.get("merges")
     if not isinstance(raw, list):
         raise FormatError(f"{name}: model.merges must be a list (BPE needs its merges)")
+    # the usual files, checked a whole list at a time; anything else goes the careful way,
+    # which names the bad entry
+    kinds = set(map(type, raw))
+    if kinds == {str} and set(map(_count_spaces, raw)) == {1}:
+        return [tuple(m.split(" ")) for m in raw]  # type: ignore[misc]
+    if kinds == {list} and set(map(len, raw)) == {2}:
+        flat = list(itertools.chain.from_iterable(raw))
+        if set(map(type, flat)) == {str}:
+            return list(zip(flat[::2], flat[1::2]))
     out: list[tuple[str, str]] = []
     for i, item in enumerate(raw):
         # "left right" (older files; Hugging Face splits on every space, so exactly one

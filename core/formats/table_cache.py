@@ -1,0 +1,193 @@
+"""The table cache: a model opened before opens from its built tables, not from its file.
+
+Reading a big ``tokenizer.json`` means parsing megabytes of JSON and turning every token
+back into bytes; the tables that come out (the vocab as bytes, the merges as ID pairs, a
+few small settings) are kept in one file per source file, named by the source's SHA-256,
+in the user's data folder (``$TOKPLAY_TABLE_CACHE_DIR``, else ``table-cache`` in the
+saved-tokenizer library's folder; ``off`` turns the cache off). Never a pickle: a cache file is
+untrusted input like any other. Its layout, all integers unsigned 32-bit little-endian::
+
+    MAGIC (16 bytes)  source SHA-256 (32)  meta length, vocab size, blob length, merges
+    meta (JSON)  vocab IDs  token lengths  token blob  merge ID pairs  SHA-256 of the above (32)
+
+A file that is short, long, of another source or another kind, or whose checksum fails is
+not used (the caller rebuilds from the source and writes it again); writing is best effort
+(a read-only disk only costs the speed-up).
+
+>>> import tempfile
+>>> folder = Path(tempfile.mkdtemp())
+>>> key = source_key(b"some tokenizer file")
+>>> write_tables(key, Tables({0: b"a", 1: b"b", 2: b"ab"}, [(0, 1)], {"kind": "x"}),
+...              folder=folder)
+>>> read_tables(key, kind="x", folder=folder)
+Tables(vocab={0: b'a', 1: b'b', 2: b'ab'}, merges=[(0, 1)], meta={'kind': 'x'})
+>>> read_tables(source_key(b"another file"), kind="x", folder=folder) is None
+True
+"""
+
+from __future__ import annotations
+
+import array
+import hashlib
+import itertools
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CACHE_ENV",
+    "MIN_CACHED_BYTES",
+    "Tables",
+    "cache_folder",
+    "read_tables",
+    "source_key",
+    "write_tables",
+]
+
+#: Environment variable naming the cache folder; ``off`` (or empty) turns the cache off.
+CACHE_ENV = "TOKPLAY_TABLE_CACHE_DIR"
+#: Smaller source files are not cached: they load faster than a cache file is written.
+MIN_CACHED_BYTES = 1 << 20
+#: Raise the version when the meaning of what is stored changes: old files are then ignored.
+MAGIC = b"TOKPLAY-TABLES\x00\x01"
+_HEADER = len(MAGIC) + 32 + 16
+_DIGEST = 32
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Built tables: ``vocab`` (ID -> bytes), ``merges`` as ``(left ID, right ID)`` in rank
+    order, and ``meta``: small JSON values (``meta["kind"]`` says what built them)."""
+
+    vocab: dict[int, bytes]
+    merges: list[tuple[int, int]]
+    meta: dict[str, Any]
+
+
+def source_key(data: bytes) -> str:
+    """The cache key of a source file: its SHA-256, in hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def cache_folder() -> Path | None:
+    """Where cache files live, or ``None`` when the cache is off."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured is not None:
+        return None if configured.strip().lower() in ("", "off") else Path(configured)
+    # lazy: the library imports the formats
+    from core.library import LIBRARY_ENV_VAR, default_library_dir
+
+    return Path(os.environ.get(LIBRARY_ENV_VAR) or default_library_dir()) / "table-cache"
+
+
+def _path(key: str, folder: Path) -> Path:
+    return folder / f"{key}.tables"
+
+
+def _u32(values: Any) -> array.array[int]:
+    out = array.array("I", values)
+    if out.itemsize != 4:  # pragma: no cover (every platform CPython and Pyodide run on)
+        raise OverflowError("no 32-bit unsigned array type")
+    if sys.byteorder == "big":  # pragma: no cover
+        out.byteswap()
+    return out
+
+
+def _encode(key: str, tables: Tables) -> bytes:
+    ids = list(tables.vocab)
+    tokens = list(tables.vocab.values())
+    blob = b"".join(tokens)
+    meta = json.dumps(tables.meta, ensure_ascii=False).encode("utf-8")
+    parts = [
+        MAGIC,
+        bytes.fromhex(key),
+        _u32([len(meta), len(ids), len(blob), len(tables.merges)]).tobytes(),
+        meta,
+        _u32(ids).tobytes(),
+        _u32(map(len, tokens)).tobytes(),
+        blob,
+        _u32(itertools.chain.from_iterable(tables.merges)).tobytes(),
+    ]
+    body = b"".join(parts)
+    return body + hashlib.sha256(body).digest()
+
+
+def _decode(raw: bytes, key: str, kind: str) -> Tables | None:
+    if len(raw) < _HEADER + _DIGEST or raw[: len(MAGIC)] != MAGIC:
+        return None
+    body = memoryview(raw)[:-_DIGEST]
+    if hashlib.sha256(body).digest() != raw[-_DIGEST:]:
+        return None
+    if raw[len(MAGIC) : len(MAGIC) + 32] != bytes.fromhex(key):
+        return None
+    sizes = array.array("I")
+    sizes.frombytes(raw[_HEADER - 16 : _HEADER])
+    if sys.byteorder == "big":  # pragma: no cover
+        sizes.byteswap()
+    n_meta, n_vocab, n_blob, n_merges = sizes
+    if _HEADER + n_meta + 8 * n_vocab + n_blob + 8 * n_merges != len(body):
+        return None
+    at = _HEADER
+    meta = json.loads(bytes(body[at : at + n_meta]).decode("utf-8"))
+    at += n_meta
+    columns = []
+    for count in (n_vocab, n_vocab):
+        column = array.array("I")
+        column.frombytes(body[at : at + 4 * count])
+        columns.append(column)
+        at += 4 * count
+    blob = bytes(body[at : at + n_blob])
+    at += n_blob
+    pairs = array.array("I")
+    pairs.frombytes(body[at:])
+    if sys.byteorder == "big":  # pragma: no cover
+        for column in (*columns, pairs):
+            column.byteswap()
+    ids, lengths = columns
+    if sum(lengths) != n_blob or not isinstance(meta, dict) or meta.get("kind") != kind:
+        return None
+    ends = list(itertools.accumulate(lengths))
+    tokens = list(map(blob.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+    vocab = dict(zip(ids, tokens))
+    if len(vocab) != n_vocab:
+        return None
+    merges = list(zip(pairs[::2], pairs[1::2]))
+    return Tables(vocab, merges, meta)
+
+
+def read_tables(key: str, *, kind: str, folder: Path | None = None) -> Tables | None:
+    """The tables cached for source ``key`` by a builder of ``kind``, or ``None`` (no cache,
+    no file, or a file that fails any check: the caller rebuilds)."""
+    folder = folder or cache_folder()
+    if folder is None:
+        return None
+    try:
+        raw = _path(key, folder).read_bytes()
+        return _decode(raw, key, kind)
+    except (OSError, ValueError, OverflowError, MemoryError, RecursionError):
+        return None
+
+
+def write_tables(key: str, tables: Tables, *, folder: Path | None = None) -> None:
+    """Keep ``tables`` for source ``key``: written to a temporary file, then renamed, so a
+    reader never sees half a file. Any failure is ignored (the cache only saves time)."""
+    folder = folder or cache_folder()
+    if folder is None:
+        return
+    try:
+        data = _encode(key, tables)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tables-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, _path(key, folder))
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except (OSError, ValueError, OverflowError):
+        return
