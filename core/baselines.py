@@ -25,13 +25,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from core.basics import check_id
 from core.bytes_unicode import bytes_to_unicode
 from core.errors import PlaygroundError, TrainingConfigError
 from core.fingerprint import fingerprint_of
-from core.interface import Capabilities
+from core.interface import Capabilities, TokenizerInterface
 from core.pretokenize import pretokenize, split_on_specials
 from core.template import Template
 
@@ -418,11 +418,6 @@ def _learn_char_merges(word_freqs: Mapping[str, int], n_merges: int) -> list[tup
 # ---------------------------------------------------------------------------------------------
 
 
-class _Encoder(Protocol):
-    def encode(self, text: str) -> list[int]: ...
-    def decode(self, ids: Iterable[int]) -> str: ...
-
-
 @dataclass(frozen=True)
 class CoverageStats:
     """How well a tokenizer covers a text (for the Compare page)."""
@@ -435,7 +430,7 @@ class CoverageStats:
     round_trip: bool        # decode(encode(text)) == text
 
 
-def coverage_stats(tokenizer: _Encoder, text: str) -> CoverageStats:
+def coverage_stats(tokenizer: TokenizerInterface, text: str) -> CoverageStats:
     """Unknown-token rate and tokens per character of ``tokenizer`` on ``text``.
 
     >>> s = coverage_stats(WordTokenizer.train("a b"), "a c")
@@ -443,7 +438,7 @@ def coverage_stats(tokenizer: _Encoder, text: str) -> CoverageStats:
     (1, 0.5, False)
     """
     ids = tokenizer.encode(text)
-    unk_id = getattr(tokenizer, "unk_id", None)
+    unk_id = tokenizer.unk_id  # None: it has no unknown token (or does not say)
     n_unknown = 0 if unk_id is None else sum(1 for i in ids if i == unk_id)
     return CoverageStats(
         n_chars=len(text),

@@ -23,9 +23,10 @@ rendered text with ``add_special_tokens=False``. The template runs in
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.chat_formats import builtin_format
 from core.chat_sandbox import DEFAULT_LIMITS, ChatTemplateError, Limits, render_template
@@ -37,6 +38,7 @@ from core.chat_template import (
 )
 
 __all__ = [
+    "ChatMethods",
     "ChatTemplate",
     "ChatTemplateError",
     "NoChatTemplateError",
@@ -47,7 +49,11 @@ __all__ = [
     "chat_template_of",
     "prepare_inputs",
     "render_chat",
+    "with_chat",
 ]
+
+if TYPE_CHECKING:
+    from core.interface import Capabilities
 
 #: Most messages a conversation may have (the page shows fewer).
 MAX_MESSAGES = 1000
@@ -55,6 +61,14 @@ MAX_MESSAGES = 1000
 
 class NoChatTemplateError(ChatTemplateError):
     """The tokenizer has no chat template (and none was given)."""
+
+
+def with_chat(tok: Any, capabilities: Capabilities) -> Capabilities:
+    """``capabilities`` with ``chat`` set when ``tok`` has a chat template (its own or a
+    built-in format): what the tokenizers' ``capabilities`` declare."""
+    if chat_template_of(tok) is None:
+        return capabilities
+    return dataclasses.replace(capabilities, chat=True)
 
 
 def chat_template_of(tok: Any) -> ChatTemplate | None:
@@ -220,3 +234,26 @@ def apply_chat_template(
     text = render_chat(template, messages, add_generation_prompt=add_generation_prompt,
                        tools=tools, chat_template=name, limits=limits, **kwargs)
     return encode_rendered(tok, template, text, name=name) if tokenize else text
+
+
+class ChatMethods:
+    """What the tokenizer classes mix in (:class:`core.tokenizer.Tokenizer`,
+    :class:`core.pipeline.tokenizer.PipelineTokenizer`): ``chat_template``, the template read
+    beside the tokenizer's file (``None``: none, or a built-in format), and
+    ``apply_chat_template``, which is :func:`apply_chat_template` on the tokenizer.
+
+    >>> from core.presets import load_preset
+    >>> load_preset("cl100k_base").apply_chat_template([{"role": "user", "content": "Hi"}])
+    [100264, 882, 100266, 13347, 100265]
+    """
+
+    chat_template: ChatTemplate | None = None
+
+    def apply_chat_template(
+        self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = False,
+        tokenize: bool = True, tools: Sequence[Mapping[str, Any]] | None = None, **kwargs: Any,
+    ) -> str | list[int]:
+        """``transformers``' ``apply_chat_template``: the rendered conversation
+        (``tokenize=False``) or its IDs (see :func:`apply_chat_template`)."""
+        return apply_chat_template(self, messages, add_generation_prompt=add_generation_prompt,
+                                   tokenize=tokenize, tools=tools, **kwargs)

@@ -340,7 +340,7 @@ class TextReplay:
     """
 
     def __init__(self, tok: Tokenizer, text: str) -> None:
-        if not isinstance(tok, Tokenizer):
+        if not tok.capabilities.replay:  # asked (core.interface), not told by its type
             raise PlaygroundError(replay_problem(tok) or "not a byte-level BPE tokenizer")
         if not isinstance(text, str):
             raise PlaygroundError(f"a replay takes a str, not {type(text).__name__}")
@@ -449,7 +449,7 @@ class StepCounts:
     """
 
     def __init__(self, tok: Tokenizer) -> None:
-        if not isinstance(tok, Tokenizer):
+        if not tok.capabilities.replay:  # asked (core.interface), not told by its type
             raise PlaygroundError(replay_problem(tok) or "not a byte-level BPE tokenizer")
         self.tok = tok
         self._matched = tok.special_tokens if tok.specials_in_text else ()

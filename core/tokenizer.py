@@ -23,6 +23,7 @@ long texts cut where it is safe); decode joins the tokens' bytes in C, fetching 
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
@@ -32,6 +33,7 @@ from core import details
 from core.basics import check_id, utf8
 from core.bpe import merge
 from core.bytes_unicode import to_gpt2_str
+from core.chat import ChatMethods, with_chat
 from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
 from core.errors import PlaygroundError
 from core.fingerprint import fingerprint_of
@@ -55,7 +57,7 @@ _NOT_SAVABLE = Capabilities(details=True, byte_level=True, replay=True, export=T
 _JOIN_CHUNK = 4096  # IDs decode fetches per itemgetter call (its tuple stays in the CPU cache)
 
 
-class Tokenizer:
+class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
     """Byte-level BPE tokenizer over the CS336 data contract.
 
     ``vocab``: token ID -> bytes (it must hold all 256 single bytes); ``merges``: pairs in
@@ -103,7 +105,7 @@ class Tokenizer:
         self.vocab: dict[int, bytes] = _checked_vocab(vocab)
         self.by_rank = merges is None
         self._merges: list[tuple[bytes, bytes]] | None = (
-            None if merges is None else [(bytes(a), bytes(b)) for a, b in merges]
+            None if merges is None else _copied_merges(merges)
         )
         self.pattern = pattern
         self.name = name
@@ -115,9 +117,7 @@ class Tokenizer:
         # Special tokens: reuse the vocab's ID for one already there, else append.
         self.special_tokens: list[str] = []
         self.special_token_ids: dict[str, int] = {}
-        by_bytes: dict[bytes, int] = {}
-        for i in sorted(self.vocab):
-            by_bytes.setdefault(self.vocab[i], i)
+        by_bytes = _lowest_ids(self.vocab, ())
         next_id = max(self.vocab, default=-1) + 1
         given = dict(special_tokens) if isinstance(special_tokens, Mapping) else {}
         for special in special_tokens or ():
@@ -149,10 +149,7 @@ class Tokenizer:
         # bytes -> ID for ordinary tokens (the lowest ID wins if bytes repeat).
         special_ids = set(self.special_token_ids.values())
         self._special_ids = frozenset(special_ids)
-        encoder: dict[bytes, int] = {}
-        for i in sorted(self.vocab):
-            if i not in special_ids:
-                encoder.setdefault(self.vocab[i], i)
+        encoder = _lowest_ids(self.vocab, special_ids)
         self._encoder = encoder
         missing = [b for b in range(256) if bytes([b]) not in encoder]
         if missing:
@@ -196,6 +193,19 @@ class Tokenizer:
         self, merges: Sequence[tuple[bytes, bytes]], encoder: Mapping[bytes, int]
     ) -> None:
         """(left ID, right ID) -> rank, and rank -> merged ID: BPE works on ints."""
+        # a whole list at a time (a 280k-merge file in a fraction of the loop's time); a
+        # missing token sends us the loop below, which names it
+        parts = list(itertools.chain.from_iterable(merges))
+        lefts = list(map(encoder.get, parts[::2]))
+        rights = list(map(encoder.get, parts[1::2]))
+        made = list(map(encoder.get, map(bytes.__add__, parts[::2], parts[1::2])))
+        if None not in lefts and None not in rights and None not in made:
+            pairs = list(zip(lefts, rights))
+            # the first rank of a pair listed twice wins: fill the map from the last rank
+            self._pair_ranks = dict(zip(reversed(pairs), range(len(pairs) - 1, -1, -1)))
+            self._merged = tuple(made)  # type: ignore[arg-type]
+            self._merge_pairs = tuple(pairs)  # type: ignore[arg-type]
+            return
         pair_ranks: dict[tuple[int, int], int] = {}
         merged: list[int] = []
         pairs: list[tuple[int, int]] = []
@@ -361,7 +371,8 @@ class Tokenizer:
         ``specials_in_text=False``, so a tokenizer with one of those cannot be saved there
         exactly (its own file keeps them)."""
         plain = not (self.ignore_merges or self.template) and self.specials_in_text
-        return _SAVABLE if plain else _NOT_SAVABLE  # (rank mode sets ignore_merges)
+        # (rank mode sets ignore_merges); chat: a chat template, its own or built in (presets)
+        return with_chat(self, _SAVABLE if plain else _NOT_SAVABLE)
 
     def id_to_piece(self, token_id: int) -> str:
         """The token as GPT-2's files write it (``b" the"`` -> ``"Ġthe"``); ``""`` for an ID
@@ -577,11 +588,48 @@ def _join_tokens(table: Sequence[bytes | None], ids: list[int]) -> bytes:
     return b"".join(parts)  # type: ignore[arg-type]
 
 
+def _copied_merges(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """Our own copy of ``merges``, every part ``bytes`` (a bytearray is copied)."""
+    if set(map(len, merges)) <= {2} and set(
+        map(type, itertools.chain.from_iterable(merges))
+    ) <= {bytes}:
+        return list(map(tuple, merges))  # type: ignore[arg-type]
+    return [(bytes(a), bytes(b)) for a, b in merges]
+
+
+def _lowest_ids(vocab: dict[int, bytes], skip: Iterable[int]) -> dict[bytes, int]:
+    """bytes -> ID over ``vocab`` without the IDs in ``skip``; if bytes repeat, the lowest
+    ID wins.
+
+    >>> _lowest_ids({3: b"a", 1: b"a", 2: b"b"}, {2})
+    {b'a': 1}
+    """
+    skip = set(skip)
+    # in ID order, as the loop below fills it (callers may iterate it)
+    ids = sorted(i for i in vocab if i not in skip) if skip else sorted(vocab)
+    tokens = list(map(vocab.__getitem__, ids))
+    if len(set(tokens)) == len(tokens):  # the usual case: no repeats
+        return dict(zip(tokens, ids))
+    out: dict[bytes, int] = {}
+    for i in ids:
+        out.setdefault(vocab[i], i)
+    return out
+
+
 def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
     if not isinstance(vocab, Mapping):
         raise PlaygroundError(
             f"vocab must be a dict of token ID -> bytes, not {type(vocab).__name__}"
         )
+    # the usual case, checked a whole list at a time
+    if (
+        vocab
+        and set(map(type, vocab)) == {int}
+        and set(map(type, vocab.values())) == {bytes}
+        and min(vocab) >= 0
+        and b"" not in vocab.values()
+    ):
+        return dict(vocab)
     out: dict[int, bytes] = {}
     for i, token in vocab.items():
         if isinstance(i, bool) or not isinstance(i, int) or i < 0:

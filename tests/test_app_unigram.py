@@ -30,7 +30,7 @@ def test_tokenize_shows_unigram_chips_and_the_best_path(unigram):
     at.run()
     assert not at.exception and not at.error
     html = all_html(at)
-    assert "best · −" in html and "next best · −" in html and "lower: cuts" in html
+    assert "tp-rank\">best · −" in html and "next best · −" in html and "lower: cuts" in html
 
 
 def test_vocabulary_shows_scores_not_merges(unigram):

@@ -185,6 +185,8 @@ def test_char_bpe_on_a_real_corpus_round_trips_only_without_unknowns() -> None:
 class _ByteLevel:
     """Stands in for a byte-level Tokenizer: no unknown token."""
 
+    unk_id = None
+
     def encode(self, text: str) -> list[int]:
         return list(text.encode("utf-8"))
 

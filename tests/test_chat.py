@@ -153,7 +153,7 @@ def _both(ours: Any, oracle: Any, messages: list, **kwargs: Any) -> tuple[Any, A
     except Exception as err:  # noqa: BLE001 - the oracle's refusal is the expectation
         expected = ("error", str(err))
     try:
-        got = apply_chat_template(ours, messages, **kwargs)
+        got = ours.apply_chat_template(messages, **kwargs)  # the tokenizer's own method
     except ChatTemplateError as err:
         got = ("error", str(err))
     return got, expected
@@ -327,3 +327,23 @@ def test_special_tokens_map_as_transformers(tmp_path: Path, decoder: bool) -> No
     messages = [{"role": "user", "content": "x"}]
     assert apply_chat_template(load_tokenizer_files(files), messages, tokenize=False) == \
         oracle.apply_chat_template(messages, tokenize=False)
+
+
+def test_chat_capability_is_a_promise(pairs: dict) -> None:
+    """capabilities.chat says apply_chat_template works: set with a template (own or
+    built in), unset without; byte-level and pipeline tokenizers alike."""
+    from core.baselines import WordTokenizer
+    from core.interface import ChatTokenizer
+    from core.presets import load_preset
+
+    for key in ("llama3", "mistral-v0.3", "gemma"):  # a byte-level Tokenizer, two pipelines
+        ours = pairs[key][0]
+        assert ours.capabilities.chat and ours.capabilities.details
+        assert isinstance(ours, ChatTokenizer)
+        assert ours.apply_chat_template([{"role": "user", "content": "x"}], tokenize=False)
+    assert load_preset("cl100k_base").capabilities.chat
+    bare = load_tokenizer_files({"tokenizer.json": _small_json()})
+    for tok in (bare, load_preset("gpt2"), WordTokenizer.train("a b")):
+        assert not tok.capabilities.chat and chat_template_of(tok) is None
+    with pytest.raises(NoChatTemplateError):
+        bare.apply_chat_template([{"role": "user", "content": "x"}])

@@ -147,11 +147,11 @@ def test_checked_tables_that_make_no_tokenizer_are_rebuilt(cache: Path) -> None:
     for meta in ({"kind": hf_json.TABLES_KIND, "special_tokens": "x", "pattern": 1},
                  {"kind": hf_json.TABLES_KIND, "special_tokens": [], "pattern": "gpt2",
                   "ignore_merges": False}):  # fmt: skip
-        write_tables(key, Tables({0: b"a", 1: b"b"}, [(7, 9)], meta))
+        write_tables(key, Tables({0: b"a", 1: b"b"}, [(7, 9, 1)], meta))
         assert _is_warm(data)
         assert _ids(_load(data)) == _oracle_ids(text)
         assert read_tables(key, kind=hf_json.TABLES_KIND) != Tables(
-            {0: b"a", 1: b"b"}, [(7, 9)], meta
+            {0: b"a", 1: b"b"}, [(7, 9, 1)], meta
         )
 
 
@@ -189,3 +189,16 @@ def test_small_files_are_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     _load(_hf_json().encode())
     assert not list(tmp_path.glob("*.tables"))
+
+
+def test_merge_ids_that_disagree_with_the_vocab_are_not_taken(cache: Path) -> None:
+    """A cached merge whose merged ID is another real token: the Tokenizer checks the IDs it
+    is handed and looks the merges up itself, so the IDs stay the oracle's."""
+    text = _hf_json()
+    data = text.encode()
+    tables = hf_json.hf_json_tables(json.loads(text))
+    left, right, made = tables.merges[0]
+    wrong = Tables(tables.vocab, [(left, right, left)] + tables.merges[1:], tables.meta)
+    write_tables(source_key(data), wrong)
+    assert _is_warm(data)
+    assert _ids(_load(data)) == _oracle_ids(text)

@@ -267,6 +267,7 @@ def test_progress_callback_reports_counting_and_merging():
         (300, ["<|a|>", "<|a|>"], "listed twice"),
         (300, "<|a|>", "not one string"),
         ("300", [], "must be an integer"),
+        (0x110000 + 2, ["<|a|>"], "too large: at most 1,114,113"),
     ],
 )
 def test_config_errors_are_clear(vocab_size, specials, match):

@@ -250,8 +250,9 @@ def loads_hf_json(
 
 def _read(
     doc: object, name: str
-) -> tuple[dict[int, bytes], list[tuple[int, int]], list[str], str]:
-    """:func:`loads_hf_json` on the parsed document, with the merges as ID pairs."""
+) -> tuple[dict[int, bytes], list[tuple[int, int, int]], list[str], str]:
+    """:func:`loads_hf_json` on the parsed document, with the merges as
+    ``(left, right, merged)`` IDs."""
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         raise FormatError(f"{name}: no \"model\" section; is this a Hugging Face tokenizer.json?")
     model = doc["model"]
@@ -326,8 +327,8 @@ def _read(
     merges = validate_merges(pairs, name=name)
     validate_merges_in_vocab(vocab, merges, name=name, locate=lambda i: f"model.merges[{i}]")
     by_bytes = {token: i for i, token in vocab.items()}
-    id_pairs = [(by_bytes[a], by_bytes[b]) for a, b in merges]
-    return vocab, id_pairs, [added[i] for i in sorted(added)], pattern
+    id_merges = [(by_bytes[a], by_bytes[b], by_bytes[a + b]) for a, b in merges]
+    return vocab, id_merges, [added[i] for i in sorted(added)], pattern
 
 
 # GPT-2's byte map as str.translate tables: each mapped character to the latin-1 character of
@@ -342,13 +343,13 @@ _OUTSIDE_MAP = re.compile(
 
 def _fast_tables(
     model_vocab: object, merges_raw: object, added: Mapping[int, str]
-) -> tuple[dict[int, bytes], list[tuple[int, int]]] | None:
+) -> tuple[dict[int, bytes], list[tuple[int, int, int]]] | None:
     """The checks of the careful path, done on whole lists at once (a few C-level passes
-    instead of a Python loop per character): the vocab, and the merges as ID pairs, or
-    ``None`` when any check fails.
+    instead of a Python loop per character): the vocab, and the merges as
+    ``(left, right, merged)`` IDs, or ``None`` when any check fails.
 
     >>> _fast_tables({"a": 0, "Ġ": 1, "Ġa": 2}, ["Ġ a"], {})
-    ({0: b'a', 1: b' ', 2: b' a'}, [(1, 0)])
+    ({0: b'a', 1: b' ', 2: b' a'}, [(1, 0, 2)])
     >>> _fast_tables({"a": 0, "b": 0}, [], {}) is None   # two tokens share an ID
     True
     """
@@ -390,19 +391,26 @@ def _fast_tables(
             flat = list(map(by_key.__getitem__, itertools.chain.from_iterable(merges_raw)))
     except (KeyError, TypeError):
         return None
-    pairs = list(zip(flat[::2], flat[1::2]))
-    if len(set(pairs)) != len(pairs):
+    lefts, rights = flat[::2], flat[1::2]
+    if len(set(zip(lefts, rights))) != len(lefts):
         return None
     parts = list(map(vocab.__getitem__, flat))
-    if not tokens.issuperset(map(bytes.__add__, parts[::2], parts[1::2])):
+    by_token = dict(zip(vocab.values(), vocab.keys()))  # tokens are unique (checked above)
+    made = list(map(by_token.get, map(bytes.__add__, parts[::2], parts[1::2])))
+    if None in made:
         return None
-    return vocab, pairs
+    return vocab, list(zip(lefts, rights, made))  # type: ignore[arg-type]
 
 
-def _merge_bytes(vocab: Mapping[int, bytes], pairs: list[tuple[int, int]]) -> list[tuple[bytes, bytes]]:
-    """Merges as byte pairs, from ID pairs."""
-    parts = list(map(vocab.__getitem__, itertools.chain.from_iterable(pairs)))
-    return list(zip(parts[::2], parts[1::2]))
+def _merge_bytes(
+    vocab: Mapping[int, bytes], merges: list[tuple[int, int, int]]
+) -> list[tuple[bytes, bytes]]:
+    """Merges as byte pairs, from ``(left, right, merged)`` IDs."""
+    flat = list(itertools.chain.from_iterable(merges))  # (zip(*merges) is slow on 280k)
+    if len(flat) != 3 * len(merges):
+        raise ValueError("a merge is not three IDs")
+    get = vocab.__getitem__
+    return list(zip(map(get, flat[::3]), map(get, flat[1::3])))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,11 +424,11 @@ TABLES_KIND = "hf-json byte-level BPE 1"
 
 def hf_json_tables(doc: dict[str, Any], *, name: str = "tokenizer.json") -> Tables:
     """Everything a byte-level BPE ``tokenizer.json`` gives the Tokenizer, as a cacheable
-    :class:`~core.formats.table_cache.Tables` (merges as ID pairs).
+    :class:`~core.formats.table_cache.Tables` (merges as ``(left, right, merged)`` IDs).
 
     >>> doc = json.loads(dumps_hf_json({0: b"a", 1: b" ", 2: b" a"}, [(b" ", b"a")]))
     >>> hf_json_tables(doc).merges
-    [(1, 0)]
+    [(1, 0, 2)]
     """
     vocab, pairs, specials, pattern = _read(doc, name)
     meta = {
@@ -451,7 +459,7 @@ def tokenizer_from_tables(
     template = post_processor_from_json(meta.get("post_processor"), _content_lookup(tables.vocab))
     try:
         merges = _merge_bytes(tables.vocab, tables.merges)
-    except KeyError:
+    except (KeyError, ValueError):
         raise FormatError("cached tables: a merge names an ID missing from the vocab") from None
     return Tokenizer(
         tables.vocab, merges, specials, pattern=pattern, name=name, template=template,

@@ -8,7 +8,7 @@ saved-tokenizer library's folder; ``off`` turns the cache off). Never a pickle: 
 untrusted input like any other. Its layout, all integers unsigned 32-bit little-endian::
 
     MAGIC (16 bytes)  source SHA-256 (32)  meta length, vocab size, blob length, merges
-    meta (JSON)  vocab IDs  token lengths  token blob  merge ID pairs  SHA-256 of the above (32)
+    meta (JSON)  vocab IDs  token lengths  token blob  merge IDs (left, right, merged)  SHA-256
 
 A file that is short, long, of another source or another kind, or whose checksum fails is
 not used (the caller rebuilds from the source and writes it again); writing is best effort
@@ -17,10 +17,10 @@ not used (the caller rebuilds from the source and writes it again); writing is b
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())
 >>> key = source_key(b"some tokenizer file")
->>> write_tables(key, Tables({0: b"a", 1: b"b", 2: b"ab"}, [(0, 1)], {"kind": "x"}),
+>>> write_tables(key, Tables({0: b"a", 1: b"b", 2: b"ab"}, [(0, 1, 2)], {"kind": "x"}),
 ...              folder=folder)
 >>> read_tables(key, kind="x", folder=folder)
-Tables(vocab={0: b'a', 1: b'b', 2: b'ab'}, merges=[(0, 1)], meta={'kind': 'x'})
+Tables(vocab={0: b'a', 1: b'b', 2: b'ab'}, merges=[(0, 1, 2)], meta={'kind': 'x'})
 >>> read_tables(source_key(b"another file"), kind="x", folder=folder) is None
 True
 """
@@ -53,18 +53,18 @@ CACHE_ENV = "TOKPLAY_TABLE_CACHE_DIR"
 #: Smaller source files are not cached: they load faster than a cache file is written.
 MIN_CACHED_BYTES = 1 << 20
 #: Raise the version when the meaning of what is stored changes: old files are then ignored.
-MAGIC = b"TOKPLAY-TABLES\x00\x01"
+MAGIC = b"TOKPLAY-TABLES\x00\x02"
 _HEADER = len(MAGIC) + 32 + 16
 _DIGEST = 32
 
 
 @dataclass(frozen=True)
 class Tables:
-    """Built tables: ``vocab`` (ID -> bytes), ``merges`` as ``(left ID, right ID)`` in rank
-    order, and ``meta``: small JSON values (``meta["kind"]`` says what built them)."""
+    """Built tables: ``vocab`` (ID -> bytes), ``merges`` as ``(left, right, merged)`` IDs in
+    rank order, and ``meta``: small JSON values (``meta["kind"]`` says what built them)."""
 
     vocab: dict[int, bytes]
-    merges: list[tuple[int, int]]
+    merges: list[tuple[int, int, int]]
     meta: dict[str, Any]
 
 
@@ -129,7 +129,7 @@ def _decode(raw: bytes, key: str, kind: str) -> Tables | None:
     if sys.byteorder == "big":  # pragma: no cover
         sizes.byteswap()
     n_meta, n_vocab, n_blob, n_merges = sizes
-    if _HEADER + n_meta + 8 * n_vocab + n_blob + 8 * n_merges != len(body):
+    if _HEADER + n_meta + 8 * n_vocab + n_blob + 12 * n_merges != len(body):
         return None
     at = _HEADER
     meta = json.loads(bytes(body[at : at + n_meta]).decode("utf-8"))
@@ -155,7 +155,7 @@ def _decode(raw: bytes, key: str, kind: str) -> Tables | None:
     vocab = dict(zip(ids, tokens))
     if len(vocab) != n_vocab:
         return None
-    merges = list(zip(pairs[::2], pairs[1::2]))
+    merges = list(zip(pairs[::3], pairs[1::3], pairs[2::3]))
     return Tables(vocab, merges, meta)
 
 

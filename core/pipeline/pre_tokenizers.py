@@ -36,6 +36,7 @@ matches them: see :mod:`core.pipeline.unicode_tables` and :mod:`core.pipeline.pa
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
@@ -213,7 +214,10 @@ def _to_byte_chars(piece: Piece) -> Piece:
     """``piece`` spelled in GPT-2's byte characters (ASCII maps one to one: fast path)."""
     if piece.text.isascii():
         return Piece(piece.text.translate(_ASCII_BYTE_CHARS), piece.spans)
-    return piece.map_chars(byte_level_chars)
+    # Piece.map_chars, with C-level loops: each character's span repeated once per byte
+    outs = list(map(byte_level_chars, piece.text))
+    spans = list(itertools.chain.from_iterable(map(itertools.repeat, piece.spans, map(len, outs))))
+    return Piece("".join(outs), spans)
 
 
 @dataclass(frozen=True)
@@ -264,7 +268,10 @@ class Metaspace:
     def _cut(self, piece: Piece) -> list[Piece]:
         rep = self.replacement
         if " " in piece.text:
-            piece = piece.map_chars(lambda ch: rep if ch == " " else ch)
+            if len(rep) == 1:  # one character for one: every span stays where it was
+                piece = Piece(piece.text.replace(" ", rep), piece.spans)
+            else:
+                piece = piece.map_chars(lambda ch: rep if ch == " " else ch)
         starts_text = bool(piece.spans) and piece.spans[0][0] == 0
         if (
             piece.text

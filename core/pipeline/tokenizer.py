@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from core.basics import check_id
 from core.bytes_unicode import from_gpt2_str, unicode_to_bytes
+from core.chat import ChatMethods, with_chat
 from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
 from core.errors import PlaygroundError
 from core.fingerprint import fingerprint_of
@@ -42,6 +43,9 @@ from core.pipeline.added_tokens import AddedToken, AddedTokenMatcher, split_at_a
 from core.pipeline.decoders import decode_tokens
 from core.pipeline.piece import Piece, Span, cover
 from core.pipeline.post_processors import Template
+
+if TYPE_CHECKING:
+    from core.pipeline.unigram import SplitPaths
 
 __all__ = [
     "AddedToken",  # (defined in core.pipeline.added_tokens; the constructor takes them)
@@ -73,7 +77,7 @@ class PreToken(NamedTuple):
     added_id: int | None
 
 
-class PipelineTokenizer:
+class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
     """A Hugging Face-style pipeline: normalizer, pre-tokenizer, model, template, decoder.
 
     Any objects with the stage protocols work: ``normalizer.normalize(Piece) -> Piece``,
@@ -280,12 +284,35 @@ class PipelineTokenizer:
         """How the model's merges build token ``token_id``."""
         return details.merge_tree(self, token_id)
 
+    def split_paths(self, pretoken: str) -> list[SplitPaths]:
+        """Unigram's "why this split": the best path and the next best of each word of
+        ``pretoken`` ([] for a model without scores)."""
+        return details.split_paths(self, pretoken)
+
+    def score(self, token_id: int) -> float | None:
+        """The model's score for piece ``token_id`` (a Unigram log-probability); ``None``
+        for an added token, an ID outside the vocabulary, or a model without scores."""
+        scores = getattr(self.model, "score", None)
+        if scores is None or token_id in self._added:
+            return None
+        return scores(token_id)
+
     # ------------------------------------------------------------------------------------
     # The door every tokenizer shares (core.interface.TokenizerInterface)
     # ------------------------------------------------------------------------------------
 
     #: Details for the pages; no replay, export or library: the file is the format.
-    capabilities = Capabilities(details=True)
+    #: (Unigram loaders set ``scores``; ``chat`` follows the chat template.)
+    _capabilities = Capabilities(details=True)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the pages can show: details (and scores for Unigram), chat with a template."""
+        return with_chat(self, self._capabilities)
+
+    @capabilities.setter
+    def capabilities(self, value: Capabilities) -> None:
+        self._capabilities = value
     #: Not given yet: Compare counts the baselines' unknown tokens only (a WordPiece
     #: [UNK] is not counted), as before the interface existed.
     unk_id: int | None = None
@@ -384,8 +411,15 @@ class PipelineTokenizer:
         """Token IDs of ``text``; ``add_special_tokens=True`` adds the template's tokens
         (Llama's ``<s>``, BERT's ``[CLS]`` ... ``[SEP]``), as Hugging Face's ``encode``
         does by default."""
-        tokens, _ = self._encode(text)
-        ids = [t[0] for t in tokens]
+        # IDs only: no token's original span is worked out (encode_spans does that)
+        text = _check_text(text)
+        ids: list[int] = []
+        tokenize = self.model.tokenize
+        for piece, added in self._segments(text):
+            if added is not None:
+                ids.append(added)
+            else:
+                ids.extend([t[0] for t in tokenize(piece.text)])
         return self.template.apply(ids) if add_special_tokens else ids
 
     def encode_spans(

@@ -34,6 +34,7 @@ one) stays. Two flavours, one loop:
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -497,7 +498,8 @@ def unigram_from_json(obj: dict[str, object], name: str) -> UnigramModel:
             or not isinstance(item[1], (int, float))
         ):
             raise FormatError(f"{name}: model.vocab[{i}] is {item!r}; expected [piece, score]")
-        pieces.append((item[0], float(item[1])))
+        score = item[1]
+        pieces.append((item[0], _as_serde_reads(score) if isinstance(score, float) else float(score)))
     unk_id = obj.get("unk_id")
     if unk_id is not None and (
         isinstance(unk_id, bool) or not isinstance(unk_id, int) or unk_id < 0
@@ -512,6 +514,51 @@ def unigram_from_json(obj: dict[str, object], name: str) -> UnigramModel:
     if not isinstance(fallback, bool):
         raise FormatError(f"{name}: model.byte_fallback is {fallback!r}; expected true/false")
     return UnigramModel(pieces, unk_id=unk_id, byte_fallback=fallback)
+
+
+_U64_MAX = (1 << 64) - 1
+
+
+def _as_serde_reads(value: float) -> float:
+    """``value`` as ``tokenizers`` reads it from the file: serde_json (without its
+    ``float_roundtrip`` feature) takes the digits as a u64, converts that to a float and
+    divides by a power of ten, so a 17-digit score (past 2^53) can come out one unit in
+    the last place off the correctly rounded value Python reads. Exact ties (``=`` + ``==``
+    against ``==`` + ``=``) then break the other way, so the scores must be the same bits.
+    The digits are those Python prints, which are the file's when ``tokenizers`` (or any
+    shortest-round-trip writer) wrote it.
+
+    >>> _as_serde_reads(-11.602532386779785), _as_serde_reads(-6.682016372680664)
+    (-11.602532386779783, -6.682016372680664)
+    """
+    text = repr(value)
+    if not _FINITE.fullmatch(text):
+        return value
+    negative = text.startswith("-")
+    mantissa, _, exp = text.lstrip("-").lower().partition("e")
+    whole, _, frac = mantissa.partition(".")
+    significand, exponent, full = 0, int(exp or 0), False
+    for digit in whole:  # (a u64 that would overflow keeps its digits as a power of ten)
+        if full or significand * 10 + int(digit) > _U64_MAX:
+            full, exponent = True, exponent + 1
+        else:
+            significand = significand * 10 + int(digit)
+    for digit in frac:  # (digits past a full u64 are dropped)
+        if full or significand * 10 + int(digit) > _U64_MAX:
+            break
+        significand, exponent = significand * 10 + int(digit), exponent - 1
+    f = float(significand)
+    while True:
+        if abs(exponent) <= 308:
+            f = f * float(f"1e{exponent}") if exponent >= 0 else f / float(f"1e{-exponent}")
+            break
+        if f == 0.0 or exponent >= 0:
+            break
+        f, exponent = f / 1e308, exponent + 308
+    return -f if negative else f
+
+
+_FINITE = re.compile(r"-?\d+(\.\d+)?(e[+-]?\d+)?")
 
 
 def sentencepiece_unigram(pieces: Sequence[ProtoPiece], *, byte_fallback: bool) -> UnigramModel:

@@ -291,3 +291,15 @@ def test_broken_unigram_json_says_why() -> None:
            "normalizer": {"type": "Precompiled", "precompiled_charsmap": "@@"}}  # fmt: skip
     with pytest.raises(FormatError, match="base64"):
         pipeline_from_hf_json(doc)
+
+
+def test_scores_are_read_as_tokenizers_reads_them() -> None:
+    """serde_json reads ``-11.602532386779785`` one unit in the last place off what Python
+    reads; ``=`` + ``==`` and ``==`` + ``=`` tie exactly, so that unit decides the split."""
+    doc = {"model": {"type": "Unigram", "unk_id": 0, "vocab": [
+        ["<unk>", 0.0], ["=", -6.682016372680664], ["==", -11.602532386779785],
+        ["================", -8.82931900024414]]}}  # fmt: skip
+    text = json.dumps(doc)
+    ours, hf = pipeline_from_hf_json(text), tokenizers.Tokenizer.from_str(text)
+    for n in range(1, 40):
+        assert ours.encode("=" * n) == hf.encode("=" * n).ids, n

@@ -13,6 +13,7 @@ ties, through the shared loop :func:`core.bpe.merge`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -155,17 +156,21 @@ class BPEModel:
     def _tokenize_long(self, text: str) -> list[Token]:
         bigrams, single = self._cut_tables()
         cache = self._cache
+        # the cut test for every position at once (C-level maps, no per-character slicing):
+        # ok[p] when the character is a token on its own; joined[p] when text[p:p + 2] is
+        # inside some token
+        ok = list(map(single.__contains__, text))
+        joined = list(map(bigrams.__contains__, map(str.__add__, text, text[1:])))
+        cuts = [
+            p for p, (left, right, inside) in enumerate(zip(ok, ok[1:], joined), 1)
+            if left and right and not inside
+        ]  # fmt: skip
         out: list[Token] = []
         start = 0
-        for p in range(1, len(text)):
-            if (
-                text[p - 1 : p + 1] not in bigrams
-                and text[p] in single
-                and text[p - 1] in single
-            ):
-                found = cache[text[start:p]]
-                out.extend([(i, s + start, e + start) for i, s, e in found])
-                start = p
+        for p in cuts:
+            found = cache[text[start:p]]
+            out.extend([(i, s + start, e + start) for i, s, e in found] if start else found)
+            start = p
         out.extend([(i, s + start, e + start) for i, s, e in cache[text[start:]]])
         return out
 
@@ -310,9 +315,8 @@ def _plain_merge_table(
     >>> _plain_merge_table({"a": 0, "b": 1, "ab": 2}, [("a", "b")])
     ({(0, 1): 0}, {0: 2})
     """
-    if not merges:
-        return {}, {}
-    lefts, rights = zip(*merges)
+    flat = list(itertools.chain.from_iterable(merges))  # (zip(*merges) is slow on 280k)
+    lefts, rights = flat[::2], flat[1::2]
     try:
         pairs = zip(map(vocab.__getitem__, lefts), map(vocab.__getitem__, rights))
         # a pair listed twice keeps its last rank, as Hugging Face's map does
