@@ -16,6 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Property tests see the same examples on every run of the README's test command (derived from
+# each test's source): a test that fails only on some random seed would block every later
+# landing by chance. HYPOTHESIS_PROFILE=explore searches anew with random seeds and more
+# examples; what it finds becomes an @example. No deadline: a loaded machine is not a bug.
+settings.register_profile("repeatable", derandomize=True, deadline=None)
+settings.register_profile("explore", deadline=None, max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
