@@ -392,9 +392,16 @@ def _fast_tables(
     except (KeyError, TypeError):
         return None
     lefts, rights = flat[::2], flat[1::2]
-    if len(set(zip(lefts, rights))) != len(lefts):
+    # a repeated merge: each pair as one int (a set of ints hashes faster than of tuples)
+    shift = itertools.repeat(max(vocab).bit_length())
+    if len(set(map(operator.or_, map(operator.lshift, lefts, shift), rights))) != len(lefts):
         return None
-    parts = list(map(vocab.__getitem__, flat))
+    if max(vocab) > 2 * len(vocab) + 1024:  # sparse IDs: no list as long as the largest
+        return None
+    by_id: list[bytes | None] = [None] * (max(vocab) + 1)  # a list: faster than the dict
+    for token_id, token in vocab.items():
+        by_id[token_id] = token
+    parts = list(map(by_id.__getitem__, flat))
     by_token = dict(zip(vocab.values(), vocab.keys()))  # tokens are unique (checked above)
     made = list(map(by_token.get, map(bytes.__add__, parts[::2], parts[1::2])))
     if None in made:

@@ -150,6 +150,8 @@ def _decode(raw: bytes, key: str, kind: str) -> Tables | None:
     ids, lengths = columns
     if sum(lengths) != n_blob or not isinstance(meta, dict) or meta.get("kind") != kind:
         return None
+    if ids and max(ids) > 2 * n_vocab + 1024:  # bounded memory: ID tables are lists
+        return None
     ends = list(itertools.accumulate(lengths))
     tokens = list(map(blob.__getitem__, map(slice, [0, *ends[:-1]], ends)))
     vocab = dict(zip(ids, tokens))

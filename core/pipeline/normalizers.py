@@ -16,10 +16,15 @@ alignments with two deliberate differences, both for drawing tokens under the ri
 - a character that was *inserted* (``Prepend``, a ``Replace`` of an empty match, the spaces
   ``BertNormalizer`` puts around CJK) gets the empty span where it was put, not its
   neighbour's span;
-- NFC/NFD/NFKC/NFKD normalize the text in segments (a starter and the marks that go with it)
-  and every character a changed segment produces gets the whole segment's span, so ``"é"``
-  composed from ``"e" + U+0301`` covers both original characters (Hugging Face gives it the
-  ``"e"`` only). A ``Replace`` match gives its content the span of the whole match.
+- NFC/NFKC compose in segments (a starter and the marks that go with it) and every
+  character a changed segment produces gets the whole segment's span, so ``"é"`` composed
+  from ``"e" + U+0301`` covers both original characters (Hugging Face gives it the ``"e"``
+  only). A ``Replace`` match gives its content the span of the whole match.
+
+NFD/NFKD give exactly Hugging Face's alignments: a decomposed letter keeps its own span, so
+when ``StripAccents`` or ``BertNormalizer`` then drops marks (as every normalizer that
+removes characters does, Hugging Face's ``filter``), what is left keeps its own span and the
+removed characters' spans go with them: ``"Ù" + U+07EB`` → ``"u"`` from ``"Ù"`` alone.
 
 Unicode versions: ``tokenizers`` uses the Unicode tables of its Rust crates, older or newer
 than Python's; :mod:`core.pipeline.unicode_tables` records where they differ, so that even
@@ -241,6 +246,8 @@ class BertNormalizer:
     'hello  中 !'
     >>> out.spans[5:9]           # the inserted spaces get empty spans
     [(5, 6), (6, 6), (6, 7), (7, 7)]
+    >>> BertNormalizer().normalize(Piece.of("\u00d9\u07eb")).spans   # the marks are dropped
+    [(0, 1)]
     """
 
     _: KW_ONLY

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import unicodedata
 from functools import lru_cache
+from operator import itemgetter
 
 from core.pipeline.piece import Piece, Span
 from core.regex_compat import regex
@@ -201,10 +202,14 @@ def _normalize_segment(
 ) -> None:
     segment = piece.text[start:end]
     inert = end - start == 1 and ord(segment) in _UNKNOWN_TO_NORMALIZATION
+    if not inert and form in ("NFD", "NFKD"):
+        _decompose_segment(piece[start:end], form, out, spans)
+        return
     normalized = segment if inert else unicodedata.normalize(form, segment)
     out.append(normalized)
-    # characters the segment starts with and keeps keep their own spans ("a" in
-    # "a" + U+0344 -> "a" + U+0308 U+0301); the rest share the span of what they replace
+    # composition (NFC/NFKC): characters the segment starts with and keeps keep their own
+    # spans ("a" in "a" + U+0344 -> "a" + U+0308 U+0301); the rest share the span of what
+    # they replace, on purpose: a composed "é" covers the "e" and the accent it absorbed
     same = 0
     while (
         same < min(len(segment), len(normalized)) and segment[same] == normalized[same]
@@ -213,6 +218,48 @@ def _normalize_segment(
     spans.extend(piece.spans[start : start + same])
     if same < len(normalized):
         spans.extend([piece[start + same : end].span] * (len(normalized) - same))
+
+
+def _decompose_segment(
+    piece: Piece, form: str, out: list[str], spans: list[Span]
+) -> None:
+    """Decompose ``piece`` (one segment) with Hugging Face's alignments, exactly.
+
+    ``tokenizers`` decomposes with the ``unicode-normalization-alignments`` crate: each
+    character's first output char "replaces" it, the others are "inserted" after it; marks
+    are then sorted by combining class, the tags travelling with them. The spans are handed
+    out by position: a "replacing" char takes the next original char's span, an "inserted"
+    one the span of the original char consumed last. So the letter of ``"Ù" + U+07EB``
+    keeps ``"Ù"``'s span alone, and the mark it loses under ``BertNormalizer`` takes no span
+    with it (composition forms keep the whole segment's span: see ``_normalize_segment``).
+
+    >>> out, spans = [], []
+    >>> _decompose_segment(Piece.of("\u00d9\u07eb"), "NFD", out, spans)
+    >>> spans
+    [(0, 1), (0, 1), (1, 2)]
+    >>> out, spans = [], []         # U+0315 (class 232) sorts after U+0301 (230)
+    >>> _decompose_segment(Piece.of("\u00e9\u0315\u0301"), "NFD", out, spans)
+    >>> "".join(out) == "e\u0301\u0301\u0315", spans
+    (True, [(0, 1), (0, 1), (1, 2), (2, 3)])
+    """
+    # (combining class, char, replaces an original char) in text order
+    items = [
+        (unicodedata.combining(d), d, i == 0)
+        for ch in piece.text
+        for i, d in enumerate(unicodedata.normalize(form, ch))
+    ]
+    # subtle: the crate sorts each run of marks (class > 0) stably, not the whole segment
+    run = 0
+    for k in range(len(items) + 1):
+        if k == len(items) or items[k][0] == 0:
+            items[run:k] = sorted(items[run:k], key=itemgetter(0))
+            run = k + 1
+    consumed = 0
+    for _, ch, replaces in items:
+        if replaces:
+            consumed += 1
+        out.append(ch)
+        spans.append(piece.spans[max(consumed - 1, 0)])
 
 
 # ---------------------------------------------------------------------------------------------

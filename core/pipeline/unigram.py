@@ -499,7 +499,7 @@ def unigram_from_json(obj: dict[str, object], name: str) -> UnigramModel:
         ):
             raise FormatError(f"{name}: model.vocab[{i}] is {item!r}; expected [piece, score]")
         score = item[1]
-        pieces.append((item[0], _as_serde_reads(score) if isinstance(score, float) else float(score)))
+        pieces.append((item[0], _as_serde_reads(score) if isinstance(score, float) else score))
     unk_id = obj.get("unk_id")
     if unk_id is not None and (
         isinstance(unk_id, bool) or not isinstance(unk_id, int) or unk_id < 0

@@ -50,6 +50,7 @@ EDGE_TEXTS = [
     "x--y..z!! xxaxx abab",
     "\u0f73\u0f75 \u0344 \u0340\u0341 \u0cca \u0cc6\u0cc2",
     "a\u1dfa\u0301 e\u0898\u0301 \u0301\u1abf",  # marks newer than HF's tables
+    "\u00d9\u07eb \u07eb\u00d9\u07eb\u07eb\u0315 \u01d8\u0323\u0344",  # decomposed + marks
     "\x1c\u3000 ends with what only Python calls space \x1f\x85",
 ]
 
@@ -117,9 +118,9 @@ def replace(kind: str, pattern: str, content: str) -> dict[str, Any]:
 # name -> (JSON, spans equal HF's alignments exactly, first char's start agrees with HF's)
 CONFIGS: dict[str, tuple[dict[str, Any], bool, bool]] = {
     "NFC": ({"type": "NFC"}, False, True),
-    "NFD": ({"type": "NFD"}, False, True),
+    "NFD": ({"type": "NFD"}, True, True),
     "NFKC": ({"type": "NFKC"}, False, True),
-    "NFKD": ({"type": "NFKD"}, False, True),
+    "NFKD": ({"type": "NFKD"}, True, True),
     "Lowercase": ({"type": "Lowercase"}, True, True),
     "Strip": ({"type": "Strip", "strip_left": True, "strip_right": True}, True, True),
     "Strip-left": (
@@ -138,7 +139,7 @@ CONFIGS: dict[str, tuple[dict[str, Any], bool, bool]] = {
             "type": "Sequence",
             "normalizers": [{"type": "NFD"}, {"type": "StripAccents"}],
         },
-        False,
+        True,
         True,
     ),
     "Prepend": ({"type": "Prepend", "prepend": "▁"}, False, True),
@@ -152,7 +153,7 @@ CONFIGS: dict[str, tuple[dict[str, Any], bool, bool]] = {
     "Replace-whitespace": (replace("Regex", r"\s+", "_"), False, False),
     "Bert": (bert(True, True, None, True), False, True),
     "Bert-cased": (bert(True, True, None, False), False, True),
-    "Bert-strip-only": (bert(False, False, True, False), False, True),
+    "Bert-strip-only": (bert(False, False, True, False), True, True),
     "Bert-clean-lower": (bert(True, False, False, True), True, True),
     "Nmt": ({"type": "Nmt"}, True, True),
     "ByteLevel": ({"type": "ByteLevel"}, True, True),

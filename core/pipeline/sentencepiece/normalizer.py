@@ -218,7 +218,8 @@ class SentencePieceNormalizer:
             CharsMap(precompiled_charsmap, name) if precompiled_charsmap else None
         )
         # where a user-defined piece or a rule may start; _chunks copies the rest in bulk
-        stops = [f"[{re.escape(''.join(sorted(self.matcher.first)))}]"] if self.matcher.first else []
+        firsts = "".join(sorted(self.matcher.first))
+        stops = [f"[{re.escape(firsts)}]"] if firsts else []
         if self.charsmap is not None and self.charsmap.first_chars():
             stops.append(self.charsmap.first_chars())
         self._stops = re.compile("|".join(stops)) if stops else None
