@@ -23,7 +23,6 @@ long texts cut where it is safe); decode joins the tokens' bytes in C, fetching 
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
@@ -44,6 +43,7 @@ from core.ranks import bpe_by_rank, merges_from_ranks, split_by_rank
 from core.regex_compat import regex
 from core.template import Template
 from core.text_encoder import STREAM_CACHE_SIZE, TextEncoder, check_text
+from core.vocab_index import checked_vocab, copied_merges, index_merges, lowest_ids
 
 __all__ = ["Tokenizer", "DEFAULT_CACHE_SIZE", "STREAM_CACHE_SIZE"]
 
@@ -102,10 +102,10 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         specials_in_text: bool = True,
         cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
-        self.vocab: dict[int, bytes] = _checked_vocab(vocab)
+        self.vocab: dict[int, bytes] = checked_vocab(vocab)
         self.by_rank = merges is None
         self._merges: list[tuple[bytes, bytes]] | None = (
-            None if merges is None else _copied_merges(merges)
+            None if merges is None else copied_merges(merges)
         )
         self.pattern = pattern
         self.name = name
@@ -117,7 +117,7 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         # Special tokens: reuse the vocab's ID for one already there, else append.
         self.special_tokens: list[str] = []
         self.special_token_ids: dict[str, int] = {}
-        by_bytes = _lowest_ids(self.vocab, ())
+        by_bytes = lowest_ids(self.vocab, ())
         next_id = max(self.vocab, default=-1) + 1
         given = dict(special_tokens) if isinstance(special_tokens, Mapping) else {}
         for special in special_tokens or ():
@@ -149,7 +149,7 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         # bytes -> ID for ordinary tokens (the lowest ID wins if bytes repeat).
         special_ids = set(self.special_token_ids.values())
         self._special_ids = frozenset(special_ids)
-        encoder = _lowest_ids(self.vocab, special_ids)
+        encoder = lowest_ids(self.vocab, special_ids)
         self._encoder = encoder
         missing = [b for b in range(256) if bytes([b]) not in encoder]
         if missing:
@@ -193,36 +193,7 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         self, merges: Sequence[tuple[bytes, bytes]], encoder: Mapping[bytes, int]
     ) -> None:
         """(left ID, right ID) -> rank, and rank -> merged ID: BPE works on ints."""
-        # a whole list at a time (a 280k-merge file in a fraction of the loop's time); a
-        # missing token sends us the loop below, which names it
-        parts = list(itertools.chain.from_iterable(merges))
-        lefts = list(map(encoder.get, parts[::2]))
-        rights = list(map(encoder.get, parts[1::2]))
-        made = list(map(encoder.get, map(bytes.__add__, parts[::2], parts[1::2])))
-        if None not in lefts and None not in rights and None not in made:
-            pairs = list(zip(lefts, rights))
-            # the first rank of a pair listed twice wins: fill the map from the last rank
-            self._pair_ranks = dict(zip(reversed(pairs), range(len(pairs) - 1, -1, -1)))
-            self._merged = tuple(made)  # type: ignore[arg-type]
-            self._merge_pairs = tuple(pairs)  # type: ignore[arg-type]
-            return
-        pair_ranks: dict[tuple[int, int], int] = {}
-        merged: list[int] = []
-        pairs: list[tuple[int, int]] = []
-        for rank, (a, b) in enumerate(merges):
-            ia, ib, im = encoder.get(a), encoder.get(b), encoder.get(a + b)
-            if ia is None or ib is None or im is None:
-                what = a if ia is None else b if ib is None else a + b
-                raise PlaygroundError(
-                    f"merge {rank} ({a!r}, {b!r}) uses {what!r}, which is not in the "
-                    "vocabulary; every merge's parts and result must be tokens."
-                )
-            pair_ranks.setdefault((ia, ib), rank)
-            merged.append(im)
-            pairs.append((ia, ib))
-        self._pair_ranks = pair_ranks
-        self._merged = tuple(merged)
-        self._merge_pairs = tuple(pairs)
+        self._pair_ranks, self._merged, self._merge_pairs = index_merges(merges, encoder)
 
     # ------------------------------------------------------------------------------------
     # Construction helpers
@@ -586,56 +557,3 @@ def _join_tokens(table: Sequence[bytes | None], ids: list[int]) -> bytes:
         else:
             parts.append(b"".join(itemgetter(*chunk)(table)))  # type: ignore[arg-type]
     return b"".join(parts)  # type: ignore[arg-type]
-
-
-def _copied_merges(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """Our own copy of ``merges``, every part ``bytes`` (a bytearray is copied)."""
-    if set(map(len, merges)) <= {2} and set(
-        map(type, itertools.chain.from_iterable(merges))
-    ) <= {bytes}:
-        return list(map(tuple, merges))  # type: ignore[arg-type]
-    return [(bytes(a), bytes(b)) for a, b in merges]
-
-
-def _lowest_ids(vocab: dict[int, bytes], skip: Iterable[int]) -> dict[bytes, int]:
-    """bytes -> ID over ``vocab`` without the IDs in ``skip``; if bytes repeat, the lowest
-    ID wins.
-
-    >>> _lowest_ids({3: b"a", 1: b"a", 2: b"b"}, {2})
-    {b'a': 1}
-    """
-    skip = set(skip)
-    # in ID order, as the loop below fills it (callers may iterate it)
-    ids = sorted(i for i in vocab if i not in skip) if skip else sorted(vocab)
-    tokens = list(map(vocab.__getitem__, ids))
-    if len(set(tokens)) == len(tokens):  # the usual case: no repeats
-        return dict(zip(tokens, ids))
-    out: dict[bytes, int] = {}
-    for i in ids:
-        out.setdefault(vocab[i], i)
-    return out
-
-
-def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
-    if not isinstance(vocab, Mapping):
-        raise PlaygroundError(
-            f"vocab must be a dict of token ID -> bytes, not {type(vocab).__name__}"
-        )
-    # the usual case, checked a whole list at a time
-    if (
-        vocab
-        and set(map(type, vocab)) == {int}
-        and set(map(type, vocab.values())) == {bytes}
-        and min(vocab) >= 0
-        and b"" not in vocab.values()
-    ):
-        return dict(vocab)
-    out: dict[int, bytes] = {}
-    for i, token in vocab.items():
-        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise PlaygroundError(f"vocab key {i!r} is not a token ID (an integer >= 0)")
-        if not isinstance(token, (bytes, bytearray)) or not token:
-            raise PlaygroundError(f"vocab[{i}] is {token!r}; every token must be non-empty bytes")
-        out[i] = bytes(token)
-    return out
-

@@ -3,6 +3,8 @@ the right numbers, clear messages on bad input, and uploads through the file upl
 
 from __future__ import annotations
 
+from tests.markdown_text import shown
+
 from pathlib import Path
 
 import pytest
@@ -471,7 +473,7 @@ def test_tokenize_export_offers_pickles(tok: Tokenizer) -> None:
 def test_decode_bad_item_message_has_its_position(tok: Tokenizer) -> None:
     at = open_page(DECODE, ("mine", tok))
     at.text_area[0].set_value("[1, 2, \"abc\", -4]").run()
-    warning = next(w.value for w in at.warning if "not token IDs" in w.value)
+    warning = next(shown(w.value) for w in at.warning if "not token IDs" in w.value)
     assert "item 3 'abc'" in warning and "item 4 '-4'" in warning
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.markdown_text import shown
+
 import json
 import random
 import re
@@ -38,7 +40,7 @@ def upload(at: AppTest, files: list[tuple[str, bytes]]) -> AppTest:
 
 
 def texts(elements) -> str:
-    return "\n".join(str(e.value) for e in elements)
+    return "\n".join(shown(str(e.value)) for e in elements)  # as read, escapes undone
 
 
 def run_until(at: AppTest, done, timeout: float = 120.0) -> None:

@@ -48,3 +48,19 @@ def test_the_layout_lists_every_module_with_its_line_count():
     lines = len((architecture.REPO / "core" / "tokenizer.py").read_text().splitlines())
     assert tokenizer.split()[1] == str(lines)
     assert any(r.strip().startswith("launch.py") for r in rows)
+
+
+#: One idea per module: a module that grows past this holds two (issue 26).
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_over_the_line_limit():
+    """core, training, ui, pages, deploy and benchmarks: every module under 600 lines."""
+    root = Path(__file__).resolve().parent.parent
+    long = {
+        str(path.relative_to(root)): n
+        for folder in ("core", "training", "ui", "pages", "deploy", "benchmarks")
+        for path in sorted((root / folder).rglob("*.py"))
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"split these by idea: {long}"

@@ -16,6 +16,8 @@ When the limits are read
 
 from __future__ import annotations
 
+from tests.markdown_text import shown
+
 from pathlib import Path
 
 import pytest
@@ -99,7 +101,7 @@ def metric(at: AppTest, label: str) -> str:
 
 def messages(at: AppTest, needle: str) -> list[str]:
     """Warnings and errors mentioning ``needle`` (an environment variable, a phrase)."""
-    return [e.value for e in [*at.warning, *at.error] if needle in e.value]
+    return [text for e in [*at.warning, *at.error] if needle in (text := shown(e.value))]
 
 
 def text_message(n: int, what: str = "tokenizes") -> str:

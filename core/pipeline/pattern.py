@@ -1,4 +1,4 @@
-"""Hugging Face's patterns (``{"String": ...}`` / ``{"Regex": ...}``), matched as Oniguruma does.
+r"""Hugging Face's patterns (``{"String": ...}`` / ``{"Regex": ...}``), matched as Oniguruma does.
 
 ``tokenizers`` matches its regexes with Oniguruma (Ruby syntax, Unicode 16); we use the
 ``regex`` module. :func:`onig_to_python` rewrites a pattern where the two syntaxes differ,

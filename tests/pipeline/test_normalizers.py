@@ -232,6 +232,29 @@ def test_combining_sequences_match_hf(tk: Any, text: str) -> None:
         check(tk, config, text)
 
 
+#: Characters a normalizer removes (marks, controls, a deleted "a") at the start, between
+#: words, several in a row, after whitespace, at the end.
+REMOVED_TEXTS = [
+    "\u07eb\u0301x",
+    "\u00d9\u07eb \u00e9\u0308\u0301y",
+    "b\x00\x01a\u0301\u0315 aa\u0300\tz",
+    " \u0301\u0308 \x7fa",
+    "q\u00c5\u20dd\u0903\u200ba",
+]
+
+
+@pytest.mark.parametrize(
+    "config",
+    ["StripAccents", "NFD+StripAccents", "Bert-strip-only", "Bert-clean-lower"]
+    + ["Replace-delete", "Nmt", "NFD", "NFKD"],
+)
+def test_removed_characters_take_their_spans_with_them(tk: Any, config: str) -> None:
+    # Hugging Face's filter: what is kept keeps its own alignment, nothing is merged
+    assert CONFIGS[config][1]  # an exact config
+    for text in REMOVED_TEXTS:
+        check(tk, config, text)
+
+
 # ---- spans ----------------------------------------------------------------------------------
 
 
