@@ -43,7 +43,7 @@ from core.ranks import bpe_by_rank, merges_from_ranks, split_by_rank
 from core.regex_compat import regex
 from core.template import Template
 from core.text_encoder import STREAM_CACHE_SIZE, TextEncoder, check_text
-from core.vocab_index import checked_vocab, copied_merges, index_merges, lowest_ids
+from core.vocab_index import check_dense, checked_vocab, copied_merges, index_merges, lowest_ids
 
 __all__ = ["Tokenizer", "DEFAULT_CACHE_SIZE", "STREAM_CACHE_SIZE"]
 
@@ -174,6 +174,7 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         # U+FFFD). subtle: each list is padded to twice its length so that a negative ID,
         # which a list counts from the end, lands in the padding (an error / U+FFFD) rather
         # than on a real token, as would an ID up to 2x past the end.
+        check_dense(self.vocab)  # the special tokens' IDs too, before any list that long
         table: list[bytes | None] = [None] * self.n_vocab
         for i, token in self.vocab.items():
             table[i] = token

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from core.errors import PlaygroundError
 
-__all__ = ["checked_vocab", "copied_merges", "index_merges", "lowest_ids"]
+__all__ = ["check_dense", "checked_vocab", "copied_merges", "index_merges", "lowest_ids"]
 
 
 def copied_merges(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
@@ -94,6 +94,23 @@ vocabulary; every merge's parts and result must be tokens.
     return pair_ranks, tuple(merged), tuple(id_pairs)
 
 
+def check_dense(vocab: Mapping[int, bytes]) -> None:
+    """Refuse IDs far sparser than any real vocab: the tables are lists as long as the largest
+    ID, so one stray ID of 10**12 in a file would ask for terabytes (cl100k_base, the sparsest
+    real vocab we know, leaves 15 IDs unused).
+
+    >>> check_dense({0: b"a", 10**12: b"b"})
+    Traceback (most recent call last):
+    core.errors.PlaygroundError: the vocab's largest ID is 1,000,000,000,000 for 2 tokens; \
+IDs must run from 0 with few gaps (at most 2 x the tokens + 1,024)
+    """
+    if vocab and (top := max(vocab)) >= 2 * len(vocab) + 1024:
+        raise PlaygroundError(
+            f"the vocab's largest ID is {top:,} for {len(vocab):,} tokens; IDs must run from 0 "
+            f"with few gaps (at most 2 x the tokens + 1,024)"
+        )
+
+
 def checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
     """A copy of ``vocab`` (IDs >= 0 -> non-empty bytes), or a :class:`PlaygroundError`
     naming the bad entry.
@@ -113,6 +130,7 @@ def checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
         and min(vocab) >= 0
         and b"" not in vocab.values()
     ):
+        check_dense(vocab)
         return dict(vocab)
     out: dict[int, bytes] = {}
     for i, token in vocab.items():
@@ -121,5 +139,6 @@ def checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
         if not isinstance(token, (bytes, bytearray)) or not token:
             raise PlaygroundError(f"vocab[{i}] is {token!r}; every token must be non-empty bytes")
         out[i] = bytes(token)
+    check_dense(out)
     return out
 

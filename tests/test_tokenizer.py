@@ -655,3 +655,17 @@ def test_stream_takes_pretokens_from_the_shared_cache_before_running_bpe():
     tok.bpe = no_bpe
     assert list(tok.encode_iterable([text])) == expected
     assert list(tok.encode_iterable([text], cache_size=0)) == expected
+
+
+def test_a_stray_huge_id_is_refused_before_any_table_that_long() -> None:
+    """One ID of 10**12 in a vocab (or given to a special token) would ask for a list that
+    long: refused with a message, nothing allocated."""
+    from core.errors import PlaygroundError
+
+    base = {i: bytes([i]) for i in range(256)}
+    with pytest.raises(PlaygroundError, match="largest ID is 1,000,000,000,000 for 257 tokens"):
+        Tokenizer(base | {10**12: b"xy"}, [])
+    with pytest.raises(PlaygroundError, match="largest ID is 1,000,000,000,000"):
+        Tokenizer(base, [], special_tokens={"<|x|>": 10**12})
+    # gaps as real vocabs have them are fine (cl100k_base leaves 15 IDs unused)
+    assert Tokenizer(base | {300: b"ab"}, []).n_vocab == 301
