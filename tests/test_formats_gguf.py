@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from core.errors import FormatError
@@ -155,7 +155,19 @@ def test_llama3_specials_agree(llama_cpp_vocabs: Path) -> None:
 @settings(max_examples=300, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
 def test_llama3_gguf_equals_tokenizers(llama_cpp_vocabs: Path, text: str) -> None:
+    # The oracle is Llama 3.1's file, the GGUF is 3.0's: 3.1 renamed some reserved specials
+    # (ID 128008 is <|eom_id|> there, <|reserved_special_token_3|> here), so a text holding
+    # one of those names is special to one and plain text to the other by design.
+    assume(not any(name in text for name in renamed_llama3_specials()))
     assert vocab("llama-bpe").encode(text) == llama3_hf().encode(text, add_special_tokens=False).ids
+
+
+@lru_cache(maxsize=1)
+def renamed_llama3_specials() -> frozenset[str]:
+    """Special tokens of the 3.1 oracle whose name the 3.0 GGUF does not have."""
+    ours = set(vocab("llama-bpe").special_tokens)
+    return frozenset(t.content for t in llama3_hf().get_added_tokens_decoder().values()
+                     if t.special and t.content not in ours)
 
 
 @pytest.fixture(scope="module")
