@@ -94,20 +94,26 @@ vocabulary; every merge's parts and result must be tokens.
     return pair_ranks, tuple(merged), tuple(id_pairs)
 
 
+#: The largest token ID any vocab may use whatever its size: real ones stay under 300k (Gemma 3:
+#: 262,144), and a replay keeps a preset's IDs for its first few tokens (GPT-2's 50,256 for 257).
+MAX_SPARSE_ID = 2**22 - 1
+
+
 def check_dense(vocab: Mapping[int, bytes]) -> None:
     """Refuse IDs far sparser than any real vocab: the tables are lists as long as the largest
-    ID, so one stray ID of 10**12 in a file would ask for terabytes (cl100k_base, the sparsest
-    real vocab we know, leaves 15 IDs unused).
+    ID, so one stray ID of 10**12 in a file would ask for terabytes. An ID may go up to
+    :data:`MAX_SPARSE_ID` (a few tens of MB of tables), or past it in a vocab dense enough.
 
+    >>> check_dense({0: b"a", 50_256: b"b"})  # a replay of GPT-2's first merges
     >>> check_dense({0: b"a", 10**12: b"b"})
     Traceback (most recent call last):
     core.errors.PlaygroundError: the vocab's largest ID is 1,000,000,000,000 for 2 tokens; \
-IDs must run from 0 with few gaps (at most 2 x the tokens + 1,024)
+IDs must stay below 4,194,304 or run from 0 with few gaps
     """
-    if vocab and (top := max(vocab)) >= 2 * len(vocab) + 1024:
+    if vocab and (top := max(vocab)) > max(MAX_SPARSE_ID, 2 * len(vocab) + 1024):
         raise PlaygroundError(
-            f"the vocab's largest ID is {top:,} for {len(vocab):,} tokens; IDs must run from 0 "
-            f"with few gaps (at most 2 x the tokens + 1,024)"
+            f"the vocab's largest ID is {top:,} for {len(vocab):,} tokens; IDs must stay below "
+            f"{MAX_SPARSE_ID + 1:,} or run from 0 with few gaps"
         )
 
 

@@ -669,3 +669,4 @@ def test_a_stray_huge_id_is_refused_before_any_table_that_long() -> None:
         Tokenizer(base, [], special_tokens={"<|x|>": 10**12})
     # gaps as real vocabs have them are fine (cl100k_base leaves 15 IDs unused)
     assert Tokenizer(base | {300: b"ab"}, []).n_vocab == 301
+    assert Tokenizer(base | {50_256: b"ab"}, []).n_vocab == 50_257  # a replay keeps GPT-2's IDs
