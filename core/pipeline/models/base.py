@@ -16,6 +16,7 @@ from typing import Any
 from core.errors import PlaygroundError
 
 __all__ = [
+    "VocabLookup",
     "DEFAULT_CACHE_SIZE",
     "MAX_CACHED_WORD",
     "Model",
@@ -39,6 +40,28 @@ MAX_CACHED_WORD = 256
 
 
 Model = Any  # BPEModel | WordPieceModel | WordLevelModel, or any object with tokenize()
+
+
+class VocabLookup:
+    """The two look-ups every Hugging Face model answers the same way, from its ``vocab``
+    (token -> ID) and ``_id_to_token`` (:func:`reverse_vocab`).
+
+    >>> class M(VocabLookup):
+    ...     vocab, _id_to_token = {"a": 0}, {0: "a"}
+    >>> M().id_to_token(0), M().token_to_id("b")
+    ('a', None)
+    """
+
+    vocab: dict[str, int]
+    _id_to_token: dict[int, str]
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """The token string of an ID, or ``None``."""
+        return self._id_to_token.get(token_id)
+
+    def token_to_id(self, token: str) -> int | None:
+        """The ID of a token string, or ``None``."""
+        return self.vocab.get(token)
 
 
 class WordCache(dict):  # type: ignore[type-arg]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from core.bpe import merge, merge_steps
 from core.errors import FormatError
 from core.pipeline.models.base import (
+    VocabLookup,
     DEFAULT_CACHE_SIZE,
     MAX_CACHED_WORD,
     Token,
@@ -45,7 +46,7 @@ class BPEStep:
     after: tuple[str, ...]
 
 
-class BPEModel:
+class BPEModel(VocabLookup):
     """Hugging Face's ``BPE`` model (see the module docstring for the algorithm).
 
     ``vocab``: token -> ID; ``merges``: ``(left, right)`` pairs in rank order. The merged
@@ -95,14 +96,6 @@ class BPEModel:
     def kind(self) -> str:
         """A short name for display: ``"BPE"`` or ``"BPE (byte fallback)"``."""
         return "BPE (byte fallback)" if self.byte_fallback else "BPE"
-
-    def id_to_token(self, token_id: int) -> str | None:
-        """The token string of an ID, or ``None``."""
-        return self._id_to_token.get(token_id)
-
-    def token_to_id(self, token: str) -> int | None:
-        """The ID of a token string, or ``None``."""
-        return self.vocab.get(token)
 
     def clear_cache(self) -> None:
         """Forget cached words (e.g. to time a cold encode)."""

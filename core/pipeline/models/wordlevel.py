@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from core.pipeline.models.base import Token, missing_unk, reverse_vocab
+from core.pipeline.models.base import Token, VocabLookup, missing_unk, reverse_vocab
 
 __all__ = ["WordLevelModel"]
 
 
-class WordLevelModel:
+class WordLevelModel(VocabLookup):
     """Hugging Face's ``WordLevel`` model: each word is one token, or ``unk_token``.
 
     >>> m = WordLevelModel({"<unk>": 0, "hi": 1})
@@ -27,14 +27,6 @@ class WordLevelModel:
         self.vocab: dict[str, int] = dict(vocab)
         self.unk_token = unk_token
         self._id_to_token = reverse_vocab(self.vocab)
-
-    def id_to_token(self, token_id: int) -> str | None:
-        """The token string of an ID, or ``None``."""
-        return self._id_to_token.get(token_id)
-
-    def token_to_id(self, token: str) -> int | None:
-        """The ID of a token string, or ``None``."""
-        return self.vocab.get(token)
 
     def tokenize(self, text: str) -> list[Token]:
         """``[(id, 0, len(text))]``: the word's token, or the unknown token."""

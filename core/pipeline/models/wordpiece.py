@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from core.pipeline.models.base import (
+    VocabLookup,
     DEFAULT_CACHE_SIZE,
     Token,
     WordCache,
@@ -22,7 +23,7 @@ from core.pipeline.models.base import (
 __all__ = ["WordPieceModel"]
 
 
-class WordPieceModel:
+class WordPieceModel(VocabLookup):
     """Hugging Face's ``WordPiece`` model (BERT): from the start of the word, the longest
     vocab entry that matches (``continuing_subword_prefix`` before every piece but the
     first), then again from where it ended. A word with a piece that matches nothing, or
@@ -53,14 +54,6 @@ class WordPieceModel:
         # the end of a long word
         self._longest = max(map(len, self.vocab), default=0)
         self._cache = WordCache(self._tokenize_word, max(0, int(cache_size)))
-
-    def id_to_token(self, token_id: int) -> str | None:
-        """The token string of an ID, or ``None``."""
-        return self._id_to_token.get(token_id)
-
-    def token_to_id(self, token: str) -> int | None:
-        """The ID of a token string, or ``None``."""
-        return self.vocab.get(token)
 
     def clear_cache(self) -> None:
         """Forget cached words."""
