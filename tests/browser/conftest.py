@@ -14,6 +14,7 @@ Environment knobs:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -90,19 +91,25 @@ def start_streamlit(cwd: Path, env: dict[str, str], log: Path) -> tuple[subproce
     return server.process, server.url
 
 
-@pytest.fixture(scope="session")
-def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
-    """`streamlit run app.py` on a free loopback port, with its own library dir; stopped at the end."""
-    workdir = tmp_path_factory.mktemp("streamlit-server")
+@contextlib.contextmanager
+def served_app(workdir: Path, env: dict[str, str]) -> Iterator[StreamlitServer]:
+    """The app started with ``env`` and its own library in ``workdir`` (the log there too);
+    stopped on leaving."""
     library_dir = workdir / "library"
-    library_dir.mkdir()
+    library_dir.mkdir(exist_ok=True)
     log = workdir / "server.log"
-    env = dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library_dir))
-    proc, url = start_streamlit(REPO, env, log)
+    proc, url = start_streamlit(REPO, dict(env, TOKPLAY_LIBRARY_DIR=str(library_dir)), log)
     try:
         yield StreamlitServer(url=url, library_dir=library_dir, log=log, process=proc)
     finally:
         launch.stop(proc)
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
+    """`streamlit run app.py` on a free loopback port, with its own library dir; stopped at the end."""
+    with served_app(tmp_path_factory.mktemp("streamlit-server"), dict(os.environ)) as server:
+        yield server
 
 
 # ---- the browser ---------------------------------------------------------------------

@@ -17,8 +17,7 @@ from urllib.parse import quote
 
 import pytest
 
-from deploy.launch import stop
-from tests.browser.conftest import REPO, AppBrowser, StreamlitServer, browser_session, start_streamlit
+from tests.browser.conftest import AppBrowser, StreamlitServer, browser_session, served_app
 from tests.browser.test_hub_picker import commit_text
 from tests.browser.test_sharing import chip_ids, copied_link, link_warnings, open_link, params_of, \
     picked_tokenizer, wait_until
@@ -78,14 +77,9 @@ def local_server(tmp_path_factory: pytest.TempPathFactory,
     lmstudio.parent.mkdir(parents=True)
     shutil.copyfile(llama_cpp_vocabs / "ggml-vocab-gpt-2.gguf", lmstudio)
     env = {k: v for k, v in os.environ.items() if k not in ("OLLAMA_MODELS", "TOKPLAY_GGUF_DIRS")}
-    env.update(HOME=str(home), TOKPLAY_LOCAL_MODELS="1",
-               TOKPLAY_LIBRARY_DIR=str(workdir / "library"))
-    proc, url = start_streamlit(REPO, env, workdir / "server.log")
-    try:
-        yield StreamlitServer(url=url, library_dir=workdir / "library", log=workdir / "server.log",
-                              process=proc)
-    finally:
-        stop(proc)
+    env.update(HOME=str(home), TOKPLAY_LOCAL_MODELS="1")
+    with served_app(workdir, env) as server:
+        yield server
 
 
 def test_one_person_picks_an_ollama_model_and_its_link_reopens_it(

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy.launch import stop
-from tests.browser.conftest import REPO, AppBrowser, StreamlitServer, browser_session, start_streamlit
+from tests.browser.conftest import AppBrowser, StreamlitServer, browser_session, served_app
 from tests.browser.test_sharing import (
     chip_ids,
     copied_link,
@@ -48,14 +47,9 @@ def hub_server(stub: HubStub, tmp_path_factory: pytest.TempPathFactory) -> Itera
     """The app, its Hub being the stub, its Hugging Face cache and library empty folders."""
     workdir = tmp_path_factory.mktemp("hub-server")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
-    env.update(HF_ENDPOINT=stub.url, HF_HOME=str(workdir / "hf"), HF_HUB_DISABLE_TELEMETRY="1",
-               TOKPLAY_LIBRARY_DIR=str(workdir / "library"))
-    proc, url = start_streamlit(REPO, env, workdir / "server.log")
-    try:
-        yield StreamlitServer(url=url, library_dir=workdir / "library", log=workdir / "server.log",
-                              process=proc)
-    finally:
-        stop(proc)
+    env.update(HF_ENDPOINT=stub.url, HF_HOME=str(workdir / "hf"), HF_HUB_DISABLE_TELEMETRY="1")
+    with served_app(workdir, env) as server:
+        yield server
 
 
 @pytest.fixture
