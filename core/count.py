@@ -2,10 +2,11 @@
 
 Cut the corpus at special tokens (dropped: they are never merged), cut each piece with the
 pre-tokenizer regex, count each distinct pre-token. A file is read chunk by chunk, cut at
-safe places (:mod:`core.corpus`), optionally counted in a process pool; an iterable of
-texts is counted text by text, so no pre-token spans two texts. ASCII stretches go through
-the stdlib `re` twin of the pattern (:func:`core.pretokenize.ascii_pattern`), several times
-faster than `regex` and exact there.
+safe places (:mod:`core.corpus`), optionally by several processes (this one counts too);
+an iterable of texts is counted text by text, so no pre-token spans two texts. ASCII
+stretches go through the stdlib `re` twin of the pattern
+(:func:`core.pretokenize.ascii_pattern`), several times faster than `regex` and exact there;
+a file chunk is not even decoded outside the spans around its non-ASCII bytes.
 
 >>> counts, stats = count_pretokens(["the cat", "the"])
 >>> counts["the"], counts[" cat"], stats["distinct_pretokens"]
@@ -16,22 +17,25 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Any
 
-from core.corpus import DEFAULT_CHUNK_SIZE, find_chunk_boundaries, read_chunk
+from core.corpus import DEFAULT_CHUNK_SIZE, decode_chunk, find_chunk_boundaries, read_chunk
 from core.errors import CorpusError
 from core.pretokenize import (
     GPT2_PATTERN,
     ascii_pattern,
     compile_pattern,
+    mixed_byte_regions,
     mixed_regions,
     resolve_pattern,
     special_splitter,
 )
-from core.processes import plain_main
+from core.processes import plain_main, pool_context
 
 __all__ = ["Corpus", "ProgressCallback", "count_in_steps", "count_pretokens"]
 
@@ -89,40 +93,108 @@ def _count_text(
     return counts
 
 
-# subtle: set only inside pool worker processes (by _init_worker), never in the parent;
-# workers add the bytes they have counted so the parent can report smooth progress.
-_worker_progress: Any = None
-
-
-def _init_worker(progress: Any) -> None:
-    global _worker_progress
-    _worker_progress = progress
-
-
 _Item = str | tuple[str, int, int]  # a text, or (path, start, end) of a file chunk
 
 
-def _count_items(
-    items: Sequence[_Item], specials: tuple[str, ...], pattern: str, errors: str
-) -> tuple[int, Counter[str]]:
-    """Count the pre-tokens of several chunks into one Counter (one result per pool task,
-    so the parent merges a few big Counters instead of one per chunk)."""
+def _count_bytes(
+    data: bytes, specials: tuple[str, ...], fast: re.Pattern[str], pattern: str, counts: Counter[str],
+    *, offset: int, errors: str, source: str,
+) -> None:
+    """Count the pre-tokens of UTF-8 ``data`` (one file chunk) without decoding it whole.
 
+    The bytes are read as Latin-1, one character per byte, a copy and no decoding: the ASCII
+    stretches are ASCII text already and go to the stdlib `re` twin ``fast`` as they are; only
+    the spans around bytes >= 0x80 (:func:`core.pretokenize.mixed_byte_regions`, cut where
+    pre-tokens restart) are decoded and cut by `regex`. Special tokens are found in the same
+    view (a UTF-8 string matches as its bytes, at character boundaries only). The counts are
+    those of decoding first: tests/test_train_speed_paths.py checks it.
+
+    >>> c = Counter(); _count_bytes("naïve café<|s|>ok".encode(), ("<|s|>",),
+    ...     ascii_pattern("gpt2"), "gpt2", c, offset=0, errors="strict", source="x"); sorted(c)
+    [' café', 'naïve', 'ok']
+    """
+    text = data.decode("latin-1")
+    splitter = special_splitter(tuple(sp.encode("utf-8").decode("latin-1") for sp in specials))
+    slow = compile_pattern(pattern).findall
+    for piece in [text] if splitter is None else splitter.split(text):
+        if piece.isascii():
+            counts.update(fast.findall(piece))
+            continue
+        pos = 0  # start of the not-yet-counted rest
+        for start, end in mixed_byte_regions(piece):
+            if start > pos:
+                counts.update(fast.findall(piece[pos:start]))
+            try:
+                counts.update(slow(piece[start:end].encode("latin-1").decode("utf-8", errors)))
+            except UnicodeDecodeError:
+                decode_chunk(data, offset=offset, errors=errors, source=source)  # names the first bad byte
+                raise
+            pos = end
+        if pos < len(piece):
+            counts.update(fast.findall(piece[pos:]))
+
+
+def _count_item(item: _Item, specials: tuple[str, ...], pattern: str, errors: str, counts: Counter[str]) -> int:
+    """Count one text or file chunk into ``counts``; returns its size (characters or bytes).
+    A file chunk with a built-in pattern is counted from its bytes (:func:`_count_bytes`)."""
+    if isinstance(item, str):
+        _count_text(item, specials, pattern, counts)
+        return len(item)
+    path, start, end = item
+    fast = ascii_pattern(pattern)
+    if fast is None:
+        _count_text(read_chunk(path, start, end, errors=errors), specials, pattern, counts)
+    else:
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            data = fh.read(end - start)
+        _count_bytes(data, specials, fast, pattern, counts, offset=start, errors=errors, source=os.fspath(path))
+    return end - start
+
+
+# subtle: set only inside pool worker processes (by _init_worker), never in the parent: the
+# shared counters (bytes counted so far, for progress; the next file chunk to claim).
+_worker_shared: tuple[Any, Any] | None = None
+
+
+def _init_worker(progress: Any, next_item: Any) -> None:
+    global _worker_shared
+    _worker_shared = (progress, next_item)
+
+
+def _count_task(
+    items: Sequence[_Item], specials: tuple[str, ...], pattern: str, errors: str, *,
+    shared: tuple[Any, Any] | None = None, claim: bool = True, on_chunk: Callable[[], None] | None = None,
+) -> Counter[str]:
+    """Count items into one Counter, in a worker or in the parent (the same loop).
+
+    ``claim``: take the items one at a time from the shared ``next_item`` counter until none is
+    left, so a process that starts late (or shares its core with others) simply counts fewer
+    chunks; else count all of ``items``. A failure stops the others after their current chunk.
+    """
+    progress, next_item = shared if shared is not None else _worker_shared  # type: ignore[misc]
     counts: Counter[str] = Counter()
-    done = 0
-    for item in items:
-        if isinstance(item, str):
-            text, n = item, len(item)
-        else:
-            path, start, end = item
-            text, n = read_chunk(path, start, end, errors=errors), end - start
-        _count_text(text, specials, pattern, counts)
-        del text  # subtle: free the chunk before reading the next one
-        done += n
-        if _worker_progress is not None:
-            with _worker_progress.get_lock():
-                _worker_progress.value += n
-    return done, counts
+    n = len(items)
+    i = -1
+    try:
+        while True:
+            if claim:
+                with next_item.get_lock():
+                    i = next_item.value
+                    next_item.value = i + 1
+            else:
+                i += 1
+            if i >= n:
+                return counts
+            size = _count_item(items[i], specials, pattern, errors, counts)
+            with progress.get_lock():
+                progress.value += size
+            if on_chunk is not None:
+                on_chunk()
+    except BaseException:
+        with next_item.get_lock():
+            next_item.value = n
+        raise
 
 
 def _groups(items: list[_Item], sizes: list[int], n_groups: int) -> list[list[_Item]]:
@@ -163,48 +235,54 @@ def _count_in_pool(
     total: int,
     on_progress: ProgressCallback | None,
 ) -> Counter[str]:
-    """Count in a process pool: two tasks per worker, progress polled from a shared counter.
+    """Count with ``num_workers - 1`` worker processes and this one, all claiming file chunks
+    from one shared counter; each worker sends back one Counter.
+
+    subtle: this process counts too instead of waiting: the workers' start-up hides behind
+    its first chunks, and its share of the counts is never pickled. Texts (not a file) are
+    cut into one run per process up front, so none is sent twice.
 
     Raises :class:`_NoWorkerProcesses` before counting anything where this Python cannot
     make processes (Pyodide: no ``_multiprocessing``; platforms without ``sem_open``).
     """
-    groups = _groups(items, sizes, 2 * num_workers)
+    claim = not isinstance(items[0], str)
+    runs = [items] * num_workers if claim else _groups(items, sizes, num_workers)
     try:
-        import multiprocessing
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
-        # subtle: forkserver, not fork: the app calls this from a threaded server, where fork
-        # can deadlock. The forkserver preloads only this module (not ``__main__``, which under
-        # Streamlit or pytest is somebody else's script).
-        if os.name == "nt":
-            ctx = multiprocessing.get_context("spawn")
-        else:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["core.train"])
-        progress = ctx.Value("q", 0)
+        # fork where safe, else forkserver preloading only this module (not ``__main__``,
+        # which under Streamlit or pytest is somebody else's script): core.processes
+        ctx = pool_context(preload=["core.train"])
+        shared = (ctx.Value("q", 0), ctx.Value("q", 0))
         # subtle: ProcessPoolExecutor, not multiprocessing.Pool: when a worker dies (killed,
         # out of memory) Pool silently starts another and waits forever for the lost task;
         # the executor raises BrokenProcessPool, which becomes a clear error below.
         executor = ProcessPoolExecutor(
-            min(num_workers, len(groups)), mp_context=ctx, initializer=_init_worker, initargs=(progress,)
+            max(1, len(runs) - 1), mp_context=ctx, initializer=_init_worker, initargs=shared
         )
     except (ImportError, OSError, NotImplementedError, ValueError) as err:
         raise _NoWorkerProcesses(f"{type(err).__name__}: {err}") from None
-    total_counts: Counter[str] = Counter()
+    progress = shared[0]
+
+    def report() -> None:
+        if on_progress is not None:
+            on_progress("counting", min(progress.value, total), total)
+
     with executor as pool:
         with plain_main():  # the workers start on these submits
-            pending = {pool.submit(_count_items, g, specials, pattern, errors) for g in groups}
+            futures = [pool.submit(_count_task, run, specials, pattern, errors, claim=claim) for run in runs[1:]]
         try:
+            total_counts = _count_task(runs[0], specials, pattern, errors, shared=shared, claim=claim, on_chunk=report)
+            pending = set(futures)
             while pending:
                 done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
                 for future in done:
-                    counts = future.result()[1]  # re-raises a worker's CorpusError here
+                    counts = future.result()  # re-raises a worker's CorpusError here
                     if len(counts) > len(total_counts):
                         total_counts, counts = counts, total_counts  # merge the smaller one in
                     total_counts.update(counts)
-                if on_progress is not None:
-                    on_progress("counting", min(progress.value, total), total)
+                report()
         except BrokenProcessPool:
             raise CorpusError(
                 "a worker process counting the corpus died (killed, or out of memory); "
@@ -258,7 +336,7 @@ def count_pretokens(
             return counts, _stats(counts, items, total, is_file, started, num_workers)
     else:
         note = ""
-    steps = _count_steps(items, sizes, total, specials, pattern, errors)
+    steps = _count_steps(items, total, specials, pattern, errors)
     while True:
         try:
             done, _ = next(steps)
@@ -306,21 +384,20 @@ def count_in_steps(
     started = time.perf_counter()
     items, sizes, is_file = _work_items(corpus, specials, pattern, errors, chunk_size, 1)
     total = sum(sizes)
-    counts = yield from _count_steps(items, sizes, total, specials, pattern, errors, counts)
+    counts = yield from _count_steps(items, total, specials, pattern, errors, counts)
     return counts, _stats(counts, items, total, is_file, started, 1)
 
 
 def _count_steps(
-    items: list[_Item], sizes: list[int], total: int, specials: tuple[str, ...], pattern: str, errors: str,
+    items: list[_Item], total: int, specials: tuple[str, ...], pattern: str, errors: str,
     counts: Counter[str] | None = None,
 ) -> Generator[tuple[int, int], None, Counter[str]]:
     """Count ``items`` one by one in this process (into ``counts`` if given), yielding (size
     counted so far, total)."""
     counts = Counter() if counts is None else counts
     done = 0
-    for item, size in zip(items, sizes):
-        _count_text(item if isinstance(item, str) else read_chunk(*item, errors=errors), specials, pattern, counts)
-        done += size
+    for item in items:
+        done += _count_item(item, specials, pattern, errors, counts)
         yield done, total
     return counts
 

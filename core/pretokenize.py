@@ -267,6 +267,65 @@ def mixed_regions(text: str) -> list[tuple[int, int]]:
     return regions
 
 
+_HIGH_BYTES = re.compile(r"[\x80-\xff]+")
+# Both kinds of cut of last_cut, judged on ASCII neighbours only: a subset of the safe cuts
+# that reads the same in the Latin-1 view of UTF-8 bytes (bytes >= 0x80 never qualify).
+_BYTE_CUT = r"(?<=[\x21-\x7e])(?= )|(?<=[\x21-\x7e]\n)(?=[A-Za-z0-9])"
+_LAST_BYTE_CUT = re.compile(rf"(?s:.*)(?:{_BYTE_CUT})")
+_NEXT_BYTE_CUT = re.compile(_BYTE_CUT)
+
+
+def mixed_byte_regions(text: str) -> list[tuple[int, int]]:
+    """:func:`mixed_regions` for UTF-8 bytes seen through Latin-1 (``data.decode("latin-1")``,
+    one character per byte): spans around the bytes >= 0x80, widened to safe cuts, so that
+    everything outside them is ASCII text that pre-tokenizes on its own, and each span is
+    whole UTF-8 characters.
+
+    Training counts a file chunk this way without decoding it: the ASCII stretches go to the
+    stdlib `re` twin as they are, only the spans are decoded for `regex`. Each search starts
+    where the previous span ended, so a chunk is scanned about once.
+
+    >>> data = "plain words, then é and more words".encode()
+    >>> mixed_byte_regions(data.decode("latin-1"))  # " é and": a cut needs ASCII on its left
+    [(17, 24)]
+    """
+    regions: list[tuple[int, int]] = []
+    done = 0  # end of the last span: everything before it is covered
+    while (s := _next_high_byte(text, done)) >= 0:
+        e = _HIGH_BYTES.match(text, s).end()  # type: ignore[union-attr]  # text[s] is one
+        # the last cut before s: near s first (the whole stretch back to `done` only if
+        # there is none): `.*` would otherwise run over every byte since the last span
+        lo = max(done, s - 256)
+        back = _LAST_BYTE_CUT.match(text, lo, s)
+        if back is None and lo > done:
+            back = _LAST_BYTE_CUT.match(text, done, s)
+        start = back.end() if back else done
+        nxt = _NEXT_BYTE_CUT.search(text, e)
+        end = nxt.start() if nxt else len(text)
+        if regions and start <= done:
+            regions[-1] = (regions[-1][0], end)
+        else:
+            regions.append((start, end))
+        done = end  # the bytes >= 0x80 before it are inside this span (it ends at an ASCII byte)
+    return regions
+
+
+def _next_high_byte(text: str, i: int) -> int:
+    """Where the next character >= U+0080 at or after ``i`` is, or -1. Whole blocks are
+    passed over by ``isascii`` (C, a word at a time): a regex scan costs ~8 ns a character.
+
+    >>> _next_high_byte("abc\xe9", 1), _next_high_byte("abc", 0)
+    (3, -1)
+    """
+    n = len(text)
+    while i < n:
+        j = i + 4096
+        if not text[i:j].isascii():
+            return _HIGH_BYTES.search(text, i).start()  # type: ignore[union-attr]  # in [i, j)
+        i = j
+    return -1
+
+
 def last_cut(text: str, hi: int, *, lo: int = 1) -> int:
     """The largest cut position ``c`` with ``lo <= c <= hi`` where pre-tokenization with the
     built-in patterns can restart, or 0. Two kinds of place qualify:

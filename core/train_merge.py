@@ -93,9 +93,12 @@ class MergeState:
         words: list[str] = []
         freqs: list[int] = []
         for text, freq in counts.items():
-            b = text.encode("utf-8")
-            if len(b) > 1:  # a single byte has no pair to merge
-                words.append(b.decode("latin-1"))  # byte c -> chr(c)
+            if text.isascii():  # nearly all of them: already one character per byte
+                if len(text) > 1:  # a single byte has no pair to merge
+                    words.append(text)
+                    freqs.append(freq)
+            else:  # two or more bytes
+                words.append(text.encode("utf-8").decode("latin-1"))  # byte c -> chr(c)
                 freqs.append(freq)
         self.words = words
         self.freqs = freqs
