@@ -31,6 +31,10 @@ than Python's; :mod:`core.pipeline.unicode_tables` records where they differ, so
 characters the crates do not know yet behave as in Hugging Face. :class:`Pattern` lives in
 :mod:`core.pipeline.pattern`, the checked ``tokenizer.json`` fields in
 :mod:`core.pipeline.json_fields`.
+
+Each class also has ``normalize_str(text) -> str``, the same text without spans, for
+encoding to IDs only: ``n.normalize_str(t) == n.normalize(Piece.of(t)).text`` always.
+Character-by-character rules run there as ``str.translate`` through a :class:`CharTable`.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from core.pipeline.unicode_tables import (
     is_nonspacing_mark,
     lowercase_char,
     normalize_form,
+    normalize_form_text,
 )
 
 __all__ = [
@@ -69,17 +74,58 @@ __all__ = [
     "Prepend",
     "Replace",
     "Sequence",
+    "CharTable",
     "Strip",
     "StripAccents",
     "byte_level_chars",
+    "byte_level_text",
+    "normalize_text",
     "normalizer_from_json",
 ]
 
 
 class Normalizer(Protocol):
-    """One normalization step: a piece of text in, the rewritten piece out."""
+    """One normalization step: a piece of text in, the rewritten piece out (the classes
+    here also have ``normalize_str``, optional in this protocol)."""
 
     def normalize(self, piece: Piece) -> Piece: ...
+
+
+class CharTable(dict):  # type: ignore[type-arg]
+    """A ``str.translate`` table of ``fn`` (one character -> its replacement, ``""`` to drop
+    it), filled in as characters are met: ``text.translate(table)`` then runs in C for
+    every character seen before. Bounded: cleared when full (``fn`` is pure, so a table
+    can be shared by every tokenizer).
+
+    >>> table = CharTable(lambda ch: "" if ch == "x" else ch.upper())
+    >>> "axb".translate(table), sorted(table)
+    ('AB', [97, 98, 120])
+    """
+
+    __slots__ = ("_fn",)
+    _MAX = 1 << 16
+
+    def __init__(self, fn: Callable[[str], str]) -> None:
+        super().__init__()
+        self._fn = fn
+
+    def __missing__(self, code_point: int) -> str:
+        out = self._fn(chr(code_point))
+        if len(self) >= self._MAX:
+            self.clear()
+        self[code_point] = out
+        return out
+
+
+def normalize_text(normalizer: Normalizer, text: str) -> str:
+    """``normalizer``'s text for ``text``: its ``normalize_str`` if it has one, else the
+    :class:`Piece` path (a normalizer's text never depends on the spans it is given).
+
+    >>> normalize_text(Lowercase(), "ÀB")
+    'àb'
+    """
+    fast = getattr(normalizer, "normalize_str", None)
+    return fast(text) if fast is not None else normalizer.normalize(Piece.of(text)).text
 
 
 @dataclass(frozen=True)
@@ -88,6 +134,10 @@ class _UnicodeForm:
 
     def normalize(self, piece: Piece) -> Piece:
         return normalize_form(piece, self.form)
+
+    def normalize_str(self, text: str) -> str:
+        """The normalized text (see the module docstring)."""
+        return normalize_form_text(text, self.form)
 
 
 @dataclass(frozen=True)
@@ -154,6 +204,12 @@ class Lowercase:
             return Piece(piece.text.lower(), piece.spans)
         return piece.map_chars(lowercase_char)
 
+    def normalize_str(self, text: str) -> str:
+        """The normalized text (see the module docstring)."""
+        if LOWERCASE_SLOW.search(text) is None:
+            return text.lower()
+        return text.translate(_LOWERCASE)
+
 
 @dataclass(frozen=True)
 class Strip:
@@ -176,6 +232,12 @@ class Strip:
             end -= 1
         return piece[start:end]
 
+    def normalize_str(self, text: str) -> str:
+        """The normalized text (see the module docstring)."""
+        if self.left:
+            text = text.lstrip(_WHITESPACE)
+        return text.rstrip(_WHITESPACE) if self.right else text
+
 
 @dataclass(frozen=True)
 class StripAccents:
@@ -188,6 +250,10 @@ class StripAccents:
 
     def normalize(self, piece: Piece) -> Piece:
         return piece.map_chars(lambda ch: "" if is_combining_mark(ch) else ch)
+
+    def normalize_str(self, text: str) -> str:
+        """The normalized text (see the module docstring)."""
+        return text.translate(_DROP_COMBINING)
 
 
 @dataclass(frozen=True)
@@ -202,6 +268,10 @@ class Prepend:
 
     def normalize(self, piece: Piece) -> Piece:
         return piece.prepend(self.prepend) if piece.text else piece
+
+    def normalize_str(self, text: str) -> str:
+        """The normalized text (see the module docstring)."""
+        return self.prepend + text if text else text
 
 
 @dataclass(frozen=True)
@@ -233,6 +303,21 @@ class Replace:
         text.append(piece.text[last:])
         spans.extend(piece.spans[last:])
         return Piece("".join(text), spans)
+
+    def normalize_str(self, text: str) -> str:
+        """The normalized text (see the module docstring)."""
+        pattern = self.pattern
+        if not pattern.is_regex and pattern.source:
+            # a non-empty literal: str.replace finds the same leftmost, non-overlapping
+            # matches
+            return text.replace(pattern.source, self.content)
+        out: list[str] = []
+        last = 0
+        for start, end in pattern.matches(text):
+            out += (text[last:start], self.content)
+            last = end
+        out.append(text[last:])
+        return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -268,6 +353,18 @@ class BertNormalizer:
             piece = Lowercase().normalize(piece)
         return piece
 
+    def normalize_str(self, text: str) -> str:
+        """The normalized text (see the module docstring)."""
+        if self.clean_text:
+            text = text.translate(_BERT_CLEAN)
+        if self.handle_chinese_chars and not text.isascii():
+            text = text.translate(_SPACED_CJK)
+        if self.lowercase if self.strip_accents is None else self.strip_accents:
+            text = normalize_form_text(text, "NFD").translate(_DROP_NONSPACING)
+        if self.lowercase:
+            text = Lowercase().normalize_str(text)
+        return text
+
 
 def _bert_clean(ch: str) -> str:
     if ch in "\x00\ufffd" or is_control(ch):
@@ -288,6 +385,14 @@ def _space_out_cjk(piece: Piece) -> Piece:
     return Piece("".join(text), spans)
 
 
+_WHITESPACE = "".join(sorted(WHITESPACE))
+_LOWERCASE = CharTable(lowercase_char)
+_DROP_COMBINING = CharTable(lambda ch: "" if is_combining_mark(ch) else ch)
+_DROP_NONSPACING = CharTable(lambda ch: "" if is_nonspacing_mark(ch) else ch)
+_BERT_CLEAN = CharTable(_bert_clean)
+_SPACED_CJK = CharTable(lambda ch: f" {ch} " if is_chinese_char(ch) else ch)
+
+
 @dataclass(frozen=True)
 class Nmt:
     """The NMT normalizer: drop some control characters, turn others (and ZW spaces, U+2581,
@@ -299,6 +404,10 @@ class Nmt:
 
     def normalize(self, piece: Piece) -> Piece:
         return piece.map_chars(_nmt_char)
+
+    def normalize_str(self, text: str) -> str:
+        """The normalized text (see the module docstring)."""
+        return text.translate(_NMT)
 
 
 _NMT_DROP = frozenset(
@@ -316,6 +425,9 @@ def _nmt_char(ch: str) -> str:
     return " " if ch in _NMT_SPACE else ch
 
 
+_NMT = CharTable(_nmt_char)
+
+
 @dataclass(frozen=True)
 class ByteLevel:
     """Spell each character as GPT-2's byte characters (``" "`` → ``"Ġ"``, ``"é"`` → ``"Ã©"``).
@@ -327,6 +439,10 @@ class ByteLevel:
     def normalize(self, piece: Piece) -> Piece:
         return piece.map_chars(byte_level_chars)
 
+    def normalize_str(self, text: str) -> str:
+        """The normalized text (see the module docstring)."""
+        return byte_level_text(text)
+
 
 @lru_cache(maxsize=8192)  # bounded: one entry per distinct character
 def byte_level_chars(ch: str) -> str:
@@ -337,6 +453,20 @@ def byte_level_chars(ch: str) -> str:
     """
     table = bytes_to_unicode()
     return "".join(table[b] for b in ch.encode("utf-8"))
+
+
+#: byte -> its GPT-2 character, as a ``str.translate`` table of the bytes spelled as Latin-1
+_BYTE_CHARS = {b: ch for b, ch in bytes_to_unicode().items()}
+
+
+def byte_level_text(text: str) -> str:
+    """``text`` with every character spelled as :func:`byte_level_chars`, all in C: the UTF-8
+    bytes read as Latin-1 (one character per byte), then each mapped.
+
+    >>> byte_level_text(" é")
+    'ĠÃ©'
+    """
+    return text.encode("utf-8").decode("latin-1").translate(_BYTE_CHARS)
 
 
 @dataclass(frozen=True)
@@ -353,6 +483,12 @@ class Sequence:
         for normalizer in self.normalizers:
             piece = normalizer.normalize(piece)
         return piece
+
+    def normalize_str(self, text: str) -> str:
+        """The normalized text (see the module docstring)."""
+        for normalizer in self.normalizers:
+            text = normalize_text(normalizer, text)
+        return text
 
 
 # ---------------------------------------------------------------------------------------------

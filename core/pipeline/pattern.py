@@ -12,11 +12,13 @@ r"""Hugging Face's patterns (``{"String": ...}`` / ``{"Regex": ...}``), matched 
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import FormatError
 from core.pipeline.json_fields import show
+from core.pipeline.split_runs import Behavior, split_runs_str
 from core.pipeline.unicode_tables import NEWER_THAN_UNICODE_16, RECATEGORIZED
 from core.regex_compat import regex
 
@@ -91,6 +93,18 @@ class Pattern:
         haystack = (
             as_unicode_16(text, keep=self._literal_chars) if self.is_regex else text
         )
+        # subtle: finditer searches on from where each match ended, as the onig crate
+        # does; they part only after an empty match (finditer allows one there, onig skips
+        # it). So finditer's answer stands when it holds no empty match; else (rare: a
+        # pattern that can match nothing) the onig loop below.
+        found = [m.span() for m in self._compiled.finditer(haystack)]
+        if all(map(operator.lt, map(_start, found), map(_end, found))):
+            return found
+        return self._onig_matches(haystack)
+
+    def _onig_matches(self, haystack: str) -> list[tuple[int, int]]:
+        """:meth:`matches` by the onig crate's own loop, one search per match."""
+        text = haystack
         found: list[tuple[int, int]] = []
         pos, last_end = 0, -1
         search = self._compiled.search
@@ -128,6 +142,25 @@ class Pattern:
             runs.append((prev, len(text), False))
         return runs
 
+    def split_str(self, text: str, behavior: Behavior) -> list[str]:
+        """``text`` cut at the matches as a ``Split`` pre-tokenizer with ``behavior`` cuts
+        it: :func:`split_runs_str` of :meth:`find_matches`, straight from the matched strings
+        when the matches cover the whole text (GPT-2's pattern always does).
+
+        >>> Pattern.regex(r"\\d+").split_str("a12b", "isolated")
+        ['a', '12', 'b']
+        """
+        if behavior == "isolated" and self._compiled.groups == 0:
+            haystack = (
+                as_unicode_16(text, keep=self._literal_chars) if self.is_regex else text
+            )
+            if haystack is text:
+                words = self._compiled.findall(text)
+                # no empty match (see matches) and nothing between matches: these are the runs
+                if "" not in words and sum(map(len, words)) == len(text):
+                    return words
+        return split_runs_str(text, self.find_matches(text), behavior)
+
 
 def as_unicode_16(text: str, *, keep: frozenset[str] = frozenset()) -> str:
     """``text`` as regex engines on Unicode 16 (Oniguruma, Rust's ``regex`` crate) see it,
@@ -149,6 +182,9 @@ def as_unicode_16(text: str, *, keep: frozenset[str] = frozenset()) -> str:
         text,
     )
 
+
+_start = operator.itemgetter(0)
+_end = operator.itemgetter(1)
 
 _INTERVAL = regex.compile(r"\{(\d*)(?:,(\d*))?\}")
 # Oniguruma's \w: the regex module's (Alphabetic, M, Nd, Pc, Join_Control) without ZWJ/ZWNJ,

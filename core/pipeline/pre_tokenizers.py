@@ -29,15 +29,21 @@ How the tokenizer calls this (what Hugging Face does):
 
    In a pair of texts (``encode(a, b)``) each text starts at position 0 of its own.
 
+Each class also has ``split_str(text) -> list[str]``, for encoding to IDs only: the texts
+of ``split([Piece.of(text)])``, exactly. ``Piece.of(text)`` starts at position 0, so for a
+``Metaspace(prepend_scheme="first")`` (alone or in a :class:`Sequence`) ``split_str`` is
+the answer for a piece that starts the whole text; any other piece needs ``split``.
+
 Characters are classified with Rust's and the crates' tables (``char::is_whitespace``,
 ``char::is_numeric``, the ``unicode_categories`` punctuation), and regexes as Oniguruma
-matches them: see :mod:`core.pipeline.unicode_tables` and :mod:`core.pipeline.pattern`.
+matches them: see :mod:`core.pipeline.char_classes`, :mod:`core.pipeline.unicode_tables`
+and :mod:`core.pipeline.pattern`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal, Protocol
@@ -45,125 +51,60 @@ from typing import Any, Literal, Protocol
 from core.bytes_unicode import bytes_to_unicode
 from core.errors import FormatError
 from core.pipeline.json_fields import build_from_table, read_field
-from core.pipeline.normalizers import byte_level_chars
+from core.pipeline.char_classes import (
+    NOT_WHITESPACE,
+    NUMERIC_FLAGS,
+    PUNCTUATION_FLAGS,
+    SPACED_PUNCTUATION,
+    is_numeric,
+    is_punctuation,
+)
+from core.pipeline.normalizers import byte_level_chars, byte_level_text
 from core.pipeline.pattern import Pattern, as_unicode_16
 from core.pipeline.piece import Piece
-from core.pipeline.unicode_tables import code_points, is_whitespace
+from core.pipeline.split_runs import (
+    Behavior,
+    char_runs,
+    flag_runs,
+    split_runs,
+    split_runs_str,
+)
+from core.pipeline.unicode_tables import is_whitespace
 from core.regex_compat import regex
 
 
 class PreTokenizer(Protocol):
-    """One pre-tokenization step: pieces in, the pieces they are cut into out."""
+    """One pre-tokenization step: pieces in, the pieces they are cut into out (the classes
+    here also have ``split_str``, optional in this protocol)."""
 
     def split(self, pieces: list[Piece]) -> list[Piece]: ...
 
 
-#: What to do with the delimiters a pattern finds (Hugging Face's ``SplitDelimiterBehavior``).
-Behavior = Literal[
-    "removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous"
-]
-Run = tuple[
-    int, int, bool
-]  # (start, end, is_delimiter): runs that cover a piece's text
+def split_text(pre_tokenizer: PreTokenizer, text: str, *, start: int = 0) -> list[str]:
+    """``pre_tokenizer``'s words of ``text``, a piece whose first character comes from
+    position ``start`` of the original text: ``split_str`` if it has one, else the
+    :class:`Piece` path. ``start`` only matters to a step that :func:`uses_offsets`; it is
+    right only when nothing was inserted or dropped at the piece's start (no normalizer).
 
-
-def split_runs(piece: Piece, runs: list[Run], behavior: Behavior) -> list[Piece]:
-    """Cut ``piece`` at delimiter runs, keeping, dropping or attaching each delimiter as
-    ``behavior`` says. With ``"-"`` in ``"the-final--countdown"``:
-
-    ``removed`` → the, final, countdown; ``isolated`` → the, -, final, -, -, countdown;
-    ``merged_with_previous`` → the-, final-, -, countdown; ``merged_with_next`` →
-    the, -final, -, -countdown; ``contiguous`` → the, -, final, --, countdown.
-
-    >>> p = Piece.of("the-final--countdown")
-    >>> [q.text for q in split_runs(p, _char_runs(p.text, "-".__eq__), "merged_with_next")]
-    ['the', '-final', '-', '-countdown']
+    >>> split_text(WhitespaceSplit(), " a b ")
+    ['a', 'b']
+    >>> split_text(Metaspace(prepend_scheme="first"), "a b", start=3)
+    ['a', '▁b']
     """
-    kept: list[tuple[int, int]] = []
-    if behavior == "removed":
-        kept = [(s, e) for s, e, delimiter in runs if not delimiter]
-    elif behavior == "isolated":
-        kept = [(s, e) for s, e, _ in runs]
-    elif behavior == "contiguous":
-        kept = _merge(runs, lambda delimiter, prev: delimiter == prev)
-    elif behavior == "merged_with_previous":
-        kept = _merge(runs, lambda delimiter, prev: delimiter and not prev)
-    elif behavior == "merged_with_next":
-        backwards = _merge(
-            [(-e, -s, d) for s, e, d in reversed(runs)],
-            lambda delimiter, prev: delimiter and not prev,
-        )
-        kept = [(-e, -s) for s, e in reversed(backwards)]
-    else:
-        raise ValueError(f"unknown split behavior {behavior!r}")
-    text, spans = piece.text, piece.spans
-    return [Piece(text[s:e], spans[s:e]) for s, e in kept if e > s]
-
-
-def _merge(
-    runs: list[Run], joins: Callable[[bool, bool], bool]
-) -> list[tuple[int, int]]:
-    """Hugging Face's fold: a run extends the previous piece when ``joins(is_delimiter,
-    previous_is_delimiter)``, else starts a new one."""
-    out: list[tuple[int, int]] = []
-    prev = False
-    for start, end, delimiter in runs:
-        if joins(delimiter, prev) and out:
-            out[-1] = (out[-1][0], end)
-        else:
-            out.append((start, end))
-        prev = delimiter
-    return out
-
-
-def _char_runs(text: str, is_delimiter: Callable[[str], bool]) -> list[Run]:
-    """Runs of ``text`` where every character that ``is_delimiter`` is a run of its own."""
-    if not text:
-        return [(0, 0, False)]
-    runs: list[Run] = []
-    last = 0
-    for i, ch in enumerate(text):
-        if is_delimiter(ch):
-            if last < i:
-                runs.append((last, i, False))
-            runs.append((i, i + 1, True))
-            last = i + 1
-    if last < len(text):
-        runs.append((last, len(text), False))
-    return runs
+    if start and uses_offsets(pre_tokenizer):
+        if isinstance(pre_tokenizer, Metaspace):  # "first", not at the start: "never"
+            return dataclasses.replace(pre_tokenizer, prepend_scheme="never").split_str(text)
+        return [p.text for p in pre_tokenizer.split([Piece.of(text, offset=start)])]
+    fast = getattr(pre_tokenizer, "split_str", None)
+    if fast is not None:
+        return fast(text)
+    return [p.text for p in pre_tokenizer.split([Piece.of(text)])]
 
 
 def _each(pieces: list[Piece], cut: Callable[[Piece], list[Piece]]) -> list[Piece]:
     """Apply ``cut`` to every piece; empty results are dropped, as in Hugging Face."""
     return [out for piece in pieces for out in cut(piece) if out.text]
 
-
-# ---------------------------------------------------------------------------------------------
-# Character classes
-# ---------------------------------------------------------------------------------------------
-
-_ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-
-
-def is_punctuation(ch: str) -> bool:
-    """Hugging Face's punctuation (BERT, ``Punctuation``): ASCII punctuation (so ``$+<=>^`|~``
-    too) or a Unicode P* category, in the ``unicode_categories`` crate's tables.
-
-    >>> is_punctuation("$"), is_punctuation("。"), is_punctuation("€")
-    (True, True, False)
-    """
-    punct = ch in _ASCII_PUNCTUATION or unicodedata.category(ch).startswith("P")
-    return punct != (ord(ch) in _PUNCTUATION_FLIPS)
-
-
-def is_numeric(ch: str) -> bool:
-    """Rust's ``char::is_numeric``: general category Nd, Nl or No (``"²"`` and ``"Ⅻ"`` too).
-
-    >>> is_numeric("²"), is_numeric("٣"), is_numeric("x")
-    (True, True, False)
-    """
-    numeric = unicodedata.category(ch) in ("Nd", "Nl", "No")
-    return numeric != (ord(ch) in _NUMERIC_FLIPS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,6 +147,17 @@ class ByteLevel:
             piece, BYTE_LEVEL_PATTERN.find_matches(piece.text), "isolated"
         )
 
+    def split_str(self, text: str) -> list[str]:
+        """The words' texts (see the module docstring)."""
+        if not text:
+            return []
+        if self.add_prefix_space and not text.startswith(" "):
+            text = " " + text
+        words = BYTE_LEVEL_PATTERN.split_str(text, "isolated") if self.use_regex else [text]
+        if text.isascii():
+            return [w.translate(_ASCII_BYTE_CHARS) for w in words]
+        return list(map(byte_level_text, words))
+
 
 _ASCII_BYTE_CHARS = {b: bytes_to_unicode()[b] for b in range(128)}
 
@@ -241,6 +193,13 @@ class Split:
         if self.invert:
             runs = [(s, e, not delimiter) for s, e, delimiter in runs]
         return split_runs(piece, runs, self.behavior)
+
+    def split_str(self, text: str) -> list[str]:
+        """The words' texts (see the module docstring)."""
+        if not self.invert:
+            return self.pattern.split_str(text, self.behavior)
+        runs = [(s, e, not d) for s, e, d in self.pattern.find_matches(text)]
+        return split_runs_str(text, runs, self.behavior)
 
 
 PrependScheme = Literal["always", "first", "never"]
@@ -284,7 +243,25 @@ class Metaspace:
             piece = piece.prepend(rep)
         if not self.split_pieces:
             return [piece]
-        return split_runs(piece, _char_runs(piece.text, rep.__eq__), "merged_with_next")
+        return split_runs(piece, char_runs(piece.text, rep.__eq__), "merged_with_next")
+
+    def split_str(self, text: str) -> list[str]:
+        """The words' texts, for a piece that starts the whole text (see the module
+        docstring: ``prepend_scheme="first"`` looks at where a piece starts)."""
+        if not text:
+            return []
+        rep = self.replacement
+        text = text.replace(" ", rep)
+        # (an empty replacement can empty the text: then nothing is prepended either)
+        if text and not text.startswith(rep) and self.prepend_scheme != "never":
+            text = rep + text
+        if not self.split_pieces or len(rep) != 1:
+            # (a replacement of several characters is no one character: no cut, as in split)
+            return [text] if text else []
+        # merged_with_next at every replacement: a cut before each one
+        first, *rest = text.split(rep)
+        words = [rep + w for w in rest]
+        return [first, *words] if first else words
 
 
 @dataclass(frozen=True)
@@ -301,8 +278,13 @@ class Digits:
     def split(self, pieces: list[Piece]) -> list[Piece]:
         behavior: Behavior = "isolated" if self.individual_digits else "contiguous"
         return _each(
-            pieces, lambda p: split_runs(p, _char_runs(p.text, is_numeric), behavior)
+            pieces, lambda p: split_runs(p, char_runs(p.text, is_numeric), behavior)
         )
+
+    def split_str(self, text: str) -> list[str]:
+        """The words' texts (see the module docstring)."""
+        behavior: Behavior = "isolated" if self.individual_digits else "contiguous"
+        return split_runs_str(text, flag_runs(text.translate(NUMERIC_FLAGS)), behavior)
 
 
 #: subtle: compiled by Rust's ``regex`` crate, not Oniguruma, so ``\w`` is the Unicode one
@@ -328,6 +310,13 @@ class Whitespace:
             Piece(text[m.start() : m.end()], spans[m.start() : m.end()]) for m in found
         ]
 
+    def split_str(self, text: str) -> list[str]:
+        """The words' texts (see the module docstring)."""
+        haystack = as_unicode_16(text)
+        if haystack is text:
+            return _WORDS.findall(text)
+        return [text[m.start() : m.end()] for m in _WORDS.finditer(haystack)]
+
 
 @dataclass(frozen=True)
 class WhitespaceSplit:
@@ -340,8 +329,12 @@ class WhitespaceSplit:
     def split(self, pieces: list[Piece]) -> list[Piece]:
         return _each(
             pieces,
-            lambda p: split_runs(p, _char_runs(p.text, is_whitespace), "removed"),
+            lambda p: split_runs(p, char_runs(p.text, is_whitespace), "removed"),
         )
+
+    def split_str(self, text: str) -> list[str]:
+        """The words' texts (see the module docstring)."""
+        return NOT_WHITESPACE.findall(text)
 
 
 @dataclass(frozen=True)
@@ -357,8 +350,13 @@ class Punctuation:
     def split(self, pieces: list[Piece]) -> list[Piece]:
         return _each(
             pieces,
-            lambda p: split_runs(p, _char_runs(p.text, is_punctuation), self.behavior),
+            lambda p: split_runs(p, char_runs(p.text, is_punctuation), self.behavior),
         )
+
+    def split_str(self, text: str) -> list[str]:
+        """The words' texts (see the module docstring)."""
+        runs = flag_runs(text.translate(PUNCTUATION_FLAGS))
+        return split_runs_str(text, runs, self.behavior)
 
 
 @dataclass(frozen=True)
@@ -371,6 +369,10 @@ class BertPreTokenizer:
 
     def split(self, pieces: list[Piece]) -> list[Piece]:
         return Punctuation("isolated").split(WhitespaceSplit().split(pieces))
+
+    def split_str(self, text: str) -> list[str]:
+        """The words' texts (see the module docstring)."""
+        return NOT_WHITESPACE.findall(text.translate(SPACED_PUNCTUATION))
 
 
 @dataclass(frozen=True)
@@ -386,8 +388,14 @@ class CharDelimiterSplit:
     def split(self, pieces: list[Piece]) -> list[Piece]:
         is_delimiter = self.delimiter.__eq__
         return _each(
-            pieces, lambda p: split_runs(p, _char_runs(p.text, is_delimiter), "removed")
+            pieces, lambda p: split_runs(p, char_runs(p.text, is_delimiter), "removed")
         )
+
+    def split_str(self, text: str) -> list[str]:
+        """The words' texts (see the module docstring)."""
+        if len(self.delimiter) != 1:  # (no single character equals it: no cut, as in split)
+            return [text] if text else []
+        return [w for w in text.split(self.delimiter) if w]
 
 
 @dataclass(frozen=True)
@@ -403,6 +411,11 @@ class FixedLength:
     def split(self, pieces: list[Piece]) -> list[Piece]:
         n = self.length
         return _each(pieces, lambda p: [p[i : i + n] for i in range(0, len(p), n)])
+
+    def split_str(self, text: str) -> list[str]:
+        """The words' texts (see the module docstring)."""
+        n = self.length
+        return [text[i : i + n] for i in range(0, len(text), n)]
 
 
 @dataclass(frozen=True)
@@ -420,6 +433,39 @@ class Sequence:
         for pre_tokenizer in self.pre_tokenizers:
             pieces = pre_tokenizer.split(pieces)
         return pieces
+
+    def split_str(self, text: str) -> list[str]:
+        """The words' texts (see the module docstring). A step after the first that looks
+        at where its pieces start (``Metaspace(prepend_scheme="first")``) cannot be told
+        from a ``str``: such a sequence takes the :class:`Piece` path."""
+        steps = self.pre_tokenizers
+        if any(uses_offsets(step) for step in steps[1:]):
+            return [p.text for p in self.split([Piece.of(text)])]
+        words = [text]
+        for step in steps:
+            words = [out for word in words for out in split_text(step, word) if out]
+        return words
+
+
+def uses_offsets(pre_tokenizer: PreTokenizer) -> bool:
+    """Whether ``pre_tokenizer``'s words depend on where its pieces start in the original
+    text (``Metaspace(prepend_scheme="first")``, alone or in a sequence), or it cannot say
+    (a step of another kind). Then ``split_str`` is only right for a piece at position 0.
+
+    >>> uses_offsets(Metaspace(prepend_scheme="first")), uses_offsets(Metaspace())
+    (True, False)
+    """
+    if isinstance(pre_tokenizer, Metaspace):
+        return pre_tokenizer.prepend_scheme == "first"
+    if isinstance(pre_tokenizer, Sequence):
+        return any(map(uses_offsets, pre_tokenizer.pre_tokenizers))
+    return not isinstance(pre_tokenizer, _KNOWN)
+
+
+_KNOWN = (
+    BertPreTokenizer, ByteLevel, CharDelimiterSplit, Digits, FixedLength, Punctuation, Split,
+    Whitespace, WhitespaceSplit,
+)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -540,22 +586,3 @@ def pre_tokenizer_from_json(
             f"{name}: a pre_tokenizer should be a JSON object or null, not {obj!r}"
         )
     return build_from_table(obj, _FROM_JSON, stage="pre_tokenizer", name=name)
-
-
-# ---------------------------------------------------------------------------------------------
-# Unicode tables where the crates differ from Python 3.11's unicodedata (see unicode_tables.py)
-# ---------------------------------------------------------------------------------------------
-
-#: Where "is punctuation" (``unicode_categories``, Unicode ~8) differs from Python's answer.
-_PUNCTUATION_FLIPS = code_points(
-    "061D 09FD 0A76 0C77 0C84 166D 1B7D-1B7E 2E43-2E4F 2E52-2E5D 10EAD 10F55-10F59 "
-    "10F86-10F89 111C9 1144B-1144F 1145A-1145B 1145D 11660-1166C 116B9 1183B 11944-11946 "
-    "119E2 11A3F-11A46 11A9A-11A9C 11A9E-11AA2 11C41-11C45 11C70-11C71 11EF7-11EF8 11FFF "
-    "12FF1-12FF2 16E97-16E9A 16FE2 1E95E-1E95F"
-)
-
-#: Where Rust's ``char::is_numeric`` (Unicode 16) differs from Python's answer.
-_NUMERIC_FLIPS = code_points(
-    "10D40-10D49 116D0-116E3 11BF0-11BF9 11DE0-11DE9 11F50-11F59 16130-16139 16D70-16D79 "
-    "16FF4-16FF6 1CCF0-1CCF9 1D2C0-1D2D3 1E4F0-1E4F9 1E5F1-1E5FA"
-)

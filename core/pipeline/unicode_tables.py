@@ -39,6 +39,7 @@ __all__ = [
     "is_whitespace",
     "lowercase_char",
     "normalize_form",
+    "normalize_form_text",
     "ranges_class",
 ]
 
@@ -166,6 +167,29 @@ def normalize_form(piece: Piece, form: str) -> Piece:
     spans: list[Span] = []
     _normalize_range(piece, form, 0, len(piece.text), out, spans)
     return Piece("".join(out), spans)
+
+
+def normalize_form_text(text: str, form: str) -> str:
+    """``normalize_form(Piece.of(text), form).text``, without spans: the characters
+    ``tokenizers`` does not know yet stand alone (each is a segment of its own) and the
+    text between them is normalized whole, since it is cut only where ``form`` restarts.
+
+    >>> normalize_form_text("e\\u0301e\\u0898\\u0301", "NFC") == "\\xe9e\\u0898\\u0301"
+    True
+    """
+    if unicodedata.is_normalized(form, text):
+        return text
+    if not any(map(_UNKNOWN_TO_NORMALIZATION.__contains__, map(ord, text))):
+        return unicodedata.normalize(form, text)
+    out: list[str] = []
+    start = 0
+    for i, ch in enumerate(text):
+        if ord(ch) in _UNKNOWN_TO_NORMALIZATION:
+            out.append(unicodedata.normalize(form, text[start:i]))
+            out.append(ch)
+            start = i + 1
+    out.append(unicodedata.normalize(form, text[start:]))
+    return "".join(out)
 
 
 def _normalize_range(

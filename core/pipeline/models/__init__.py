@@ -14,7 +14,9 @@ in :mod:`.base`, reading a ``tokenizer.json`` "model" section in :mod:`.from_jso
 - :class:`WordLevelModel`: the whole word is a token, or it is the unknown token.
 
 Each has ``tokenize(word) -> [(id, start, end), ...]`` with character offsets into the
-word, a ``vocab`` (token string -> ID) and ``id_to_token``.
+word, ``encode_word(word) -> [id, ...]`` (the same IDs, for encoding without spans, from a
+bounded per-model cache that ``clear_cache()`` empties), a ``vocab`` (token string -> ID)
+and ``id_to_token``.
 
 >>> bpe = BPEModel({"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4}, [("a", "b"), ("ab", "c")])
 >>> bpe.tokenize("abcab")

@@ -40,6 +40,7 @@ MAX_CACHED_WORD = 256
 
 
 Model = Any  # BPEModel | WordPieceModel | WordLevelModel, or any object with tokenize()
+# (and optionally encode_word)
 
 
 class VocabLookup:
@@ -65,24 +66,29 @@ class VocabLookup:
 
 
 class WordCache(dict):  # type: ignore[type-arg]
-    """``dict`` of word -> tokens that computes misses and clears itself when full."""
+    """``dict`` of word -> tokens (or token IDs: a model keeps one cache of each) that
+    computes misses and clears itself when full. Misses are computed by ``__missing__``,
+    so ``map(cache.__getitem__, words)`` runs in C for every word already seen."""
 
     __slots__ = ("_compute", "_maxsize")
 
-    def __init__(
-        self, compute: Callable[[str], tuple[Token, ...]], maxsize: int
-    ) -> None:
+    def __init__(self, compute: Callable[[str], tuple[Any, ...]], maxsize: int) -> None:
         super().__init__()
         self._compute = compute
         self._maxsize = maxsize
 
-    def __missing__(self, word: str) -> tuple[Token, ...]:
+    def __missing__(self, word: str) -> tuple[Any, ...]:
         value = self._compute(word)
+        self.keep(word, value)
+        return value
+
+    def keep(self, word: str, value: tuple[Any, ...]) -> None:
+        """Remember ``value`` for ``word`` if the word is short enough (clearing the cache
+        first when it is full)."""
         if len(word) <= MAX_CACHED_WORD and self._maxsize:
             if len(self) >= self._maxsize:
                 self.clear()
             self[word] = value
-        return value
 
 
 def reverse_vocab(vocab: Mapping[str, int]) -> dict[int, str]:

@@ -14,6 +14,7 @@ ties, through the shared loop :func:`core.bpe.merge`.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -88,9 +89,14 @@ class BPEModel(VocabLookup):
         # one of its bytes has a token (tested per character, as Hugging Face does)
         ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
         self._byte_ids: list[int | None] = ids
+        self._all_bytes = self.byte_fallback and None not in ids
+        # two bounded caches: word -> tokens (spans, for the pages) and word -> IDs (encode)
         self._cache = WordCache(self._tokenize_word, max(0, int(cache_size)))
+        self._ids = WordCache(self._word_ids, max(0, int(cache_size)))
         self._bigrams: frozenset[str] | None = None  # built on the first long word
         self._single: frozenset[str] = frozenset()
+        self._pivot = ""
+        self._before_pivot: frozenset[str] = frozenset()
 
     @property
     def kind(self) -> str:
@@ -100,6 +106,7 @@ class BPEModel(VocabLookup):
     def clear_cache(self) -> None:
         """Forget cached words (e.g. to time a cold encode)."""
         self._cache.clear()
+        self._ids.clear()
 
     # -- encoding -------------------------------------------------------------------------
 
@@ -121,6 +128,47 @@ class BPEModel(VocabLookup):
         if len(text) > MAX_CACHED_WORD and self._cuttable:
             return self._tokenize_long(text)
         return list(self._cache[text])
+
+    def encode_word(self, word: str) -> list[int]:
+        """The IDs of one word's tokens: ``[t[0] for t in self.tokenize(word)]``, without
+        working out spans (and from a cache of its own).
+
+        >>> BPEModel({"a": 0, "b": 1, "ab": 2}, [("a", "b")]).encode_word("abba")
+        [2, 1, 0]
+        """
+        if not word:
+            return []
+        if self.ignore_merges:
+            whole = self.vocab.get(word)
+            if whole is not None:
+                return [whole]
+        if len(word) > MAX_CACHED_WORD and self._cuttable:
+            return self._encode_long(word)
+        return list(self._ids[word])
+
+    def _word_ids(self, word: str) -> tuple[int, ...]:
+        ids = None
+        if self.continuing_subword_prefix is None and self.end_of_word_suffix is None:
+            # every character a token (most words): the parts without a Python loop
+            ids = list(map(self.vocab.get, word))
+            if None in ids:
+                # with all 256 byte tokens a missing character is always its bytes (no
+                # unknown token can be pending): _symbols' answer, without its bookkeeping
+                ids = self._with_bytes(word, ids) if self._all_bytes else None
+        if ids is None:
+            ids = self._symbols(word)[0]
+        # no spans: merge's hot path (the same joins, in the same order)
+        return tuple(merge(ids, self._ranks, self._merged))
+
+    def _with_bytes(self, word: str, ids: list[int | None]) -> list[int]:
+        byte_ids = self._byte_ids
+        out: list[int] = []
+        for ch, token_id in zip(word, ids):
+            if token_id is None:
+                out += [byte_ids[b] for b in ch.encode("utf-8")]  # type: ignore[misc]
+            else:
+                out.append(token_id)
+        return out
 
     # -- long words (whole lines, when there is no pre-tokenizer) --
     #
@@ -144,27 +192,83 @@ class BPEModel(VocabLookup):
                 t[k : k + 2] for t in self.vocab for k in range(len(t) - 1)
             )
             self._single = frozenset(t for t in self.vocab if len(t) == 1)
+            # the pivot: "▁" (else " "), where SentencePiece-style words start
+            self._pivot = next((c for c in ("▁", " ") if c in self._single), "")
+            pivot = self._pivot
+            self._before_pivot = frozenset(
+                c for c in self._single if pivot and c + pivot not in self._bigrams
+            )
         return self._bigrams, self._single  # type: ignore[return-value]
 
-    def _tokenize_long(self, text: str) -> list[Token]:
+    def _cut(self, text: str) -> list[str]:
+        """``text`` cut at every position where a cut changes nothing, in order.
+
+        >>> BPEModel({"a": 0, "b": 1, "ab": 2}, [("a", "b")])._cut("abba")
+        ['ab', 'b', 'a']
+        """
         bigrams, single = self._cut_tables()
-        cache = self._cache
-        # the cut test for every position at once (C-level maps, no per-character slicing):
-        # ok[p] when the character is a token on its own; joined[p] when text[p:p + 2] is
-        # inside some token
+        # the cut test for every position at once, all in C (maps, no per-character
+        # slicing): a cut before p when text[p - 1] and text[p] are tokens on their own and
+        # text[p - 1:p + 1] is inside no token
         ok = list(map(single.__contains__, text))
-        joined = list(map(bigrams.__contains__, map(str.__add__, text, text[1:])))
-        cuts = [
-            p for p, (left, right, inside) in enumerate(zip(ok, ok[1:], joined), 1)
-            if left and right and not inside
-        ]  # fmt: skip
+        apart = map(operator.not_, map(bigrams.__contains__, map(str.__add__, text, text[1:])))
+        flags = map(operator.and_, map(operator.and_, ok, ok[1:]), apart)
+        cuts = list(itertools.compress(range(1, len(text)), flags))
+        return list(map(text.__getitem__, map(slice, [0, *cuts], [*cuts, len(text)])))
+
+    def _pivot_pieces(self, text: str) -> list[str]:
+        """``text`` cut before each pivot (``"▁"``) where a cut changes nothing: far fewer
+        cuts than :meth:`_cut` finds, but found with ``str.split`` and one test per word.
+
+        >>> BPEModel({"a": 0, "b": 1, "▁": 2, "a▁": 3}, [("a", "▁")])._pivot_pieces("▁a▁b▁▁")
+        ['▁a▁b', '▁', '▁']
+        """
+        self._cut_tables()
+        pivot, allowed = self._pivot, self._before_pivot
+        if not pivot:
+            return [text]
+        first, *rest = text.split(pivot)
+        pieces: list[str] = []
+        current = first
+        for part in rest:
+            # (current is empty only at the start of the text: no cut there)
+            if current and current[-1] in allowed:
+                pieces.append(current)
+                current = pivot + part
+            else:
+                current += pivot + part
+        pieces.append(current)
+        return pieces
+
+    def _encode_long(self, text: str) -> list[int]:
+        """:meth:`encode_word` of a long word: its pieces before each pivot, from the cache;
+        a long piece not seen yet is cut at every allowed position (:meth:`_cut`), its parts
+        go through the cache, and the piece is kept too (a short one is merged whole:
+        cheaper than cutting it)."""
+        cache = self._ids
+        get = cache.get
+        out: list[int] = []
+        for piece in self._pivot_pieces(text):
+            ids = get(piece)
+            if ids is None:
+                if len(piece) <= _MERGE_WHOLE:
+                    ids = cache[piece]
+                else:
+                    parts = self._cut(piece)
+                    ids = tuple(itertools.chain.from_iterable(map(cache.__getitem__, parts)))
+                    if len(parts) > 1:
+                        cache.keep(piece, ids)
+            out += ids
+        return out
+
+    def _tokenize_long(self, text: str) -> list[Token]:
+        cache = self._cache
         out: list[Token] = []
         start = 0
-        for p in cuts:
-            found = cache[text[start:p]]
+        for part in self._cut(text):
+            found = cache[part]
             out.extend([(i, s + start, e + start) for i, s, e in found] if start else found)
-            start = p
-        out.extend([(i, s + start, e + start) for i, s, e in cache[text[start:]]])
+            start += len(part)
         return out
 
     def _tokenize_word(self, word: str) -> tuple[Token, ...]:
@@ -254,6 +358,10 @@ class BPEModel(VocabLookup):
                 )
             )
         return steps
+
+
+#: A piece of a long word at most this long is merged whole, not cut again first.
+_MERGE_WHOLE = 64
 
 
 def _merge_table(

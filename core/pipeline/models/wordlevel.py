@@ -38,3 +38,22 @@ class WordLevelModel(VocabLookup):
             if token_id is None:
                 raise missing_unk(self.unk_token, "WordLevel")
         return [(token_id, 0, len(text))]
+
+    def encode_word(self, word: str) -> list[int]:
+        """``[t[0] for t in self.tokenize(word)]``. No word cache: the vocab look-up is
+        already one dict look-up per word, which is all a cache would be.
+
+        >>> WordLevelModel({"<unk>": 0, "hi": 1}).encode_word("hi")
+        [1]
+        """
+        if not word:
+            return []
+        token_id = self.vocab.get(word)
+        if token_id is None:
+            token_id = self.vocab.get(self.unk_token)
+            if token_id is None:
+                raise missing_unk(self.unk_token, "WordLevel")
+        return [token_id]
+
+    def clear_cache(self) -> None:
+        """Nothing to forget (there is no word cache); here so every model has it."""

@@ -53,17 +53,38 @@ class WordPieceModel(VocabLookup):
         # no piece is longer than the longest token: start each search there, not at
         # the end of a long word
         self._longest = max(map(len, self.vocab), default=0)
+        # two bounded caches: word -> tokens (spans, for the pages) and word -> IDs (encode)
         self._cache = WordCache(self._tokenize_word, max(0, int(cache_size)))
+        self._ids = WordCache(self._word_ids, max(0, int(cache_size)))
 
     def clear_cache(self) -> None:
         """Forget cached words."""
         self._cache.clear()
+        self._ids.clear()
 
     def tokenize(self, text: str) -> list[Token]:
         """``(id, start, end)`` of each piece of one word, in characters of ``text``."""
         if not text:
             return []
         return list(self._cache[text])
+
+    def encode_word(self, word: str) -> list[int]:
+        """The IDs of one word's pieces: ``[t[0] for t in self.tokenize(word)]``, from a
+        cache of their own.
+
+        >>> WordPieceModel({"[UNK]": 0, "un": 1, "##aff": 2}).encode_word("unaff")
+        [1, 2]
+        """
+        return list(self._ids[word]) if word else []
+
+    def _word_ids(self, word: str) -> tuple[int, ...]:
+        # a word that is a token itself (most words of a BERT vocab): one look-up, which
+        # is also the first one the greedy loop would try
+        if len(word) <= self.max_input_chars_per_word:
+            whole = self.vocab.get(word)
+            if whole is not None:
+                return (whole,)
+        return tuple(token_id for token_id, _, _ in self._tokenize_word(word))
 
     def _unk(self, n: int) -> tuple[Token, ...]:
         unk_id = self.vocab.get(self.unk_token)
