@@ -23,15 +23,19 @@ long texts cut where it is safe); decode joins the tokens' bytes in C, fetching 
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import cached_property
 from operator import itemgetter
 from types import MappingProxyType
+from typing import Any
 
-from core import details
+from core import details, vocab_index
 from core.basics import check_id, utf8
 from core.bpe import merge
 from core.bytes_unicode import to_gpt2_str
+from core.char_start import CharStart
 from core.chat import ChatMethods, with_chat
 from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
 from core.errors import PlaygroundError
@@ -43,7 +47,6 @@ from core.ranks import bpe_by_rank, merges_from_ranks, split_by_rank
 from core.regex_compat import regex
 from core.template import Template
 from core.text_encoder import STREAM_CACHE_SIZE, TextEncoder, check_text
-from core.vocab_index import check_dense, checked_vocab, copied_merges, index_merges, lowest_ids
 
 __all__ = ["Tokenizer", "DEFAULT_CACHE_SIZE", "STREAM_CACHE_SIZE"]
 
@@ -102,10 +105,43 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         specials_in_text: bool = True,
         cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
-        self.vocab: dict[int, bytes] = checked_vocab(vocab)
-        self.by_rank = merges is None
+        self._init(vocab, merges, None, special_tokens, pattern=pattern, name=name,
+                   ignore_merges=ignore_merges, template=template,
+                   specials_in_text=specials_in_text, cache_size=cache_size)  # fmt: skip
+
+    @classmethod
+    def from_id_merges(
+        cls, vocab: Mapping[int, bytes], merges: Sequence[tuple[int, ...]] | vocab_index.IdColumns,
+        special_tokens: Iterable[str] | Mapping[str, int] | None = None, **options: Any,
+    ) -> Tokenizer:  # fmt: skip
+        """``Tokenizer(vocab, [(vocab[l], vocab[r]) for l, r, *_ in merges], ...)`` (the same
+        ``options``) for merges given by token ID (or as :class:`~core.vocab_index.IdColumns`),
+        as big files hold them, without the round trip through bytes: :attr:`merges` is built
+        on first use. A third item (the merged ID a table keeps) is not trusted: the merged
+        token is looked up by its bytes.
+
+        >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"bc", 257: b"abc"}
+        >>> tok = Tokenizer.from_id_merges(vocab, [(98, 99), (97, 256)])
+        >>> tok.encode("abcd"), tok.merges
+        ([257, 100], [(b'b', b'c'), (b'a', b'bc')])
+        """
+        tok = cls.__new__(cls)
+        tok._init(vocab, None, merges, special_tokens, **options)
+        return tok
+
+    @vocab_index.paused_gc()  # (a big vocab makes millions of objects, none of them in a cycle)
+    def _init(
+        self, vocab: Mapping[int, bytes], merges: Sequence[tuple[bytes, bytes]] | None,
+        id_merges: Sequence[tuple[int, ...]] | vocab_index.IdColumns | None,
+        special_tokens: Iterable[str] | Mapping[str, int] | None, *, pattern: str = "gpt2",
+        name: str = "", ignore_merges: bool = False, template: Template = Template(),
+        specials_in_text: bool = True, cache_size: int = DEFAULT_CACHE_SIZE,
+    ) -> None:  # fmt: skip
+        self.vocab: dict[int, bytes] = vocab_index.checked_vocab(vocab)
+        self.by_rank = merges is None and id_merges is None
+        # byte pairs: our copy; ID pairs: their bytes on first use (the `merges` property)
         self._merges: list[tuple[bytes, bytes]] | None = (
-            None if merges is None else copied_merges(merges)
+            None if merges is None else vocab_index.copied_merges(merges)
         )
         self.pattern = pattern
         self.name = name
@@ -114,52 +150,19 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         self.specials_in_text = bool(specials_in_text)
         self._regex = compile_pattern(pattern)  # raises a clear error for a broken regex
 
-        # Special tokens: reuse the vocab's ID for one already there, else append.
-        self.special_tokens: list[str] = []
-        self.special_token_ids: dict[str, int] = {}
-        by_bytes = lowest_ids(self.vocab, ())
-        next_id = max(self.vocab, default=-1) + 1
-        given = dict(special_tokens) if isinstance(special_tokens, Mapping) else {}
-        for special in special_tokens or ():
-            if not isinstance(special, str) or not special:
-                raise PlaygroundError(
-                    f"special token {special!r} must be a non-empty string such as '<|endoftext|>'"
-                )
-            if special in self.special_token_ids:
-                continue
-            sid = given.get(special)
-            if sid is not None:
-                # a model's own numbering (Llama 3: 128000 and up); the ID must be free
-                if sid in self.vocab and self.vocab[sid] != special.encode("utf-8"):
-                    raise PlaygroundError(
-                        f"special token {special!r} is given ID {sid}, which already holds "
-                        f"{self.vocab[sid]!r}; give it a free ID"
-                    )
-                self.vocab[sid] = special.encode("utf-8")
-                next_id = max(next_id, sid + 1)
-            else:
-                sid = by_bytes.get(special.encode("utf-8"))
-            if sid is None:
-                sid = next_id
-                next_id += 1
-                self.vocab[sid] = special.encode("utf-8")
-            self.special_tokens.append(special)
-            self.special_token_ids[special] = sid
-
+        # Special tokens: reuse the vocab's ID for one already there, else append. Then
         # bytes -> ID for ordinary tokens (the lowest ID wins if bytes repeat).
-        special_ids = set(self.special_token_ids.values())
-        self._special_ids = frozenset(special_ids)
-        encoder = lowest_ids(self.vocab, special_ids)
+        by_bytes = vocab_index.lowest_ids(self.vocab, ())
+        repeats = len(by_bytes) != len(self.vocab)
+        self.special_tokens, self.special_token_ids = vocab_index.place_specials(
+            self.vocab, special_tokens, by_bytes
+        )
+        self._special_ids = frozenset(self.special_token_ids.values())
+        encoder = vocab_index.without_specials(
+            by_bytes, self.vocab, self._special_ids, repeats=repeats
+        )
         self._encoder = encoder
-        missing = [b for b in range(256) if bytes([b]) not in encoder]
-        if missing:
-            shown = ", ".join(f"0x{b:02x}" for b in missing[:8])
-            raise PlaygroundError(
-                f"the vocabulary lacks single-byte tokens for {len(missing)} byte(s) ({shown}"
-                f"{', ...' if len(missing) > 8 else ''}); a byte-level BPE vocabulary holds "
-                "all 256 bytes so that any text can be encoded."
-            )
-        self._byte_ids = tuple(encoder[bytes([b])] for b in range(256))
+        self._byte_ids = vocab_index.single_byte_ids(encoder)  # (refuses a vocab without one)
 
         self._pair_ranks: dict[tuple[int, int], int] = {}
         self._merged: tuple[int, ...] = ()
@@ -168,20 +171,15 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         self._whole_only: list[bytes] = []
         if self._merges is not None:
             self._index_merges(self._merges, encoder)
-
-        # ID -> bytes as lists, the fastest look-up: None in the gaps for decode_bytes() (an
-        # error), b"\xff" for decode() (0xFF never occurs in UTF-8, so it decodes to one
-        # U+FFFD). subtle: each list is padded to twice its length so that a negative ID,
-        # which a list counts from the end, lands in the padding (an error / U+FFFD) rather
-        # than on a real token, as would an ID up to 2x past the end.
-        check_dense(self.vocab)  # the special tokens' IDs too, before any list that long
-        table: list[bytes | None] = [None] * self.n_vocab
-        for i, token in self.vocab.items():
-            table[i] = token
-        pad = len(table)
-        self._strict_table: list[bytes | None] = table + [None] * pad
-        self._replace_table: list[bytes] = [b"\xff" if t is None else t for t in table]
-        self._replace_table += [b"\xff"] * pad
+        # ID -> bytes as lists (core.vocab_index.decode_tables), once the special tokens'
+        # IDs are known not to be too sparse for lists that long
+        vocab_index.check_dense(self.vocab)
+        self._strict_table, self._replace_table = vocab_index.decode_tables(self.vocab)
+        if id_merges is not None:  # by ID: their bytes only if needed (or to name a problem)
+            self._merges, self._pair_ranks, self._merged, self._merge_pairs = (
+                vocab_index.index_id_merges(id_merges, self.vocab, encoder,
+                                            specials=self._special_ids, table=self._strict_table)
+            )  # fmt: skip
         self.cache_size = max(0, int(cache_size))
         # text -> IDs around BPE: special tokens, pre-tokens, the cache, safe cuts
         matched = self.special_token_ids if self.specials_in_text else {}
@@ -194,7 +192,9 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         self, merges: Sequence[tuple[bytes, bytes]], encoder: Mapping[bytes, int]
     ) -> None:
         """(left ID, right ID) -> rank, and rank -> merged ID: BPE works on ints."""
-        self._pair_ranks, self._merged, self._merge_pairs = index_merges(merges, encoder)
+        self._pair_ranks, self._merged, self._merge_pairs = vocab_index.index_merges(
+            merges, encoder
+        )
 
     # ------------------------------------------------------------------------------------
     # Construction helpers
@@ -232,17 +232,27 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
     def merges(self) -> list[tuple[bytes, bytes]]:
         """The merges in rank order. In rank mode (``merges=None``) they are derived from the
         ranks on first use: each token that two lower-ranked tokens build, with its pair;
-        :attr:`whole_only` lists the tokens no such pair builds."""
+        :attr:`whole_only` lists the tokens no such pair builds. Merges given by ID
+        (:meth:`from_id_merges`) become byte pairs on first use too."""
         if self._merges is None:
-            self._merges, self._whole_only = merges_from_ranks(self._encoder)
-            self._index_merges(self._merges, self._encoder)
+            if self.by_rank:
+                self._merges, self._whole_only = merges_from_ranks(self._encoder)
+                self._index_merges(self._merges, self._encoder)
+            else:
+                token = self.vocab.__getitem__
+                self._merges = [(token(left), token(right)) for left, right in self._merge_pairs]
         return self._merges
+
+    def _ranked(self) -> None:
+        """In rank mode, derive the merge tables on first use (:attr:`merges`)."""
+        if self.by_rank and self._merges is None:
+            self.merges  # noqa: B018
 
     @property
     def whole_only(self) -> list[bytes]:
         """Tokens that no two lower-ranked tokens build (rank mode; e.g. 90 of Llama 3's):
         BPE never makes them, so only a pre-token equal to one gives it. ``[]`` otherwise."""
-        self.merges  # noqa: B018 (derives them in rank mode)
+        self._ranked()
         return self._whole_only
 
     @property
@@ -258,19 +268,19 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
     @property
     def pair_ranks(self) -> Mapping[tuple[int, int], int]:
         """``(left ID, right ID) -> merge rank`` (the lowest rank if a pair repeats)."""
-        self.merges  # noqa: B018
+        self._ranked()
         return MappingProxyType(self._pair_ranks)
 
     @property
     def merged_ids(self) -> tuple[int, ...]:
         """The ID each merge makes, by rank."""
-        self.merges  # noqa: B018
+        self._ranked()
         return self._merged
 
     @property
     def merge_pair_ids(self) -> tuple[tuple[int, int], ...]:
         """The ``(left ID, right ID)`` each merge joins, by rank."""
-        self.merges  # noqa: B018
+        self._ranked()
         return self._merge_pairs
 
     def pair_merge(self, left: int, right: int) -> tuple[int, int] | None:
@@ -368,7 +378,7 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         if self._fingerprint is None:
             self._fingerprint = fingerprint_of(
                 # (rank mode derives _merges from the vocab on first use: not a part)
-                "Tokenizer", self.vocab, None if self.by_rank else self._merges,
+                "Tokenizer", self.vocab, None if self.by_rank else self.merges,
                 self.special_tokens, self.special_token_ids, self.pattern, self.template,
                 self.ignore_merges, self.specials_in_text,
             )  # fmt: skip
@@ -383,7 +393,7 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
     def __repr__(self) -> str:
         return (
             f"Tokenizer(name={self.name!r}, n_vocab={self.n_vocab}, "
-            f"merges={'by rank' if self._merges is None else len(self._merges)}, "
+            f"merges={'by rank' if self.by_rank and self._merges is None else len(self._merged)}, "
             f"special_tokens={self.special_tokens!r}, pattern={self.pattern!r})"
         )
 
@@ -396,12 +406,31 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
     # ------------------------------------------------------------------------------------
 
     def _bpe_str(self, pretoken: str) -> tuple[int, ...]:
-        data = utf8(pretoken)
+        # a cache miss: BPE from whole characters where core.char_start proves it exact (on
+        # non-Latin text most joins are inside characters), through core.bpe.merge directly
+        try:
+            data = pretoken.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: utf8()'s bytes, and the str they spell
+            data = utf8(pretoken)
+            pretoken = data.decode("utf-8")
         if self.ignore_merges:
             whole = self._encoder.get(data)
             if whole is not None:
                 return (whole,)
-        return tuple(self.bpe(data))
+        parts = self._char_start.parts(pretoken, data)
+        if self.by_rank:
+            encoder = self._encoder
+            return tuple(map(encoder.__getitem__, merge(parts, encoder, key=operator.add)))
+        return tuple(merge(parts, self._pair_ranks, self._merged))
+
+    @cached_property
+    def _char_start(self) -> CharStart:
+        """Where BPE may start from whole characters (built on the first pre-token)."""
+        if self.by_rank:
+            return CharStart(self._encoder, rank_mode=True)
+        return CharStart(self._pair_ranks, rank_mode=False, merged=self._merged,
+                         byte_ids=self._byte_ids, token_bytes=self._strict_table,
+                         merge_pairs=self._merge_pairs)  # fmt: skip
 
     def bpe(self, data: bytes) -> list[int]:
         """Token IDs of one pre-token's bytes: repeatedly merge the adjacent pair with the

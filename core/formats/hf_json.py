@@ -28,8 +28,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core.bytes_unicode import bytes_to_unicode, to_gpt2_str
-from core.errors import FormatError
+from core.bytes_unicode import from_gpt2_strs, to_gpt2_str
+from core.errors import FormatError, PlaygroundError
 from core.formats import table_cache
 from core.formats._text import parse_json
 from core.formats.gpt2_files import decode_mapped_token
@@ -42,6 +42,7 @@ from core.formats.table_cache import Tables
 from core.pipeline.post_processors import post_processor_from_json
 from core.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
 from core.tokenizer import Tokenizer
+from core.vocab_index import IdColumns, paused_gc
 
 # ---------------------------------------------------------------------------------------------
 # Writing
@@ -249,10 +250,12 @@ def loads_hf_json(
 
 
 def _read(
-    doc: object, name: str
-) -> tuple[dict[int, bytes], list[tuple[int, int, int]], list[str], str]:
-    """:func:`loads_hf_json` on the parsed document, with the merges as
-    ``(left, right, merged)`` IDs."""
+    doc: object, name: str, *, bulk: str = "tables"
+) -> tuple[dict[int, bytes], list[tuple[int, int, int]] | IdColumns, list[str], str]:
+    """:func:`loads_hf_json` on the parsed document, with the merges as ``(left, right,
+    merged)`` IDs. ``bulk="pairs"``: when the bulk path reads the file, the merges are
+    :class:`IdColumns`, not yet checked for a pair listed twice (the caller checks: a
+    Tokenizer indexes them anyway); ``bulk="off"``: only the careful path."""
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         raise FormatError(f"{name}: no \"model\" section; is this a Hugging Face tokenizer.json?")
     model = doc["model"]
@@ -283,8 +286,9 @@ def _read(
         added[entry["id"]] = entry["content"]
     # the bulk path checks everything at once and gives up (None) at the first doubt; the
     # careful path below then finds the problem and names it
-    fast = _fast_tables(model.get("vocab"), model.get("merges"), added)
-    if fast is not None:
+    reader = {"tables": _fast_tables, "pairs": _fast_pairs}.get(bulk)
+    fast = reader and reader(model.get("vocab"), model.get("merges"), added)
+    if fast:
         return fast[0], fast[1], [added[i] for i in sorted(added)], pattern
 
     model_vocab = model.get("vocab")
@@ -331,26 +335,19 @@ def _read(
     return vocab, id_merges, [added[i] for i in sorted(added)], pattern
 
 
-# GPT-2's byte map as str.translate tables: each mapped character to the latin-1 character of
-# its byte (so ``.encode("latin-1")`` finishes the job in C), and a regex for any character
-# outside the map (which translate would pass through unchanged)
-_TO_LATIN1 = {ord(ch): chr(b) for b, ch in bytes_to_unicode().items()}
 _count_spaces = operator.methodcaller("count", " ")
-_OUTSIDE_MAP = re.compile(
-    "[^" + "".join(re.escape(ch) for ch in sorted(bytes_to_unicode().values())) + "]"
-)
 
 
-def _fast_tables(
+def _fast_pairs(
     model_vocab: object, merges_raw: object, added: Mapping[int, str]
-) -> tuple[dict[int, bytes], list[tuple[int, int, int]]] | None:
-    """The checks of the careful path, done on whole lists at once (a few C-level passes
-    instead of a Python loop per character): the vocab, and the merges as
-    ``(left, right, merged)`` IDs, or ``None`` when any check fails.
+) -> tuple[dict[int, bytes], IdColumns] | None:
+    """The checks of the careful path but one, done on whole lists at once (a few C-level
+    passes instead of a Python loop per character): the vocab, and the merges' left and
+    right IDs, or ``None`` when any check fails. Not checked: a pair listed twice.
 
-    >>> _fast_tables({"a": 0, "Ġ": 1, "Ġa": 2}, ["Ġ a"], {})
-    ({0: b'a', 1: b' ', 2: b' a'}, [(1, 0, 2)])
-    >>> _fast_tables({"a": 0, "b": 0}, [], {}) is None   # two tokens share an ID
+    >>> _fast_pairs({"a": 0, "Ġ": 1, "Ġa": 2}, ["Ġ a"], {})
+    ({0: b'a', 1: b' ', 2: b' a'}, IdColumns(lefts=[1], rights=[0]))
+    >>> _fast_pairs({"a": 0, "b": 0}, [], {}) is None   # two tokens share an ID
     True
     """
     if not isinstance(model_vocab, dict) or not isinstance(merges_raw, list) or not model_vocab:
@@ -359,25 +356,28 @@ def _fast_tables(
     ids = list(model_vocab.values())
     if set(map(type, ids)) != {int} or len(set(ids)) != len(ids) or min(ids) < 0:
         return None
-    if any(i.__class__ is not int or i < 0 for i in added):
+    if any(i.__class__ is not int or i < 0 for i in added) or "" in model_vocab:
         return None
-    mapped = [k for k, i in zip(keys, ids) if i not in added] if added else keys
-    if _OUTSIDE_MAP.search("".join(mapped)) or "" in model_vocab:
+    # an added token's entry in model.vocab (if any) is its text, not in GPT-2's map
+    overlap = bool(added) and not added.keys().isdisjoint(ids)
+    ordinary = list(map(operator.not_, map(added.__contains__, ids))) if overlap else []
+    mapped = list(itertools.compress(keys, ordinary)) if overlap else keys
+    mapped_ids = list(itertools.compress(ids, ordinary)) if overlap else ids
+    as_bytes = from_gpt2_strs(mapped)
+    if as_bytes is None:
         return None
-    if added:
-        vocab = {
-            i: (added[i].encode("utf-8") if i in added else k.translate(_TO_LATIN1).encode(
-                "latin-1")) for k, i in zip(keys, ids)
-        }  # fmt: skip
-        for token_id, content in added.items():
-            vocab.setdefault(token_id, content.encode("utf-8"))
-    else:
-        vocab = dict(zip(ids, [k.translate(_TO_LATIN1).encode("latin-1") for k in keys]))
+    vocab: dict[int, bytes | None] = dict.fromkeys(ids) if overlap else {}  # (the file's order)
+    vocab.update(zip(mapped_ids, as_bytes))
+    for token_id, content in added.items():  # (in model.vocab: its placeholder; else after)
+        if vocab.get(token_id) is None:
+            vocab[token_id] = content.encode("utf-8")
     tokens = set(vocab.values())
     if len(tokens) != len(vocab) or b"" in tokens:
         return None
+    if max(vocab) > 2 * len(vocab) + 1024:  # sparse IDs: no list as long as the largest
+        return None
     # a merge's parts must be mapped (not added) vocab keys
-    by_key = model_vocab if not added else {k: model_vocab[k] for k in mapped}
+    by_key = dict(zip(mapped, mapped_ids)) if overlap else model_vocab
     try:
         if set(map(type, merges_raw)) <= {str}:
             # "left right" strings, each with exactly one space: split all at once
@@ -391,22 +391,33 @@ def _fast_tables(
             flat = list(map(by_key.__getitem__, itertools.chain.from_iterable(merges_raw)))
     except (KeyError, TypeError):
         return None
-    lefts, rights = flat[::2], flat[1::2]
-    # a repeated merge: each pair as one int (a set of ints hashes faster than of tuples)
-    shift = itertools.repeat(max(vocab).bit_length())
-    if len(set(map(operator.or_, map(operator.lshift, lefts, shift), rights))) != len(lefts):
+    return vocab, IdColumns(flat[::2], flat[1::2])  # type: ignore[return-value]
+
+
+def _fast_tables(
+    model_vocab: object, merges_raw: object, added: Mapping[int, str]
+) -> tuple[dict[int, bytes], list[tuple[int, int, int]]] | None:
+    """:func:`_fast_pairs` with its last check (no pair twice), and the merges as
+    ``(left, right, merged)`` IDs, or ``None`` when any check fails.
+
+    >>> _fast_tables({"a": 0, "Ġ": 1, "Ġa": 2}, ["Ġ a"], {})
+    ({0: b'a', 1: b' ', 2: b' a'}, [(1, 0, 2)])
+    >>> _fast_tables({"a": 0, "Ġ": 1, "Ġa": 2}, ["Ġ a", "Ġ a"], {}) is None   # a pair twice
+    True
+    """
+    fast = _fast_pairs(model_vocab, merges_raw, added)
+    if fast is None:
         return None
-    if max(vocab) > 2 * len(vocab) + 1024:  # sparse IDs: no list as long as the largest
+    vocab, (lefts, rights) = fast
+    if len(set(zip(lefts, rights))) != len(lefts):
         return None
-    by_id: list[bytes | None] = [None] * (max(vocab) + 1)  # a list: faster than the dict
-    for token_id, token in vocab.items():
-        by_id[token_id] = token
-    parts = list(map(by_id.__getitem__, flat))
-    by_token = dict(zip(vocab.values(), vocab.keys()))  # tokens are unique (checked above)
-    made = list(map(by_token.get, map(bytes.__add__, parts[::2], parts[1::2])))
+    by_id: list[bytes | None] = list(map(vocab.get, range(max(vocab) + 1)))  # (faster than the dict)
+    by_token = dict(zip(vocab.values(), vocab.keys()))  # tokens are unique (checked)
+    joined = map(bytes.__add__, map(by_id.__getitem__, lefts), map(by_id.__getitem__, rights))
+    made = list(map(by_token.get, joined))
     if None in made:
         return None
-    return vocab, list(zip(lefts, rights, made))  # type: ignore[arg-type]
+    return vocab, list(zip(lefts, rights, made))
 
 
 def _merge_bytes(
@@ -437,13 +448,16 @@ def hf_json_tables(doc: dict[str, Any], *, name: str = "tokenizer.json") -> Tabl
     >>> hf_json_tables(doc).merges
     [(1, 0, 2)]
     """
-    vocab, pairs, specials, pattern = _read(doc, name)
-    meta = {
+    vocab, merges, specials, pattern = _read(doc, name)
+    return Tables(vocab, merges, _meta(doc, specials, pattern))
+
+
+def _meta(doc: dict[str, Any], specials: list[str], pattern: str) -> dict[str, Any]:
+    return {
         "kind": TABLES_KIND, "special_tokens": specials, "pattern": pattern,
         "ignore_merges": bool(doc["model"].get("ignore_merges")),
         "post_processor": doc.get("post_processor"),
     }  # fmt: skip
-    return Tables(vocab, pairs, meta)
 
 
 def tokenizer_from_tables(
@@ -451,8 +465,17 @@ def tokenizer_from_tables(
 ) -> Tokenizer:
     """The :class:`~core.tokenizer.Tokenizer` of :func:`hf_json_tables`'s tables (from a
     file just read, or from the cache, whose content is checked like any input: a bad value
-    is a :class:`FormatError`)."""
-    meta = tables.meta
+    is a :class:`~core.errors.PlaygroundError`)."""
+    merges = tables.merges if tables.columns is None else tables.columns
+    return _tokenizer(tables.vocab, merges, tables.meta, special_tokens, name)
+
+
+def _tokenizer(
+    vocab: dict[int, bytes], merges: list[tuple[int, int, int]] | IdColumns,
+    meta: dict[str, Any], special_tokens: Sequence[str] | None, name: str,
+) -> Tokenizer:  # fmt: skip
+    """The merges stay IDs (:meth:`~core.tokenizer.Tokenizer.from_id_merges`), their merged
+    IDs looked up again."""
     specials, pattern = meta.get("special_tokens"), meta.get("pattern")
     if not (
         isinstance(specials, list)
@@ -463,13 +486,9 @@ def tokenizer_from_tables(
         raise FormatError("cached tables: bad settings")
     if special_tokens is not None:
         specials = list(special_tokens)
-    template = post_processor_from_json(meta.get("post_processor"), _content_lookup(tables.vocab))
-    try:
-        merges = _merge_bytes(tables.vocab, tables.merges)
-    except (KeyError, ValueError):
-        raise FormatError("cached tables: a merge names an ID missing from the vocab") from None
-    return Tokenizer(
-        tables.vocab, merges, specials, pattern=pattern, name=name, template=template,
+    template = post_processor_from_json(meta.get("post_processor"), _content_lookup(vocab))
+    return Tokenizer.from_id_merges(
+        vocab, merges, specials, pattern=pattern, name=name, template=template,
         # Llama 3's layout: a pre-token that is a token is taken whole, as tiktoken does
         ignore_merges=meta["ignore_merges"],
     )  # fmt: skip
@@ -478,7 +497,7 @@ def tokenizer_from_tables(
 def cached_tables(data: bytes) -> Tables | None:
     """The cached tables of a ``tokenizer.json`` opened before on this machine, or ``None``
     (a small file, no cache, or a cache file that fails its checks)."""
-    if len(data) < table_cache.MIN_CACHED_BYTES:
+    if not table_cache.wanted(data):
         return None
     return table_cache.read_tables(table_cache.source_key(data), kind=TABLES_KIND)
 
@@ -496,10 +515,20 @@ def tokenizer_from_hf_json(
     pattern and special tokens come from the file unless ``special_tokens`` is given.
     ``source``: the file's bytes, to keep its tables in the cache (:func:`cached_tables`)."""
     doc = data if isinstance(data, dict) else parse_json(data, file_name)
-    tables = hf_json_tables(doc, name=file_name)
-    tok = tokenizer_from_tables(tables, special_tokens, name=name)
-    if source is not None and len(source) >= table_cache.MIN_CACHED_BYTES:
-        table_cache.write_tables(table_cache.source_key(source), tables)
+    with paused_gc():  # (millions of small objects, none in a cycle)
+        vocab, merges, specials, pattern = _read(doc, file_name, bulk="pairs")
+        meta = _meta(doc, specials, pattern)
+        try:
+            tok = _tokenizer(vocab, merges, meta, special_tokens, name)
+        except PlaygroundError:
+            _read(doc, file_name, bulk="off")  # a file error the bulk path skips comes first
+            raise
+        if len(tok.pair_ranks) != len(tok.merged_ids):  # a pair listed twice: the careful
+            _read(doc, file_name, bulk="off")  # path names it
+        if source is not None and table_cache.wanted(source):
+            if isinstance(merges, IdColumns):  # (else the careful path's, made alike)
+                merges = list(zip(*merges, tok.merged_ids))
+            table_cache.write_tables(table_cache.source_key(source), Tables(vocab, merges, meta))
     return tok
 
 

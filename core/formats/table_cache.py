@@ -34,9 +34,11 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from core.vocab_index import IdColumns, paused_gc
 
 __all__ = [
     "CACHE_ENV",
@@ -45,6 +47,7 @@ __all__ = [
     "cache_folder",
     "read_tables",
     "source_key",
+    "wanted",
     "write_tables",
 ]
 
@@ -66,6 +69,9 @@ class Tables:
     vocab: dict[int, bytes]
     merges: list[tuple[int, int, int]]
     meta: dict[str, Any]
+    #: The merges' left and right IDs as read (a file's columns), for
+    #: :meth:`~core.tokenizer.Tokenizer.from_id_merges` without a tuple per merge.
+    columns: IdColumns | None = field(default=None, compare=False, repr=False)
 
 
 def source_key(data: bytes) -> str:
@@ -157,8 +163,15 @@ def _decode(raw: bytes, key: str, kind: str) -> Tables | None:
     vocab = dict(zip(ids, tokens))
     if len(vocab) != n_vocab:
         return None
-    merges = list(zip(pairs[::3], pairs[1::3], pairs[2::3]))
-    return Tables(vocab, merges, meta)
+    lefts, rights = pairs[::3].tolist(), pairs[1::3].tolist()
+    merges = list(zip(lefts, rights, pairs[2::3]))
+    return Tables(vocab, merges, meta, IdColumns(lefts, rights))
+
+
+def wanted(source: bytes) -> bool:
+    """Whether the tables of ``source`` are worth caching: a big enough file, and a cache
+    that is on."""
+    return len(source) >= MIN_CACHED_BYTES and cache_folder() is not None
 
 
 def read_tables(key: str, *, kind: str, folder: Path | None = None) -> Tables | None:
@@ -169,7 +182,8 @@ def read_tables(key: str, *, kind: str, folder: Path | None = None) -> Tables | 
         return None
     try:
         raw = _path(key, folder).read_bytes()
-        return _decode(raw, key, kind)
+        with paused_gc():  # (hundreds of thousands of small objects, none in a cycle)
+            return _decode(raw, key, kind)
     except (OSError, ValueError, OverflowError, MemoryError, RecursionError):
         return None
 
