@@ -1,4 +1,4 @@
-"""A GGUF ``llama`` or ``t5`` vocab as a SentencePiece ``.model``: the ModelProto bytes.
+"""A GGUF ``llama`` or ``t5`` vocab as a SentencePiece ``.model``: a ModelProto, or its bytes.
 
 llama.cpp's converter copies a SentencePiece model's pieces, scores and piece types into
 GGUF (``tokenizer.ggml.tokens``/``scores``/``token_type``; the token types *are*
@@ -6,7 +6,9 @@ SentencePiece's piece types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 u
 6 byte) and its normalizer settings into ``add_space_prefix``, ``remove_extra_whitespaces``
 and ``precompiled_charsmap``. Writing them back as a ModelProto lets the GGUF go through the
 same loader as a ``tokenizer.model`` (:func:`core.pipeline.sentencepiece.sentencepiece_tokenizer`),
-and the ``sentencepiece`` library itself can load the very same bytes.
+and the ``sentencepiece`` library itself can load the very same bytes. To load it we skip the
+bytes: :func:`model_proto` builds the parsed ``ModelProto`` those bytes read back as (a
+250,000-piece vocab would otherwise be written and read again, field by field, in Python).
 
 The protobuf wire format, just enough of it: a key varint ``field << 3 | wire_type``, then
 a varint (type 0), four little-endian bytes (type 5, a ``float``) or a varint length and
@@ -17,15 +19,23 @@ the bytes (type 2, strings and sub-messages).
 ...           SpmPiece("▁a", -1.5, 1)]
 >>> sentencepiece_tokenizer(model_proto_bytes(pieces, model_type=BPE_MODEL, unk_id=0)).encode("a a")
 [3, 3]
+>>> from core.pipeline.sentencepiece import tokenizer_from_proto
+>>> tokens, scores, types = map(list, zip(*pieces))
+>>> tokenizer_from_proto(model_proto(tokens, scores, types, model_type=BPE_MODEL, unk_id=0)).encode("a a")
+[3, 3]
 """
 
 from __future__ import annotations
 
+import math
 import struct
+from array import array
 from collections.abc import Sequence
 from typing import NamedTuple
 
-__all__ = ["BPE_MODEL", "UNIGRAM_MODEL", "SpmPiece", "model_proto_bytes"]
+from core.pipeline.sentencepiece.proto import ModelProto, NormalizerSpec, TrainerSpec
+
+__all__ = ["BPE_MODEL", "UNIGRAM_MODEL", "SpmPiece", "model_proto", "model_proto_bytes"]
 
 UNIGRAM_MODEL, BPE_MODEL = 1, 2  # TrainerSpec.ModelType
 _BYTE = 6
@@ -106,3 +116,52 @@ def model_proto_bytes(
     normalizer += _int(5, int(escape_whitespaces))
     out += _blob(3, normalizer)
     return bytes(out)
+
+
+_PIECE_TYPES = frozenset(range(1, 7))
+
+
+def model_proto(
+    tokens: Sequence[str],
+    scores: Sequence[float],
+    types: Sequence[int],
+    *,
+    model_type: int,
+    unk_id: int,
+    bos_id: int = -1,
+    eos_id: int = -1,
+    pad_id: int = -1,
+    add_dummy_prefix: bool = True,
+    remove_extra_whitespaces: bool = False,
+    escape_whitespaces: bool = True,
+    precompiled_charsmap: bytes = b"",
+) -> ModelProto:
+    """The ``ModelProto`` that :func:`model_proto_bytes` (with the pieces given as three
+    columns) parses back as, built directly: scores rounded to float32, a type outside
+    1..6 read as NORMAL, the special pieces named as there.
+
+    >>> m = model_proto(["<unk>", "a"], [0.0, 0.1], [2, 9], model_type=BPE_MODEL, unk_id=0)
+    >>> m.pieces[1], m.trainer_spec.unk_piece, m.trainer_spec.bos_id
+    (ProtoPiece(piece='a', score=0.10000000149011612, type=1), '<unk>', -1)
+    """
+    n = len(tokens)
+    floats = array("f", scores).tolist()
+    if any(map(math.isinf, floats)):  # (a finite score past float32 fails as struct does)
+        floats = [struct.unpack("<f", struct.pack("<f", s))[0] for s in scores]
+    kinds = list(types)
+    if not _PIECE_TYPES.issuperset(kinds):  # (parse_model_proto reads those as NORMAL)
+        kinds = [k if k in _PIECE_TYPES else 1 for k in kinds]
+    trainer = TrainerSpec(model_type=model_type, vocab_size=n, byte_fallback=_BYTE in kinds)
+    for what, value in (("unk", unk_id), ("bos", bos_id), ("eos", eos_id), ("pad", pad_id)):
+        named = 0 <= value < n
+        setattr(trainer, f"{what}_id", value if named else -1)
+        if named:
+            setattr(trainer, f"{what}_piece", tokens[value])
+    normalizer = NormalizerSpec(
+        name="precompiled" if precompiled_charsmap else "identity",
+        precompiled_charsmap=bytes(precompiled_charsmap),
+        add_dummy_prefix=add_dummy_prefix,
+        remove_extra_whitespaces=remove_extra_whitespaces,
+        escape_whitespaces=escape_whitespaces,
+    )
+    return ModelProto(list(tokens), floats, kinds, trainer, normalizer)

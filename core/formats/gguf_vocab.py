@@ -29,24 +29,33 @@ the text, they count as special, as in Hugging Face. ``add_bos_token``/``add_eos
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from itertools import accumulate
+from itertools import compress
 from typing import IO, Any
 
-from core.bytes_unicode import unicode_to_bytes
+from core.bytes_unicode import from_gpt2_strs
 from core.errors import FormatError
+from core.formats import gguf_cache
 from core.formats.gguf import GGUFMetadata, read_gguf_metadata
 from core.formats.gguf_pre import PRE_REGEXES, PreTokenizerSpec, pre_tokenizer_spec
-from core.formats.gguf_spm import BPE_MODEL, UNIGRAM_MODEL, SpmPiece, model_proto_bytes
+from core.formats.gguf_spm import (
+    BPE_MODEL,
+    UNIGRAM_MODEL,
+    SpmPiece,
+    model_proto,
+    model_proto_bytes,
+)
 from core.pipeline.hf import pipeline_from_hf_json
-from core.pipeline.sentencepiece import sentencepiece_tokenizer
+from core.pipeline.sentencepiece import tokenizer_from_proto
+from core.pipeline.sentencepiece.proto import ModelProto
 from core.pipeline.tokenizer import PipelineTokenizer
 from core.pretokenize import PATTERNS
 from core.template import Template
 from core.tokenizer import Tokenizer
+from core.vocab_index import IdColumns
 
 __all__ = [
     "GGUFTokenizer",
@@ -137,7 +146,7 @@ def _vocab(meta: GGUFMetadata) -> _Vocab:
     # as llama.cpp: an empty token (nothing can produce it) gets a name of its own
     tokens = [t or f"[EMPTY_{i}]" for i, t in enumerate(tokens)]
     seen: dict[str, int] = {}
-    for i, token in enumerate(tokens):
+    for i, token in enumerate(tokens if len(set(tokens)) != len(tokens) else ()):  # (find it)
         first = seen.setdefault(token, i)
         if first != i:
             raise FormatError(
@@ -175,28 +184,6 @@ def _cut_after_first(merge: str) -> list[str]:
     return [merge[:cut], merge[cut + 1 :]] if cut > 0 else [merge]
 
 
-@lru_cache(maxsize=1)
-def _byte_table() -> dict[int, int]:
-    """``str.translate`` table from GPT-2's byte map back to bytes (as code points 0..255);
-    the code points below 256 that are *not* in the map go to U+FFFF, which ``latin-1``
-    cannot encode, so a token outside the map fails loudly instead of passing as bytes."""
-    table = {ord(c): b for c, b in unicode_to_bytes().items()}
-    return {i: 0xFFFF for i in range(256) if i not in table} | table
-
-
-def _mapped_all(texts: list[str]) -> list[bytes] | None:
-    """Strings in GPT-2's byte map as their bytes, or None if one is not in the map.
-
-    Each character is one byte, so the strings are translated and encoded as one string
-    (two C calls instead of one per string) and cut back apart by their lengths."""
-    try:
-        raw = "".join(texts).translate(_byte_table()).encode("latin-1")
-    except UnicodeEncodeError:
-        return None
-    ends = list(accumulate(map(len, texts)))
-    return [raw[end - len(t) : end] for t, end in zip(texts, ends)]
-
-
 def _byte_vocab(v: _Vocab) -> dict[int, bytes] | None:
     """ID -> bytes for the fast tokenizer, or None when it cannot hold this vocab.
 
@@ -206,19 +193,39 @@ def _byte_vocab(v: _Vocab) -> dict[int, bytes] | None:
     pipeline, which treats them as Hugging Face does. Control, user-defined and unused
     tokens are plain text (their UTF-8)."""
     normal = [i for i, k in enumerate(v.types) if k == NORMAL]
-    mapped = _mapped_all([v.tokens[i] for i in normal])
+    mapped = from_gpt2_strs([v.tokens[i] for i in normal])
     if mapped is None:
         return None
-    vocab = {i: t.encode("utf-8") for i, (t, k) in enumerate(zip(v.tokens, v.types)) if k != NORMAL}
-    vocab.update(zip(normal, mapped))
-    vocab = dict(sorted(vocab.items()))
-    return vocab if len({b for b in vocab.values() if len(b) == 1}) == 256 else None
+    table = list(map(str.encode, v.tokens))  # (UTF-8; the normal tokens' bytes go in next)
+    for token_id, token in zip(normal, mapped):
+        table[token_id] = token
+    vocab = dict(enumerate(table))
+    singles = set(compress(table, map((1).__eq__, map(len, table))))
+    return vocab if len(singles) == 256 else None
+
+
+_count_spaces = operator.methodcaller("count", " ")
+
+
+def _id_merges(v: _Vocab) -> IdColumns | None:
+    """The merges as the IDs of normal tokens, read a whole list at a time (a few C calls
+    instead of a split per merge), or None when a merge is not two normal tokens with one
+    space between them: :func:`_merge_pairs` then reads them one by one."""
+    merges = _typed_list(v.meta, _KEY + "merges", "strings")
+    if not merges or set(map(_count_spaces, merges)) != {1}:
+        return None
+    normal = {t: i for i, (t, k) in enumerate(zip(v.tokens, v.types)) if k == NORMAL}
+    try:
+        flat = list(map(normal.__getitem__, " ".join(merges).split(" ")))
+    except KeyError:
+        return None
+    return IdColumns(flat[::2], flat[1::2])
 
 
 def _byte_merges(pairs: list[tuple[str, str]]) -> list[tuple[bytes, bytes]] | None:
     """The merges as byte pairs, or None when a part is not in GPT-2's byte map."""
-    lefts = _mapped_all([a for a, _ in pairs])
-    rights = _mapped_all([b for _, b in pairs])
+    lefts = from_gpt2_strs([a for a, _ in pairs])
+    rights = from_gpt2_strs([b for _, b in pairs])
     if lefts is None or rights is None:
         return None
     return list(zip(lefts, rights))
@@ -249,7 +256,6 @@ def _gap_safe(regex: str) -> str:
 
 
 def _byte_level_bpe(v: _Vocab, spec: PreTokenizerSpec) -> GGUFTokenizer:
-    pairs = _merge_pairs(v)
     template = v.template(
         bos=None if spec.no_bos else v.special_id("bos", 11),
         eos=v.special_id("eos", 11),
@@ -259,6 +265,15 @@ def _byte_level_bpe(v: _Vocab, spec: PreTokenizerSpec) -> GGUFTokenizer:
     added = v.added()
     # one regex: the fast tokenizer, if it can hold the vocab; several: Splits in a pipeline
     vocab = _byte_vocab(v) if len(spec.regexes) == 1 else None
+    # the usual case: normal tokens' IDs, and no merge turned into bytes and back
+    id_merges = _id_merges(v) if vocab is not None else None
+    if vocab is not None and id_merges is not None:
+        return Tokenizer.from_id_merges(
+            vocab, id_merges, {t: i for i, t, _ in added},
+            pattern=_fast_pattern(spec.regexes[0]), name=v.name,
+            ignore_merges=spec.ignore_merges, template=template,
+        )  # fmt: skip
+    pairs = _merge_pairs(v)
     merges = _byte_merges(pairs) if vocab is not None else None
     if vocab is not None and merges is not None:
         return Tokenizer(
@@ -371,20 +386,33 @@ def _spm_ids(v: _Vocab) -> tuple[int | None, ...]:
 
 
 def _spm_bytes(v: _Vocab) -> bytes:
+    return model_proto_bytes(
+        list(map(SpmPiece, *_spm_columns(v))), **_spm_settings(v)
+    )
+
+
+def _spm_proto(v: _Vocab) -> ModelProto:
+    """What ``parse_model_proto(_spm_bytes(v))`` gives, without writing the bytes."""
+    return model_proto(*_spm_columns(v), **_spm_settings(v))
+
+
+def _spm_columns(v: _Vocab) -> tuple[list[str], list[float], list[int]]:
+    unk = _spm_ids(v)[2]
+    return v.tokens, v.scores or [0.0] * len(v.tokens), _spm_types(v, unk)
+
+
+def _spm_settings(v: _Vocab) -> dict[str, Any]:
     model_type = _SPM_KINDS[v.meta.get(_KEY + "model")][0]
     bos, eos, unk, pad = _spm_ids(v)
     charsmap = _typed_list(v.meta, _KEY + "precompiled_charsmap", "bytes") or []
-    scores = v.scores or [0.0] * len(v.tokens)
-    kinds = _spm_types(v, unk)
-    return model_proto_bytes(
-        [SpmPiece(t, s, k) for t, s, k in zip(v.tokens, scores, kinds)],
+    return dict(
         model_type=model_type, unk_id=-1 if unk is None else unk,
         bos_id=-1 if bos is None else bos, eos_id=-1 if eos is None else eos,
         pad_id=-1 if pad is None else pad,
         # llama.cpp: a space is put in front for SentencePiece models unless the file says no
         add_dummy_prefix=v.flag("add_space_prefix", True),
         remove_extra_whitespaces=v.flag("remove_extra_whitespaces", False),
-        precompiled_charsmap=bytes(b & 0xFF for b in charsmap),
+        precompiled_charsmap=bytes(map((0xFF).__and__, charsmap)),  # (int8 or uint8)
     )  # fmt: skip
 
 
@@ -410,7 +438,7 @@ def sentencepiece_model_from_gguf(meta: GGUFMetadata) -> bytes:
 
 
 def _sentencepiece(v: _Vocab) -> PipelineTokenizer:
-    tok = sentencepiece_tokenizer(_spm_bytes(v), name=v.name)
+    tok = tokenizer_from_proto(_spm_proto(v), name=v.name)
     bos, eos, _, _ = _spm_ids(v)
     add_bos, add_eos = _SPM_KINDS[v.meta.get(_KEY + "model")][2]
     tok.template = v.template(bos=bos, eos=eos, add_bos=v.flag("add_bos_token", add_bos),
@@ -513,5 +541,13 @@ def tokenizer_from_gguf(
     source: bytes | str | os.PathLike[str] | IO[bytes], *, name: str | None = None
 ) -> GGUFTokenizer:
     """The tokenizer of a GGUF file, from its bytes (an upload) or a path (only the
-    metadata is read). ``name`` labels the tokenizer and messages (default: the file name)."""
-    return tokenizer_from_gguf_metadata(read_gguf_metadata(source, name=name))
+    metadata is read). ``name`` labels the tokenizer and messages (default: the file name).
+    Bytes opened before come from the table cache (:mod:`core.formats.gguf_cache`)."""
+    key = gguf_cache.key_of(source)
+    cached = None if key is None else gguf_cache.cached(key, name=name or "model.gguf")
+    if cached is not None:
+        return cached
+    tok = tokenizer_from_gguf_metadata(read_gguf_metadata(source, name=name))
+    if key is not None:
+        gguf_cache.keep(key, tok)
+    return tok

@@ -30,8 +30,10 @@ __all__ = [
     "AddedToken",
     "AddedTokenMatcher",
     "is_space_char",
+    "added_cuts",
     "is_word_char",
     "split_at_added",
+    "split_at_added_str",
 ]
 
 # Hugging Face's added-token rules use Rust's Unicode-aware \w and \s.
@@ -92,6 +94,8 @@ class AddedTokenMatcher:
             node[self._END] = value
         firsts = "".join(sorted(self._trie))
         self._first = re.compile("[" + re.escape(firsts) + "]") if firsts else None
+        #: no strings at all: every text is one part (encoding skips the search)
+        self.empty = self._first is None
 
     def finditer(self, text: str) -> Iterator[tuple[int, int, int]]:
         """``(start, end, value)`` of each match, left to right."""
@@ -156,9 +160,37 @@ def split_at_added(
     """``AddedVocabulary::find_matches``: ``piece`` cut at the added tokens
     ``matcher`` finds (``tokens``: ID -> added token), each part with its added token's ID
     or ``None``."""
-    text = piece.text
+    cuts = added_cuts(piece.text, matcher, tokens)
+    if len(cuts) == 1 and cuts[0][2] is None:
+        return [(piece, None)]  # (the common case: no added token here)
+    return [(piece[start:stop], token_id) for start, stop, token_id in cuts]
+
+
+def split_at_added_str(
+    text: str, matcher: AddedTokenMatcher, tokens: Mapping[int, AddedToken]
+) -> list[tuple[str, int | None]]:
+    """:func:`split_at_added` on a plain string (encoding IDs needs no spans).
+
+    >>> split_at_added_str("a<s>b", AddedTokenMatcher({"<s>": 5}), {5: AddedToken("<s>")})
+    [('a', None), ('<s>', 5), ('b', None)]
+    """
+    if matcher.empty:
+        return [(text, None)] if text else []
+    cuts = added_cuts(text, matcher, tokens)
+    return [(text[start:stop], token_id) for start, stop, token_id in cuts]
+
+
+def added_cuts(
+    text: str, matcher: AddedTokenMatcher, tokens: Mapping[int, AddedToken]
+) -> list[tuple[int, int, int | None]]:
+    """Where :func:`split_at_added` cuts ``text``: ``(start, stop, ID or None)`` per part,
+    in order, no part empty.
+
+    >>> added_cuts("a<s>", AddedTokenMatcher({"<s>": 5}), {5: AddedToken("<s>")})
+    [(0, 1, None), (1, 4, 5)]
+    """
     n = len(text)
-    out: list[tuple[Piece, int | None]] = []
+    out: list[tuple[int, int, int | None]] = []
     done = 0  # where the last kept match ended
     for start, stop, token_id in matcher.finditer(text):
         token = tokens[token_id]
@@ -176,10 +208,10 @@ def split_at_added(
             # panics ("AddedVocabulary bad split"); we drop the match
             continue
         if done < start:
-            out.append((piece[done:start], None))
+            out.append((done, start, None))
         if start < stop:  # (empty when an rstrip before it took its text)
-            out.append((piece[start:stop], token_id))
+            out.append((start, stop, token_id))
         done = stop
     if done < n:
-        out.append((piece[done:] if done else piece, None))
+        out.append((done, n, None))
     return out

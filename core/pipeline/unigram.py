@@ -34,21 +34,30 @@ one) stays. Two flavours, one loop:
 
 from __future__ import annotations
 
-import re
+import functools
+import operator
 from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from itertools import chain, compress
+from typing import TYPE_CHECKING, Literal
 
-from core.errors import FormatError, PlaygroundError
+from core.errors import PlaygroundError
 from core.pipeline.sentencepiece.proto import (
     CONTROL,
     NORMAL,
     UNKNOWN,
     UNUSED,
     USER_DEFINED,
+    ModelProto,
     ProtoPiece,
+    piece_columns,
+    split_ids,
 )
+
+if TYPE_CHECKING:
+    from core.pipeline.unigram_words import UnigramWords
 
 __all__ = [
     "UNK_PENALTY",
@@ -57,7 +66,6 @@ __all__ = [
     "UnigramModel",
     "UnigramPath",
     "sentencepiece_unigram",
-    "unigram_from_json",
 ]
 
 #: How far below the lowest piece score an unknown character scores (kUnkPenalty).
@@ -152,72 +160,111 @@ class UnigramModel:
         flavour: Flavour = "huggingface",
         types: Sequence[int] | None = None,
     ) -> None:
+        tokens = list(map(str, map(operator.itemgetter(0), pieces)))
+        scores = list(map(float, map(operator.itemgetter(1), pieces)))
+        self._build(tokens, scores, unk_id=unk_id, byte_fallback=byte_fallback,
+                    flavour=flavour, types=types)  # fmt: skip
+
+    @classmethod
+    def from_columns(
+        cls,
+        tokens: list[str],
+        scores: list[float],
+        *,
+        unk_id: int | None,
+        byte_fallback: bool = False,
+        flavour: Flavour = "huggingface",
+        types: Sequence[int] | None = None,
+    ) -> UnigramModel:
+        """``UnigramModel(list(zip(tokens, scores)), ...)`` without the pairs: the two lists
+        (of ``str`` and ``float``) are kept as they are, not copied.
+
+        >>> UnigramModel.from_columns(["<unk>", "a"], [0.0, -1.0], unk_id=0).tokenize("aa")
+        [(1, 0, 1), (1, 1, 2)]
+        """
+        model = cls.__new__(cls)
+        model._build(tokens, scores, unk_id=unk_id, byte_fallback=byte_fallback,
+                     flavour=flavour, types=types)  # fmt: skip
+        return model
+
+    def _build(
+        self,
+        tokens: list[str],
+        scores: list[float],
+        *,
+        unk_id: int | None,
+        byte_fallback: bool,
+        flavour: Flavour,
+        types: Sequence[int] | None,
+    ) -> None:
         if flavour not in ("sentencepiece", "huggingface"):
             raise PlaygroundError(f"unknown Unigram flavour {flavour!r}")
-        self.pieces = [(str(p), float(s)) for p, s in pieces]
-        self.types = list(types) if types is not None else [NORMAL] * len(self.pieces)
-        if len(self.types) != len(self.pieces):
+        # (every table below is built by whole-list operations, C loops: a 250,000-piece
+        # model loads in a fraction of a second)
+        if len(scores) != len(tokens):
+            raise PlaygroundError("scores must give one score per piece")
+        self._tokens = tokens
+        #: ``(piece, score)`` by ID, as given (public: core.fingerprint reads it)
+        self.pieces = list(zip(tokens, scores))
+        self.types = list(types) if types is not None else [NORMAL] * len(tokens)
+        if len(self.types) != len(tokens):
             raise PlaygroundError("types must give one type per piece")
-        if unk_id is not None and not 0 <= unk_id < len(self.pieces):
+        if unk_id is not None and not 0 <= unk_id < len(tokens):
             raise PlaygroundError(
-                f"unk_id {unk_id} is not the ID of a piece (0 to {len(self.pieces) - 1})"
+                f"unk_id {unk_id} is not the ID of a piece (0 to {len(tokens) - 1})"
             )
         self.unk_id = unk_id
         self.byte_fallback = byte_fallback
         self.flavour = flavour
-        self._tokens = [p for p, _ in self.pieces]
         if flavour == "sentencepiece":
-            self._init_sentencepiece()
+            self._init_sentencepiece(scores)
         else:
-            self._init_huggingface()
+            self._init_huggingface(scores)
         self._maxlen = max(map(len, self._candidates), default=0)
-        # every proper prefix of a candidate, so that the search stops where no piece can
-        # go on (the trie's "no such path"); -1: a prefix (or an UNUSED piece), no node
-        lookup: dict[str, int] = {}
-        for piece in self._candidates:
-            for k in range(1, len(piece)):
-                lookup.setdefault(piece[:k], -1)
-        lookup.update(self._candidates)
-        self._lookup = lookup
         self._byte_ids = [self.vocab.get(_byte_piece(b), -1) for b in range(256)]
         self._cache: dict[str, tuple[Token, ...]] = {}
 
-    def _init_sentencepiece(self) -> None:
+    @functools.cached_property
+    def _lookup(self) -> dict[str, int]:
+        """The search's trie: each candidate piece -> its ID (-1 for an UNUSED one), every
+        proper prefix of one -> -1 (see :func:`_with_prefixes`). Built on the first search:
+        at 250,000 pieces it is a million strings, which a page that shows the vocabulary
+        never needs."""
+        return _with_prefixes(self._candidates, self._maxlen)
+
+    def _init_sentencepiece(self, raw_scores: list[float]) -> None:
         """``ModelInterface::InitializePieces`` and ``unigram::Model::Model``: NORMAL,
         USER_DEFINED and UNUSED pieces are the trie (PieceToId finds reserved ones first)."""
-        normal: dict[str, int] = {}
-        reserved: dict[str, int] = {}
-        min_score = _FLT_MAX
-        for i, ((piece, score), kind) in enumerate(zip(self.pieces, self.types)):
-            is_normal = kind in (NORMAL, USER_DEFINED, UNUSED)
-            (normal if is_normal else reserved).setdefault(piece, i)
-            if kind == NORMAL:
-                min_score = min(min_score, score)
+        types, tokens = self.types, self._tokens
+        normal, reserved = split_ids(tokens, list(map(_LATTICE_TYPES.__contains__, types)))
+        # (a fold from FLT_MAX, as the C++ loop: min() keeps what it has on a NaN)
+        min_score = min(chain((_FLT_MAX,), compress(raw_scores, map(NORMAL.__eq__, types))))
         #: token -> ID as SentencePiece's PieceToId answers
         self.vocab: dict[str, int] = {**normal, **reserved}
         self.min_score = min_score
         self.unk_score = _float32(min_score - UNK_PENALTY)
         # a user-defined piece scores 0.1 per UTF-8 byte past its first (a float32; 0.2.3's
         # GetUserDefinedScore): above every log-probability, and longer ones first
-        scores = []
-        for (piece, score), kind in zip(self.pieces, self.types):
-            if kind == USER_DEFINED:
-                score = _float32(0.1 * (len(piece.encode("utf-8")) - 1))
-            scores.append(score)
+        scores = list(raw_scores)
+        for i in compress(range(len(types)), map(USER_DEFINED.__eq__, types)):
+            scores[i] = _float32(0.1 * (len(tokens[i].encode("utf-8")) - 1))
         self._scores = scores
-        self._candidates = {
-            p: (i if self.types[i] != UNUSED else -1) for p, i in normal.items()
-        }
+        self._candidates = normal
+        if UNUSED in types:  # an UNUSED piece is in the trie but never a node
+            self._candidates = dict(normal)
+            for i in compress(range(len(types)), map(UNUSED.__eq__, types)):
+                if normal.get(tokens[i]) == i:
+                    self._candidates[tokens[i]] = -1
         self._typecode = "f"
         self._reset = _SCORE_RESET
 
-    def _init_huggingface(self) -> None:
+    def _init_huggingface(self, raw_scores: list[float]) -> None:
         """``Unigram::from``: every entry is in the trie; a repeated string keeps its last
         ID (a HashMap insert); ``min_score`` is the lowest of all scores."""
-        self.vocab = {piece: i for i, (piece, _) in enumerate(self.pieces)}
-        self.min_score = min((s for _, s in self.pieces), default=float("inf"))
+        self.vocab = dict(zip(self._tokens, range(len(self._tokens))))
+        self.min_score = min(raw_scores, default=float("inf"))
         self.unk_score = self.min_score - UNK_PENALTY
-        self._scores = [s for _, s in self.pieces]
+        self._scores = list(raw_scores)
         self._candidates = dict(self.vocab)
         self._typecode = "d"
         self._reset = float("inf")
@@ -251,6 +298,28 @@ class UnigramModel:
     def clear_cache(self) -> None:
         """Forget cached words (e.g. to time a cold encode)."""
         self._cache.clear()
+        if "_words" in self.__dict__:
+            self._words.clear()
+
+    def encode_word(self, text: str) -> list[int]:
+        """``[t[0] for t in self.tokenize(text)]``, faster: no offsets; a SentencePiece
+        text is cut where no piece crosses and its words' IDs cached where float32 rounding
+        cannot change them (:mod:`core.pipeline.unigram_words`)."""
+        if self.flavour == "sentencepiece":
+            return self._words.encode(text) if text else []
+        return [t[0] for t in self.tokenize(text)]
+
+    @functools.cached_property
+    def _words(self) -> UnigramWords:
+        """The word-by-word encoder (built on the first :meth:`encode_word`)."""
+        from core.pipeline.unigram_words import UnigramWords  # (it imports this module)
+
+        return UnigramWords(
+            search=self.best_path, lookup=self._lookup, candidates=self._candidates,
+            scores=self._scores, unk_score=self.unk_score, maxlen=self._maxlen,
+            byte_ids=self._byte_ids, byte_fallback=self.byte_fallback, unknown=self._unk,
+            reset=self._reset,
+        )  # fmt: skip
 
     def tokenize(self, text: str) -> list[Token]:
         if not text:
@@ -270,12 +339,24 @@ class UnigramModel:
     # -- the search --
 
     def _best_path(self, text: str) -> list[tuple[int, int, int]]:
+        return self.best_path(text)[0]
+
+    def best_path(
+        self, text: str, start: float = 0.0
+    ) -> tuple[list[tuple[int, int, int]], float]:
         """``EncodeOptimized``: the best path as ``(start, end, id)`` nodes, ``id`` -1 for
-        an unknown character. Scores live in an ``array`` of the flavour's float type, so
-        each sum is rounded as the C++ (or Rust) code rounds it before it is compared."""
+        an unknown character, and its score. Scores live in an ``array`` of the flavour's
+        float type, so each sum is rounded as the C++ (or Rust) code rounds it before it is
+        compared. ``start``: the score the path starts from (a text's part after one where
+        no piece crosses: :mod:`core.pipeline.unigram_words`).
+
+        >>> UnigramModel([("<unk>", 0.0), ("a", -1.0)], unk_id=0).best_path("aa", 0.5)
+        ([(0, 1, 1), (1, 2, 1)], -1.5)
+        """
         n = len(text)
         typecode = self._typecode
         best = array(typecode, bytes(array(typecode).itemsize * (n + 1)))
+        best[0] = start
         starts = [_NO_START] * (n + 1)
         ids = [0] * (n + 1)
         scratch = array(typecode, [0.0])
@@ -331,7 +412,7 @@ class UnigramModel:
             path.append((start, end, ids[end]))
             end = start
         path.reverse()
-        return path
+        return path, best[n]
 
     def _unk(self) -> int:
         if self.unk_id is None:
@@ -470,100 +551,36 @@ class UnigramModel:
         return out
 
 
-# ─── tokenizer.json ─────────────────────────────────────────────────────────────────────
+def _with_prefixes(candidates: dict[str, int], maxlen: int) -> dict[str, int]:
+    """``candidates`` plus every proper prefix of one, mapped to -1, so that the search stops
+    where no piece can go on (the trie's "no such path"). Built from the longest down: the
+    prefixes of length k are the distinct strings of length k+1 (prefixes and pieces) cut
+    by one character, so each distinct prefix is cut once, by one C loop per length.
 
-
-def unigram_from_json(obj: dict[str, object], name: str) -> UnigramModel:
-    """The ``"model"`` section of a ``tokenizer.json`` whose type is ``Unigram``:
-    ``vocab`` (a list of ``[piece, score]``), ``unk_id`` (or null), ``byte_fallback``.
-
-    >>> m = unigram_from_json({"vocab": [["<unk>", 0.0], ["▁a", -1.5]], "unk_id": 0}, "t.json")
-    >>> m.tokenize("▁a"), m.kind
-    ([(1, 0, 2)], 'Unigram')
-    >>> unigram_from_json({"vocab": [["a", "x"]]}, "t.json")
-    Traceback (most recent call last):
-    ...
-    core.errors.FormatError: t.json: model.vocab[0] is ['a', 'x']; expected [piece, score]
+    >>> sorted(_with_prefixes({"abc": 0, "ab": 1, "x": 2}, 3).items())
+    [('a', -1), ('ab', 1), ('abc', 0), ('x', 2)]
     """
-    vocab = obj.get("vocab")
-    if not isinstance(vocab, list):
-        raise FormatError(f"{name}: a Unigram model.vocab must be a list of [piece, score]")
-    pieces: list[tuple[str, float]] = []
-    for i, item in enumerate(vocab):
-        if (
-            not isinstance(item, list)
-            or len(item) != 2
-            or not isinstance(item[0], str)
-            or isinstance(item[1], bool)
-            or not isinstance(item[1], (int, float))
-        ):
-            raise FormatError(f"{name}: model.vocab[{i}] is {item!r}; expected [piece, score]")
-        score = item[1]
-        pieces.append((item[0], _as_serde_reads(score) if isinstance(score, float) else score))
-    unk_id = obj.get("unk_id")
-    if unk_id is not None and (
-        isinstance(unk_id, bool) or not isinstance(unk_id, int) or unk_id < 0
-    ):
-        raise FormatError(f"{name}: model.unk_id is {unk_id!r}; expected an ID or null")
-    if unk_id is not None and unk_id >= len(pieces):
-        raise FormatError(
-            f"{name}: model.unk_id {unk_id} is past the end of model.vocab "
-            f"({len(pieces)} pieces)"
-        )
-    fallback = obj.get("byte_fallback", False)
-    if not isinstance(fallback, bool):
-        raise FormatError(f"{name}: model.byte_fallback is {fallback!r}; expected true/false")
-    return UnigramModel(pieces, unk_id=unk_id, byte_fallback=fallback)
+    by_length = sorted(candidates, key=len)
+    lengths = list(map(len, by_length))
+    prefixes: dict[str, int] = {}
+    level: set[str] = set()  # the distinct prefixes and pieces of length k + 1
+    for k in range(maxlen - 1, 0, -1):
+        level.update(by_length[bisect_left(lengths, k + 1) : bisect_right(lengths, k + 1)])
+        level = set(map(operator.itemgetter(slice(0, k)), level))
+        prefixes.update(dict.fromkeys(level, -1))
+    prefixes.update(candidates)
+    return prefixes
 
 
-_U64_MAX = (1 << 64) - 1
+#: the pieces a SentencePiece Unigram lattice holds (others are reserved)
+_LATTICE_TYPES = frozenset((NORMAL, USER_DEFINED, UNUSED))
 
 
-def _as_serde_reads(value: float) -> float:
-    """``value`` as ``tokenizers`` reads it from the file: serde_json (without its
-    ``float_roundtrip`` feature) takes the digits as a u64, converts that to a float and
-    divides by a power of ten, so a 17-digit score (past 2^53) can come out one unit in
-    the last place off the correctly rounded value Python reads. Exact ties (``=`` + ``==``
-    against ``==`` + ``=``) then break the other way, so the scores must be the same bits.
-    The digits are those Python prints, which are the file's when ``tokenizers`` (or any
-    shortest-round-trip writer) wrote it.
-
-    >>> _as_serde_reads(-11.602532386779785), _as_serde_reads(-6.682016372680664)
-    (-11.602532386779783, -6.682016372680664)
-    """
-    text = repr(value)
-    if not _FINITE.fullmatch(text):
-        return value
-    negative = text.startswith("-")
-    mantissa, _, exp = text.lstrip("-").lower().partition("e")
-    whole, _, frac = mantissa.partition(".")
-    significand, exponent, full = 0, int(exp or 0), False
-    for digit in whole:  # (a u64 that would overflow keeps its digits as a power of ten)
-        if full or significand * 10 + int(digit) > _U64_MAX:
-            full, exponent = True, exponent + 1
-        else:
-            significand = significand * 10 + int(digit)
-    for digit in frac:  # (digits past a full u64 are dropped)
-        if full or significand * 10 + int(digit) > _U64_MAX:
-            break
-        significand, exponent = significand * 10 + int(digit), exponent - 1
-    f = float(significand)
-    while True:
-        if abs(exponent) <= 308:
-            f = f * float(f"1e{exponent}") if exponent >= 0 else f / float(f"1e{-exponent}")
-            break
-        if f == 0.0 or exponent >= 0:
-            break
-        f, exponent = f / 1e308, exponent + 308
-    return -f if negative else f
-
-
-_FINITE = re.compile(r"-?\d+(\.\d+)?(e[+-]?\d+)?")
-
-
-def sentencepiece_unigram(pieces: Sequence[ProtoPiece], *, byte_fallback: bool) -> UnigramModel:
+def sentencepiece_unigram(
+    pieces: ModelProto | Sequence[ProtoPiece], *, byte_fallback: bool
+) -> UnigramModel:
     """The model of a checked SentencePiece ``.model`` of type UNIGRAM (``pieces``: its
-    :class:`~core.pipeline.sentencepiece.proto.ProtoPiece` list).
+    :class:`~core.pipeline.sentencepiece.proto.ModelProto`, or its pieces).
 
     >>> from core.pipeline.sentencepiece.proto import ProtoPiece
     >>> m = sentencepiece_unigram([ProtoPiece("<unk>", 0, UNKNOWN), ProtoPiece("▁a", -1.0),
@@ -571,11 +588,12 @@ def sentencepiece_unigram(pieces: Sequence[ProtoPiece], *, byte_fallback: bool) 
     >>> m.tokenize("▁a▁a"), m.unk_score
     ([(1, 0, 2), (1, 2, 4)], -11.0)
     """
-    unk = next((i for i, p in enumerate(pieces) if p.type == UNKNOWN), None)
-    return UnigramModel(
-        [(p.piece, p.score) for p in pieces],
-        unk_id=unk,
+    texts, scores, types = piece_columns(pieces)
+    return UnigramModel.from_columns(
+        texts,
+        scores,
+        unk_id=types.index(UNKNOWN) if UNKNOWN in types else None,
         byte_fallback=byte_fallback,
         flavour="sentencepiece",
-        types=[p.type for p in pieces],
+        types=types,
     )

@@ -17,7 +17,7 @@ from core.pipeline.models.base import Model
 from core.pipeline.models.bpe import BPEModel
 from core.pipeline.models.wordlevel import WordLevelModel
 from core.pipeline.models.wordpiece import WordPieceModel
-from core.pipeline.unigram import unigram_from_json
+from core.pipeline.unigram_json import unigram_from_json
 
 __all__ = ["model_from_json"]
 
@@ -52,11 +52,12 @@ def _merges(obj: dict[str, Any], name: str) -> list[tuple[str, str]]:
     # which names the bad entry
     kinds = set(map(type, raw))
     if kinds == {str} and set(map(_count_spaces, raw)) == {1}:
-        return [tuple(m.split(" ")) for m in raw]  # type: ignore[misc]
+        # (each holds one space: joined by spaces, the halves alternate)
+        halves = " ".join(raw).split(" ")
+        return list(zip(halves[::2], halves[1::2]))
     if kinds == {list} and set(map(len, raw)) == {2}:
-        flat = list(itertools.chain.from_iterable(raw))
-        if set(map(type, flat)) == {str}:
-            return list(zip(flat[::2], flat[1::2]))
+        if set(map(type, itertools.chain.from_iterable(raw))) == {str}:
+            return list(map(tuple, raw))  # type: ignore[arg-type]
     out: list[tuple[str, str]] = []
     for i, item in enumerate(raw):
         # "left right" (older files; Hugging Face splits on every space, so exactly one

@@ -9,9 +9,12 @@ each cached (the proof is in :class:`SentencePieceBPE`).
 
 from __future__ import annotations
 
+import functools
+import math
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import compress
 
 from core.bpe import merge, merge_steps
 from core.pipeline.models.bpe import BPEStep
@@ -23,16 +26,21 @@ from core.pipeline.sentencepiece.proto import (
     UNKNOWN,
     UNUSED,
     USER_DEFINED,
+    ModelProto,
     ProtoPiece,
     byte_piece,
+    piece_columns,
+    split_ids,
 )
 
-__all__ = ["SentencePieceBPE"]
+__all__ = ["SentencePieceBPE", "WordCuts", "cut_regex"]
 
 
 # Words longer than this are cut further at character pairs that no piece contains.
 _LONG = 64
 _CACHE_MAX = 200_000
+#: Longer words are not cached (their IDs would hold memory for one use).
+_CACHE_WORD = 256
 
 
 class _UserPiece(str):
@@ -75,21 +83,17 @@ class SentencePieceBPE:
     """
 
     def __init__(
-        self, pieces: Sequence[ProtoPiece], *, byte_fallback: bool = False
+        self, pieces: ModelProto | Sequence[ProtoPiece], *, byte_fallback: bool = False
     ) -> None:
-        self.pieces = list(pieces)
+        # (every table below is built by whole-list operations, C loops: a model loads in
+        # about the time protobuf takes to read it)
+        self._tokens, self.scores, self.types = piece_columns(pieces)
         self.byte_fallback = byte_fallback
-        self._tokens = [p.piece for p in self.pieces]
-        self.types = [p.type for p in self.pieces]
-        self.scores = [p.score for p in self.pieces]
-        normal: dict[str, int] = {}  # pieces_ of model_interface.cc: may be merged into
-        reserved: dict[str, int] = {}  # reserved_id_map_: CONTROL, UNKNOWN, BYTE
-        self.unk_id = -1
-        for i, p in enumerate(self.pieces):
-            table = reserved if p.type in (CONTROL, UNKNOWN, BYTE) else normal
-            table.setdefault(p.piece, i)
-            if p.type == UNKNOWN and self.unk_id < 0:
-                self.unk_id = i
+        # pieces_ of model_interface.cc (may be merged into) and reserved_id_map_ (CONTROL,
+        # UNKNOWN, BYTE)
+        is_reserved = list(map(_RESERVED.__contains__, self.types))
+        reserved, normal = split_ids(self._tokens, is_reserved)
+        self.unk_id = self.types.index(UNKNOWN) if UNKNOWN in self.types else -1
         self._normal = normal
         #: token -> ID as SentencePiece's PieceToId answers (reserved pieces first, should
         #: a file spell two pieces alike; a checked file does not)
@@ -99,23 +103,36 @@ class SentencePieceBPE:
         # last): small ints, which compare fast with merge's NO_MERGE where floats do not.
         # A NaN score has no place (SentencePiece's comparisons do not order it either):
         # then the rank is minus the score, on merge's heap path, as before (_MinusScore).
-        scores = {s: self.scores[i] for s, i in normal.items()}
-        self._heap_only = any(sc != sc for sc in scores.values())
+        scores = list(map(self.scores.__getitem__, normal.values()))
+        self._heap_only = any(map(math.isnan, scores))
         self._merge_rank: dict[str, int] | _MinusScore
         if self._heap_only:
-            self._merge_rank = _MinusScore(scores)
+            self._merge_rank = _MinusScore(dict(zip(normal, scores)))
         else:
-            place = {sc: k for k, sc in enumerate(sorted(set(scores.values()), reverse=True))}
-            self._merge_rank = {s: place[sc] for s, sc in scores.items()}
-        self._unused = frozenset(s for s, i in normal.items() if self.types[i] == UNUSED)
+            best_first = sorted(set(scores), reverse=True)
+            place = dict(zip(best_first, range(len(best_first))))
+            self._merge_rank = dict(zip(normal, map(place.__getitem__, scores)))
+        normal_types = map(self.types.__getitem__, normal.values())
+        self._unused = frozenset(compress(normal, map(UNUSED.__eq__, normal_types)))
         self._byte_ids = [reserved.get(byte_piece(b), self.unk_id) for b in range(256)]
-        user = [p.piece for p in self.pieces if p.type == USER_DEFINED]
+        user = list(compress(self._tokens, map(USER_DEFINED.__eq__, self.types)))
         self._matcher = PrefixMatcher(user)
         self._user_first = frozenset(s[0] for s in user)
-        self._has_unused = any(t == UNUSED for t in self.types)
-        self._cut = _cut_regex(normal)
-        self._bigrams = {s[i : i + 2] for s in normal for i in range(len(s) - 1)}
+        self._has_unused = UNUSED in self.types
+        self._cut = WordCuts(normal)
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = {}
+        self._ids_cache: dict[str, tuple[int, ...]] = {}  # encode_word's: word -> its IDs
+
+    @property
+    def pieces(self) -> list[ProtoPiece]:
+        """The model's pieces by ID (built on each call)."""
+        return list(map(ProtoPiece, self._tokens, self.scores, self.types))
+
+    @functools.cached_property
+    def _bigrams(self) -> frozenset[str]:
+        """Every two adjacent characters inside a piece that may be merged into; only
+        words longer than _LONG need it, so it is built on first use."""
+        return frozenset(s[i : i + 2] for s in self._normal for i in range(len(s) - 1))
 
     # -- the Model protocol --
 
@@ -164,6 +181,55 @@ class SentencePieceBPE:
             out = self._merge_unknown(out)
         return out
 
+    def encode_word(self, text: str) -> list[int]:
+        """``[t[0] for t in self.tokenize(text)]``, faster: no offsets, each independent
+        word's IDs cached (a word :meth:`words` gives is looked up whole, uncut).
+
+        >>> m = SentencePieceBPE([ProtoPiece("<unk>", 0, UNKNOWN), ProtoPiece("a", -1),
+        ...                       ProtoPiece("b", -2), ProtoPiece("ab", -3)])
+        >>> m.encode_word("abba?")
+        [3, 2, 1, 0]
+        """
+        cache = self._ids_cache
+        found = cache.get(text)
+        if found is not None:
+            return list(found)
+        if not text:
+            return []
+        if self._has_unused:  # (words are not independent: see tokenize)
+            return [t[0] for t in self.tokenize(text)]
+        words = self._words(text)
+        ids: list[int] = []
+        for word in words:
+            found = cache.get(word)
+            if found is None:
+                # (a tuple: the garbage collector stops tracking a tuple of ints)
+                found = tuple(self._word_ids(word))
+                if len(word) <= _CACHE_WORD:
+                    if len(cache) >= _CACHE_MAX:
+                        cache.clear()
+                    cache[word] = found
+            ids += found
+        if not self.byte_fallback and self.unk_id in ids:
+            ids = _merge_unknown_ids(ids, self.unk_id)
+        return ids
+
+    def _word_ids(self, word: str) -> list[int]:
+        """:meth:`_word`'s IDs alone (``_finish`` without offsets, no UNUSED pieces)."""
+        get = self.vocab.get
+        unk = self.unk_id
+        ids: list[int] = []
+        for sym in self._bpe(word):
+            token_id = get(sym, unk)
+            if token_id == unk and self.byte_fallback:
+                byte_ids = self._byte_ids
+                ids.extend([byte_ids[b] for b in sym.encode("utf-8")])
+            else:
+                ids.append(token_id)
+        if not self.byte_fallback and unk in ids:
+            ids = _merge_unknown_ids(ids, unk)  # (so a cached word is its tokenize's IDs)
+        return ids
+
     # -- cutting the text into independent words --
     #
     # SentencePiece runs BPE over the whole normalized text. Cutting it between positions
@@ -200,7 +266,7 @@ class SentencePieceBPE:
 
     def _words(self, text: str) -> list[str]:
         words = self._cut.split(text) if self._cut is not None else [text]
-        if any(len(w) > _LONG for w in words):
+        if max(map(len, words), default=0) > _LONG:
             out: list[str] = []
             for w in words:
                 out.extend(self._split_long(w) if len(w) > _LONG else (w,))
@@ -304,6 +370,7 @@ class SentencePieceBPE:
     def clear_cache(self) -> None:
         """Forget cached words (e.g. to time a cold encode)."""
         self._cache.clear()
+        self._ids_cache.clear()
 
     # -- explaining --
 
@@ -330,13 +397,98 @@ class SentencePieceBPE:
         return steps
 
 
-def _cut_regex(normal: dict[str, int]) -> re.Pattern[str] | None:
+def _merge_unknown_ids(ids: list[int], unk: int) -> list[int]:
+    """A run of ``unk`` is one ``unk`` (:meth:`SentencePieceBPE._merge_unknown` on IDs).
+
+    >>> _merge_unknown_ids([0, 0, 5, 0], 0)
+    [0, 5, 0]
+    """
+    return [i for k, i in enumerate(ids) if i != unk or k == 0 or ids[k - 1] != unk]
+
+
+#: reserved_id_map_ of model_interface.cc: pieces never merged into
+_RESERVED = frozenset((CONTROL, UNKNOWN, BYTE))
+
+
+def cut_regex(normal: Mapping[str, int]) -> re.Pattern[str] | None:
     """Where a normalized text can be cut into independent words (proof in SentencePieceBPE):
-    before a ▁ whose left neighbour never precedes a ▁ inside a piece, and after a ▁ whose
-    right neighbour never follows one inside a piece."""
-    before: set[str] = set()  # characters seen right before a ▁ inside a piece
-    after: set[str] = set()  # characters seen right after a ▁ inside a piece
-    for s in normal:
+    before a ▁ whose left neighbour never precedes a ▁ inside a piece, after a ▁ whose
+    right neighbour never follows one inside a piece, and on both sides of a character in
+    no piece at all (a newline in Llama's and Mistral's vocabularies, left to byte pieces).
+
+    >>> cut_regex({"▁a": 0, "▁b": 1}).split("▁ab\\n▁b")
+    ['', '▁ab', '\\n', '▁b']
+    """
+    before, after = space_neighbours(normal)
+    return _cut_pattern(before, after, _char_ranges(set("".join(normal))))
+
+
+def _cls(chars: set[str]) -> str:
+    return "".join(re.escape(c) for c in sorted(chars))
+
+
+def _cut_pattern(before: set[str], after: set[str], used: str) -> re.Pattern[str]:
+    parts = [
+        f"(?<![{_cls(before)}])(?={SPACE})" if before else f"(?={SPACE})",
+        f"(?<={SPACE})(?![{_cls(after)}])" if after else f"(?<={SPACE})",
+    ]
+    if used:
+        parts.append(f"(?<=[^{used}])|(?=[^{used}])")
+    return re.compile("|".join(parts))
+
+
+class WordCuts:
+    """:func:`cut_regex` as ``split(text) -> words`` (no empty ones), faster on most texts.
+
+    subtle: ``cut_regex`` tries four lookarounds at every character. When no piece has a ▁
+    after anything but a ▁ (split_by_whitespace models), one consuming regex finds the same
+    words: a run of ▁ (or one ▁) with what follows it, when a piece puts that after a ▁,
+    up to the next ▁; a stretch with no ▁; each character in no piece alone.
+
+    >>> WordCuts({"▁a": 0, "▁▁": 1, "1": 2}).split("x▁▁a▁1▁▁"), WordCuts({"▁a": 0}).split("▁a\\n")
+    (['x', '▁▁a', '▁', '1', '▁▁'], ['▁a', '\\n'])
+    """
+
+    def __init__(self, normal: Mapping[str, int]) -> None:
+        before, after = space_neighbours(normal)
+        chars = set("".join(normal))
+        used = _char_ranges(chars)
+        self._full = _cut_pattern(before, after, used)
+        self._runs: re.Pattern[str] | None = None
+        word = _char_ranges(chars - {SPACE})
+        if before <= {SPACE} and SPACE in chars and word:
+            run = f"{SPACE}+" if before else SPACE
+            follows = _char_ranges(after & chars - {SPACE})
+            if follows:
+                run += f"(?:[{follows}][{word}]*)?"
+            self._runs = re.compile(f"{run}|[{word}]+|[^{used}]")
+
+    def split(self, text: str) -> list[str]:
+        if self._runs is not None:
+            return self._runs.findall(text)
+        return [w for w in self._full.split(text) if w]
+
+
+def space_neighbours(pieces: Iterable[str]) -> tuple[set[str], set[str]]:
+    """The characters seen right before and right after a ▁ inside a piece. The pieces
+    joined by NUL are cut at every ▁: the parts' last characters came before one, their
+    first ones after one, an empty part between two is a ▁ next to a ▁, and a NUL is a
+    piece's edge (a loop instead when some piece holds a NUL itself).
+
+    >>> [sorted(chars) for chars in space_neighbours(["▁a", "b▁▁", "▁"])]
+    [['b', '▁'], ['a', '▁']]
+    """
+    pieces = list(pieces)
+    joined = "\x00".join(pieces)
+    if joined.count("\x00") == len(pieces) - 1:
+        parts = joined.split(SPACE)
+        inner = parts[1:-1]
+        doubled = {SPACE} if "" in inner else set()
+        before = set(map(operator.itemgetter(-1), filter(None, parts[:-1]))) | doubled
+        after = set(map(operator.itemgetter(0), filter(None, parts[1:]))) | doubled
+        return before - {"\x00"}, after - {"\x00"}
+    before, after = set(), set()
+    for s in pieces:
         k = s.find(SPACE)
         while k >= 0:
             if k > 0:
@@ -344,11 +496,22 @@ def _cut_regex(normal: dict[str, int]) -> re.Pattern[str] | None:
             if k + 1 < len(s):
                 after.add(s[k + 1])
             k = s.find(SPACE, k + 1)
-    parts = []
+    return before, after
 
-    def cls(chars: set[str]) -> str:
-        return "".join(re.escape(c) for c in sorted(chars))
 
-    parts.append(f"(?<![{cls(before)}])(?={SPACE})" if before else f"(?={SPACE})")
-    parts.append(f"(?<={SPACE})(?![{cls(after)}])" if after else f"(?<={SPACE})")
-    return re.compile("|".join(parts))
+def _char_ranges(chars: set[str]) -> str:
+    """A regex character class's inside for ``chars``, runs of code points as ranges.
+
+    >>> _char_ranges({"a", "b", "c", "x", "-"})
+    '\\\\-a-cx'
+    """
+    runs: list[list[int]] = []
+    for o in sorted(map(ord, chars)):
+        if runs and runs[-1][1] == o - 1:
+            runs[-1][1] = o
+        else:
+            runs.append([o, o])
+    return "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in runs
+    )

@@ -12,7 +12,9 @@ BPE models get :class:`~core.pipeline.sentencepiece.bpe.SentencePieceBPE`, Unigr
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from itertools import compress
 
 from core.errors import FormatError
 from core.pipeline.piece import Piece
@@ -69,9 +71,15 @@ class SentencePieceWords:
     """
 
     description = "SentencePiece words (cut where no piece can cross)"
+    #: its words never depend on where a piece starts in the text (split_str is exact)
+    positional = False
 
     def __init__(self, model: SentencePieceBPE) -> None:
         self.model = model
+
+    def split_str(self, text: str) -> list[str]:
+        """:meth:`split` on a plain string: the words alone."""
+        return self.model.words(text)
 
     def split(self, pieces: list[Piece]) -> list[Piece]:
         out: list[Piece] = []
@@ -95,9 +103,26 @@ class SentencePieceModel:
     eos_id: int
 
 
+def _pieces_look_right(proto: ModelProto) -> bool:
+    """True when :func:`_check_pieces` has nothing to refuse, found with whole-list
+    operations (C loops); only when this says no does the check walk piece by piece, to
+    name the first problem as SentencePiece would."""
+    texts, types = proto.piece_texts, proto.piece_types
+    if not texts or "" in texts or len(set(texts)) != len(texts) or types.count(UNKNOWN) != 1:
+        return False
+    if BYTE not in types:
+        return not proto.trainer_spec.byte_fallback
+    if not proto.trainer_spec.byte_fallback:
+        return False
+    byte_pieces = set(compress(texts, map(BYTE.__eq__, types)))
+    return byte_pieces <= BYTE_PIECES.keys() and len(byte_pieces) == 256
+
+
 def _check_pieces(proto: ModelProto, name: str) -> None:
     """What model_interface.cc's InitializePieces refuses, refused the same way."""
-    if not proto.pieces:
+    if _pieces_look_right(proto):
+        return
+    if not proto.piece_texts:
         raise FormatError(
             f"{name}: the model has no pieces; is this a SentencePiece model?"
         )
@@ -151,6 +176,8 @@ def load_sentencepiece_model(
 
 def _check_scores(proto: ModelProto, name: str) -> None:
     """sentencepiece 0.2.3's unigram ``Model`` refuses a NaN or infinite score."""
+    if all(map(math.isfinite, proto.piece_scores)):
+        return
     for i, p in enumerate(proto.pieces):
         if p.score != p.score or p.score in (float("inf"), float("-inf")):
             raise FormatError(
@@ -165,7 +192,7 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
     spec = proto.trainer_spec
     if spec.model_type not in (BPE, UNIGRAM):
         kind = _MODEL_NAMES.get(spec.model_type, str(spec.model_type))
-        if not proto.pieces:
+        if not proto.piece_texts:
             raise FormatError(
                 f"{name}: the model has no pieces; is this a SentencePiece model?"
             )
@@ -182,7 +209,8 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
             f"{name}: the model has a denormalization rule (denormalizer_spec), which is not "
             "supported yet"
         )
-    user = [p.piece for p in proto.pieces if p.type == USER_DEFINED]
+    texts, types = proto.piece_texts, proto.piece_types
+    user = list(compress(texts, map(USER_DEFINED.__eq__, types)))
     normalizer = SentencePieceNormalizer.from_spec(
         proto.normalizer_spec,
         treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix,
@@ -191,13 +219,13 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
     )
     model: SentencePieceBPE | UnigramModel
     if spec.model_type == UNIGRAM:
-        model = sentencepiece_unigram(proto.pieces, byte_fallback=spec.byte_fallback)
+        model = sentencepiece_unigram(proto, byte_fallback=spec.byte_fallback)
     else:
-        model = SentencePieceBPE(proto.pieces, byte_fallback=spec.byte_fallback)
-    piece_type = {s: proto.pieces[i].type for s, i in model.vocab.items()}
+        model = SentencePieceBPE(proto, byte_fallback=spec.byte_fallback)
+    piece_type = dict(zip(model.vocab, map(types.__getitem__, model.vocab.values())))
     unk_id = model.unk_id if model.unk_id is not None else -1  # (checked: a file has one)
     decoder = SentencePieceDecoder(
-        unk_piece=proto.pieces[unk_id].piece,
+        unk_piece=texts[unk_id],
         unk_surface=spec.unk_surface,
         add_dummy_prefix=proto.normalizer_spec.add_dummy_prefix,
         remove_extra_whitespaces=proto.normalizer_spec.remove_extra_whitespaces,
@@ -206,7 +234,7 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
 
     def control_id(piece: str) -> int:
         found = model.piece_to_id(piece)
-        return found if proto.pieces[found].type == CONTROL else -1
+        return found if types[found] == CONTROL else -1
 
     loaded = SentencePieceModel(
         proto,
@@ -247,11 +275,9 @@ def sentencepiece_tokenizer(
 def tokenizer_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> PipelineTokenizer:
     """:func:`sentencepiece_tokenizer` for a ``ModelProto`` already parsed or built."""
     loaded = model_from_proto(proto, name=name)
-    pieces = loaded.proto.pieces
+    texts, types = loaded.proto.piece_texts, loaded.proto.piece_types
     bos = loaded.bos_id
-    template = (
-        Template((bos,), (), f"{pieces[bos].piece} $A") if bos >= 0 else Template()
-    )
+    template = Template((bos,), (), f"{texts[bos]} $A") if bos >= 0 else Template()
     model = loaded.model
     unigram = isinstance(model, UnigramModel)
     tok = PipelineTokenizer(
@@ -277,7 +303,8 @@ def tokenizer_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") ->
     )
     # Control pieces are special but never matched in the input text, so they are not
     # PipelineTokenizer added tokens (those always are matched): listed here instead.
-    controls = {p.piece: i for i, p in enumerate(pieces) if p.type == CONTROL}
+    is_control = list(map(CONTROL.__eq__, types))
+    controls = dict(zip(compress(texts, is_control), compress(range(len(texts)), is_control)))
     tok.special_tokens = list(controls)
     tok.special_token_ids = controls
     if unigram:

@@ -77,7 +77,8 @@ class CharsMap:
 
     def longest_reach(self, data: bytes, pos: int) -> tuple[int, str | None, int]:
         """:meth:`longest`, and how many bytes from ``pos`` the walk read: the answer is the
-        same wherever those bytes come again (a cache key).
+        same wherever those bytes come again (a cache key). A walk that ran out of ``data``
+        still on a path of the trie says one byte more: a longer text could change it.
 
         >>> CharsMap(bytes([4, 0, 0, 0, 0, 0, 0, 0]) + b"x", "m").longest_reach(b"ab", 0)
         (0, None, 1)
@@ -87,7 +88,7 @@ class CharsMap:
         unit = units[0]
         node = (unit >> 10) << ((unit & (1 << 9)) >> 6)
         best_len, best_value = 0, -1
-        reach = len(data) - pos
+        reach = len(data) - pos + 1
         for i in range(pos, len(data)):
             byte = data[i]
             node ^= byte
@@ -147,6 +148,11 @@ class CharsMap:
         return out
 
 
+_SPACES = re.compile("  +")
+#: A normalizer's cached segments: a word and the spaces after it (or a text's heading
+#: spaces); longer ones are not cached.
+_SEGMENT = re.compile("[^ ]+ *| +")
+_SEGMENT_LONG = 64
 #: Entries in a normalizer's cache of char-map matches (two characters -> the match).
 _PAIRS_MAX = 1 << 16
 
@@ -224,6 +230,9 @@ class SentencePieceNormalizer:
             stops.append(self.charsmap.first_chars())
         self._stops = re.compile("|".join(stops)) if stops else None
         self._pairs: dict[str, tuple[int, str | None]] = {}  # see _chunks
+        self._segments: dict[str, tuple[str, bool]] = {}  # see _mapped_text
+        # (a user-defined piece with a space could straddle two segments: none then)
+        self._segmentable = not any(" " in s for s in self.matcher.symbols)
 
     @classmethod
     def from_spec(
@@ -241,8 +250,131 @@ class SentencePieceNormalizer:
         )
 
     def normalize_str(self, text: str) -> str:
-        """The normalized text alone (``SentencePieceProcessor.normalize``)."""
-        return self.normalize(Piece.of(text)).text
+        """The normalized text alone (``SentencePieceProcessor.normalize``): what
+        :meth:`normalize` gives, without spans.
+
+        >>> SentencePieceNormalizer().normalize_str("  Hi   you ")
+        '▁Hi▁you'
+        """
+        if not text:
+            return text
+        space = SPACE if self.escape_whitespaces else " "
+        if self.charsmap is None and not self.remove_extra_whitespaces:
+            out = text.replace(" ", space) if space != " " else text
+            if not self.add_dummy_prefix:
+                return out
+            return out + space if self.treat_whitespace_as_suffix else space + out
+        mapped, exact = self._mapped_text(text)
+        if not exact:
+            return self._general(Piece.of(text), space).text
+        if self.remove_extra_whitespaces:
+            # _general's squeezing, on the whole string: the same unless a rule's
+            # replacement holds two spaces in a row (then _mapped says not exact)
+            mapped = _SPACES.sub(" ", mapped).lstrip(" ")
+            if not mapped:  # (all spaces, or rules that remove characters: _general)
+                return self._general(Piece.of(text), space).text
+        out = mapped.replace(" ", space) if space != " " else mapped
+        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
+            out = space + out
+        if self.remove_extra_whitespaces:
+            out = out.rstrip(space)
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            out += space
+        return out
+
+    def _mapped_text(self, text: str) -> tuple[str, bool]:
+        """:meth:`_mapped` a segment at a time, each cached: a word and the spaces after it.
+        A segment mapped alone is mapped as in the text when no walk of the char map ran
+        past its end (a walk that stops inside it reads the same bytes in the text; a
+        user-defined piece holds no space, so none straddles two); else the whole text is
+        mapped at once. (The last segment ends where the text does: it is always right.)"""
+        if not self._segmentable:
+            return self._mapped(text)[:2]
+        cache = self._segments
+        out: list[str] = []
+        exact = True
+        segments = _SEGMENT.findall(text)
+        last = len(segments) - 1
+        for k, segment in enumerate(segments):
+            hit = cache.get(segment)
+            if hit is None:
+                mapped, seg_exact, closed = self._mapped(segment)
+                if not closed and k != last:
+                    return self._mapped(text)[:2]
+                hit = (mapped, seg_exact)
+                if closed and len(segment) <= _SEGMENT_LONG:
+                    if len(cache) >= _PAIRS_MAX:
+                        cache.clear()
+                    cache[segment] = hit
+            out.append(hit[0])
+            exact = exact and hit[1]
+        return "".join(out), exact
+
+    def _mapped(self, text: str) -> tuple[str, bool, bool]:
+        """:meth:`_chunks` without spans: the chunks' outputs joined; whether
+        :meth:`normalize_str` may squeeze spaces on that string (False when a rule's
+        replacement holds two spaces in a row); whether every walk of the char map ended
+        inside ``text`` (False: one ran out of it, so a longer text might map otherwise)."""
+        charsmap = self.charsmap
+        regex = self.matcher.regex
+        if charsmap is None and regex is None:
+            return text, True, True
+        first = self.matcher.first
+        out: list[str] = []
+        exact = closed = True
+        data = text.encode("utf-8") if charsmap is not None else b""
+        stops = self._stops
+        pairs = self._pairs
+        n = len(text)
+        b = 0  # byte offset of text[i] in data
+        i = 0
+        while i < n:
+            found = stops.search(text, i) if stops is not None else None
+            j = found.start() if found is not None else n
+            if j > i:  # characters that start no rule and no user-defined piece: as they are
+                run = text[i:j]
+                out.append(run)
+                if charsmap is not None:
+                    b += len(run.encode("utf-8"))
+                i = j
+                continue
+            if regex is not None and text[i] in first:
+                m = regex.match(text, i)
+                if m:
+                    j = m.end()
+                    group = m.group()
+                    out.append(group)
+                    exact = exact and "  " not in group
+                    b += len(group.encode("utf-8")) if charsmap is not None else j - i
+                    i = j
+                    continue
+            if charsmap is not None:
+                key = text[i : i + 2]  # (the pair cache of _chunks)
+                hit = pairs.get(key)
+                if hit is None:
+                    length, replacement, reach = charsmap.longest_reach(data, b)
+                    if reach <= len(key.encode("utf-8")):
+                        if len(pairs) >= _PAIRS_MAX:
+                            pairs.clear()
+                        pairs[key] = (length, replacement)
+                    elif reach > len(data) - b:
+                        closed = False
+                else:
+                    length, replacement = hit
+                matched = _whole_chars(data[b : b + length]) if length else None
+                if matched is not None:
+                    replacement = replacement or ""
+                    out.append(replacement)
+                    exact = exact and "  " not in replacement
+                    b += length
+                    i += len(matched)
+                    continue
+                b += len(text[i].encode("utf-8"))
+            else:
+                b += 1
+            out.append(text[i])
+            i += 1
+        return "".join(out), exact, closed
 
     def normalize(self, piece: Piece) -> Piece:
         if not piece.text:

@@ -22,8 +22,13 @@ core.errors.FormatError: tokenizer.model: byte 4: pieces[0].piece is not valid U
 
 from __future__ import annotations
 
+import operator
+import re
 import struct
-from collections.abc import Iterator
+import sys
+from array import array
+from collections.abc import Iterator, Sequence
+from itertools import compress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +53,9 @@ __all__ = [
     "ProtoPiece",
     "TrainerSpec",
     "parse_model_proto",
+    "piece_columns",
     "sniff_model_proto",
+    "split_ids",
 ]
 
 # ModelProto.SentencePiece.Type
@@ -123,13 +130,65 @@ class NormalizerSpec:
 
 @dataclass
 class ModelProto:
-    """A parsed ``.model`` file. ``denormalizer_spec`` is None when the file has none."""
+    """A parsed ``.model`` file. ``denormalizer_spec`` is None when the file has none.
 
-    pieces: list[ProtoPiece] = field(default_factory=list)
+    The pieces are kept as three columns by ID (``piece_texts``, ``piece_scores``,
+    ``piece_types``): a model of 250,000 pieces then costs three lists, not 250,000 objects.
+    :attr:`pieces` gives them as :class:`ProtoPiece` objects, built on each call.
+
+    >>> ModelProto(["<unk>", "a"], [0.0, -1.5], [UNKNOWN, NORMAL]).pieces[1]
+    ProtoPiece(piece='a', score=-1.5, type=1)
+    """
+
+    piece_texts: list[str] = field(default_factory=list)
+    piece_scores: list[float] = field(default_factory=list)
+    piece_types: list[int] = field(default_factory=list)
     trainer_spec: TrainerSpec = field(default_factory=TrainerSpec)
     normalizer_spec: NormalizerSpec = field(default_factory=NormalizerSpec)
     denormalizer_spec: NormalizerSpec | None = None
     self_test_samples: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def pieces(self) -> list[ProtoPiece]:
+        """The pieces by ID, as objects (a new list each time: the columns are the data)."""
+        return list(map(ProtoPiece, self.piece_texts, self.piece_scores, self.piece_types))
+
+
+def piece_columns(
+    pieces: ModelProto | Sequence[ProtoPiece],
+) -> tuple[list[str], list[float], list[int]]:
+    """The texts, scores and types of ``pieces`` (a :class:`ModelProto`, or objects with
+    ``piece``, ``score`` and ``type`` such as :class:`ProtoPiece` or protobuf's own).
+
+    >>> piece_columns([ProtoPiece("<unk>", 0.0, UNKNOWN), ProtoPiece("a", -1.0)])
+    (['<unk>', 'a'], [0.0, -1.0], [2, 1])
+    """
+    if isinstance(pieces, ModelProto):
+        return pieces.piece_texts, pieces.piece_scores, pieces.piece_types
+    return (
+        [p.piece for p in pieces],
+        [p.score for p in pieces],
+        [p.type for p in pieces],
+    )
+
+
+def split_ids(tokens: list[str], chosen: list[bool]) -> tuple[dict[str, int], dict[str, int]]:
+    """``token -> ID`` for the tokens ``chosen`` marks and for the others, each keeping a
+    token's first ID should it be spelled twice (SentencePiece's maps, filled in ID order).
+    Built by whole-list operations; the loop runs only when some token is spelled twice.
+
+    >>> split_ids(["<unk>", "a", "b", "a"], [False, True, True, True])
+    ({'a': 1, 'b': 2}, {'<unk>': 0})
+    """
+    others = list(map(operator.not_, chosen))
+    ids = range(len(tokens))
+    first = dict(zip(compress(tokens, chosen), compress(ids, chosen)))
+    second = dict(zip(compress(tokens, others), compress(ids, others)))
+    if len(first) + len(second) != len(tokens):  # a token spelled twice: its first ID wins
+        first, second = {}, {}
+        for i, (token, pick) in enumerate(zip(tokens, chosen)):
+            (first if pick else second).setdefault(token, i)
+    return first, second
 
 
 class _Broken(Exception):
@@ -157,45 +216,50 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
             raise _Broken(start, "a varint longer than 10 bytes")
 
 
-def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, Any, int]]:
-    """Yield ``(field_number, wire_type, value, at)`` for each field of ``buf[pos:end]``.
+def _field(buf: bytes, pos: int, end: int) -> tuple[int, int, Any, int]:
+    """The field whose key starts at ``pos``: ``(field_number, wire_type, value, next)``,
+    ``next`` where the one after it starts; ``(0, 3, None, next)`` for a group (skipped).
 
-    ``value`` is an int for wire types 0, 1, 5 and a ``(start, stop)`` pair for type 2;
-    ``at`` is the byte offset of the field's key. Groups (types 3/4) are skipped.
+    ``value`` is an int for wire types 0, 1, 5 and a ``(start, stop)`` pair for type 2.
+    """
+    at = pos
+    key, pos = _varint(buf, pos, end)
+    number, wire = key >> 3, key & 7
+    if number == 0:
+        raise _Broken(at, "a field numbered 0")
+    if wire == 0:
+        value, pos = _varint(buf, pos, end)
+        return number, 0, value, pos
+    if wire == 1:
+        if pos + 8 > end:
+            raise _Broken(at, "an 8-byte field runs past the end of its message")
+        return number, 1, int.from_bytes(buf[pos : pos + 8], "little"), pos + 8
+    if wire == 5:
+        if pos + 4 > end:
+            raise _Broken(at, "a 4-byte field runs past the end of its message")
+        return number, 5, int.from_bytes(buf[pos : pos + 4], "little"), pos + 4
+    if wire == 2:
+        length, pos = _varint(buf, pos, end)
+        if pos + length > end:
+            raise _Broken(
+                at, f"field {number} says {length} bytes follow, more than are left"
+            )
+        return number, 2, (pos, pos + length), pos + length
+    if wire == 3:
+        return 0, 3, None, _skip_group(buf, pos, end, number, at)
+    # 4 (an end-group without a start) or 6, 7 (do not exist)
+    raise _Broken(at, f"field {number} has wire type {wire}, which protobuf never writes")
+
+
+def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, Any, int]]:
+    """Yield ``(field_number, wire_type, value, at)`` for each field of ``buf[pos:end]``
+    (see :func:`_field`); ``at`` is the byte offset of the field's key. Groups are skipped.
     """
     while pos < end:
         at = pos
-        key, pos = _varint(buf, pos, end)
-        number, wire = key >> 3, key & 7
-        if number == 0:
-            raise _Broken(at, "a field numbered 0")
-        if wire == 0:
-            value, pos = _varint(buf, pos, end)
-            yield number, 0, value, at
-        elif wire == 1:
-            if pos + 8 > end:
-                raise _Broken(at, "an 8-byte field runs past the end of its message")
-            yield number, 1, int.from_bytes(buf[pos : pos + 8], "little"), at
-            pos += 8
-        elif wire == 5:
-            if pos + 4 > end:
-                raise _Broken(at, "a 4-byte field runs past the end of its message")
-            yield number, 5, int.from_bytes(buf[pos : pos + 4], "little"), at
-            pos += 4
-        elif wire == 2:
-            length, pos = _varint(buf, pos, end)
-            if pos + length > end:
-                raise _Broken(
-                    at, f"field {number} says {length} bytes follow, more than are left"
-                )
-            yield number, 2, (pos, pos + length), at
-            pos += length
-        elif wire == 3:
-            pos = _skip_group(buf, pos, end, number, at)
-        else:  # 4 (an end-group without a start) or 6, 7 (do not exist)
-            raise _Broken(
-                at, f"field {number} has wire type {wire}, which protobuf never writes"
-            )
+        number, wire, value, pos = _field(buf, pos, end)
+        if wire != 3:
+            yield number, wire, value, at
 
 
 def _skip_group(buf: bytes, pos: int, end: int, number: int, at: int) -> int:
@@ -260,6 +324,92 @@ def _parse_piece(buf: bytes, start: int, end: int, index: int) -> ProtoPiece:
             # (proto2: an enum value the schema does not know goes to unknown fields)
             kind = _int32(value)
     return ProtoPiece(piece, score, kind)
+
+
+# ─── pieces in bulk ─────────────────────────────────────────────────────────────────────
+#
+# A .model file is mostly pieces, and protobuf writes nearly every one alike: key 0x0A, a
+# one-byte length, then the piece (0x0A, a one-byte length, UTF-8), the score (0x15, a
+# float32) and, unless NORMAL, the type (0x18, one byte 1..6). A run of such pieces is found
+# by one regex and taken apart by C loops (findall, join, decode, array) instead of a Python
+# loop per field. A piece found this way holds exactly the fields _parse_piece would read,
+# because both lengths are checked against what the regex matched; anything else (a long
+# piece, a piece holding byte 0x15, invalid UTF-8, other fields) ends the run and is read by
+# _parse_piece, which also gives its error.
+
+_ONE_PIECE = (
+    rb"\x0a([\x00-\x7f])\x0a([\x00-\x7f])([^\x15]{0,127})"  # key, size; key, length, text
+    rb"\x15([\s\S]{4})(?:\x18([\x01-\x06]))?"  # score; type
+)
+_PIECE = re.compile(_ONE_PIECE)
+_PIECE_RUN = re.compile(rb"(?:" + re.sub(rb"\((?!\?)", b"(?:", _ONE_PIECE) + rb")+")
+#: a matched piece's message length less its text's (by how many type bytes it has): 7
+#: for the text's and the score's keys and lengths, 9 with a type
+_EXTRA = bytes([7, 9]) + bytes(254)
+_TYPE_OF = {b"": NORMAL, **{bytes([t]): t for t in range(1, 7)}}
+
+
+def _bulk_pieces(buf: bytes, pos: int, model: ModelProto) -> int:
+    """Read the run of plainly written pieces that starts at ``pos`` (if any) into
+    ``model``'s columns; return where the pieces read end (``pos`` when none)."""
+    run = _PIECE_RUN.match(buf, pos)
+    if run is None:
+        return pos
+    found = _PIECE.findall(buf, pos, run.end())
+    sizes, lengths, texts, scores, types = map(list, zip(*found))
+    text_lengths = bytes(map(len, texts))
+    extra = bytes(map(len, types)).translate(_EXTRA)
+    bad = min(
+        _first_difference(b"".join(lengths), text_lengths),
+        _first_difference(b"".join(sizes), bytes(map(operator.add, text_lengths, extra))),
+    )
+    # (from piece `bad` on the regex matched pieces written otherwise: keep those before)
+    del texts[bad:], scores[bad:], types[bad:], sizes[bad:]
+    try:
+        # NUL cannot be inside a multi-byte character: the joined bytes decode exactly when
+        # every piece does
+        joined = b"\x00".join(texts).decode("utf-8")
+        words = joined.split("\x00")
+        if len(words) != len(texts):  # a piece holds a NUL itself
+            words = [t.decode("utf-8") for t in texts]
+    except UnicodeDecodeError:
+        bad = next(i for i, t in enumerate(texts) if not _is_utf8(t))
+        del texts[bad:], scores[bad:], types[bad:], sizes[bad:]
+        words = [t.decode("utf-8") for t in texts]
+    floats = array("f", b"".join(scores))
+    if sys.byteorder == "big":  # pragma: no cover
+        floats.byteswap()
+    model.piece_texts += words
+    model.piece_scores += floats.tolist()
+    model.piece_types += map(_TYPE_OF.__getitem__, types)
+    return pos + sum(b"".join(sizes)) + 2 * len(sizes)  # (each: key, length, message)
+
+
+def _first_difference(a: bytes, b: bytes) -> int:
+    """The first index where ``a`` and ``b`` (of one length) differ, else their length;
+    found by halving, so each step is one comparison in C.
+
+    >>> _first_difference(b"abcd", b"abxd"), _first_difference(b"ab", b"ab")
+    (2, 2)
+    """
+    if a == b:
+        return len(a)
+    lo, hi = 0, len(a)  # a[:lo] == b[:lo]; a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 _TRAINER_INTS = {3: "model_type", 4: "vocab_size", 40: "unk_id", 41: "bos_id", 42: "eos_id",
@@ -331,12 +481,20 @@ def parse_model_proto(data: bytes, *, name: str = "tokenizer.model") -> ModelPro
     """
     buf = bytes(data)
     model = ModelProto()
+    pos, end = 0, len(buf)
     try:
-        for number, wire, value, _ in _fields(buf, 0, len(buf)):
+        while pos < end:
+            if buf[pos] == 0x0A:  # a piece: the plain ones in bulk
+                after = _bulk_pieces(buf, pos, model)
+                if after != pos:
+                    pos = after
+                    continue
+            number, wire, value, pos = _field(buf, pos, end)
             if number == 1 and _expect(wire, 2):
-                model.pieces.append(
-                    _parse_piece(buf, value[0], value[1], len(model.pieces))
-                )
+                piece = _parse_piece(buf, value[0], value[1], len(model.piece_texts))
+                model.piece_texts.append(piece.piece)
+                model.piece_scores.append(piece.score)
+                model.piece_types.append(piece.type)
             elif number == 2 and _expect(wire, 2):
                 _parse_trainer(buf, value[0], value[1], model.trainer_spec)
             elif number == 3 and _expect(wire, 2):
