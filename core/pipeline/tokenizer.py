@@ -43,12 +43,11 @@ from core.pipeline.added_tokens import (
     AddedToken,
     AddedTokenMatcher,
     split_at_added,
-    split_at_added_str,
 )
 from core.pipeline.decoders import decode_tokens
 from core.pipeline.piece import Piece, Span, cover
 from core.pipeline.post_processors import Template
-from core.pipeline.pre_tokenizers import uses_offsets
+from core.pipeline.fast_encode import encode_ids
 
 if TYPE_CHECKING:
     from core.pipeline.unigram import SplitPaths
@@ -421,37 +420,12 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
         return self.template.apply(ids) if add_special_tokens else ids
 
     def _encode_ids(self, text: str) -> list[int]:
-        """:meth:`_segments` on plain strings, IDs only (the fast path of :meth:`encode`):
-        no span is worked out. Each stage's str method (``normalize_str``, ``split_str``,
-        ``encode_word``) when it has one, else its Piece method, so any stage still works;
-        tests check both paths give the same IDs."""
-        if _positional(self.pre_tokenizer):
-            return self._encode_ids_pieces(text)
-        normalize, split, encode_word = _str_stages(self)
-        added = self._added
-        plain, normalized = self._plain_matcher, self._normalized_matcher
-        ids: list[int] = []
-        for part, part_added in split_at_added_str(text, plain, added):
-            if part_added is not None:
-                ids.append(part_added)
-                continue
-            if normalize is not None:
-                part = normalize(part)
-                if not part:
-                    continue
-            for sub, sub_added in split_at_added_str(part, normalized, added):
-                if sub_added is not None:
-                    ids.append(sub_added)
-                elif split is None:
-                    ids.extend(encode_word(sub))
-                else:
-                    for word in split(sub):
-                        if word:
-                            ids.extend(encode_word(word))
-        return ids
+        """IDs only, on plain strings where the stages allow: see core.pipeline.fast_encode."""
+        return encode_ids(self, text)
+
 
     def _encode_ids_pieces(self, text: str) -> list[int]:
-        """:meth:`_encode_ids` through Pieces (for Metaspace "first": see _positional)."""
+        """:meth:`_encode_ids` through Pieces (the fallback of core.pipeline.fast_encode)."""
         ids: list[int] = []
         tokenize = self.model.tokenize
         for piece, added in self._segments(text):
@@ -530,60 +504,6 @@ def _check_text(text: object) -> str:
         )
         raise PlaygroundError(f"encode takes a str, not {type(text).__name__}{hint}")
     return _SURROGATE.sub("\ufffd", text)
-
-
-def _positional(pre_tokenizer: Any) -> bool:
-    """Whether ``pre_tokenizer``'s words may depend on where a piece starts in the whole
-    text (``Metaspace(prepend_scheme="first")``; any pre-tokenizer without ``split_str``
-    unless it says ``positional = False``): then encoding keeps the Piece path.
-
-    >>> from core.pipeline.pre_tokenizers import Metaspace
-    >>> _positional(None), _positional(Metaspace()), _positional(Metaspace(prepend_scheme="first"))
-    (False, False, True)
-    """
-    if pre_tokenizer is None:
-        return False
-    declared = getattr(pre_tokenizer, "positional", None)
-    if isinstance(declared, bool):
-        return declared
-    if getattr(pre_tokenizer, "split_str", None) is None:
-        return True
-    return uses_offsets(pre_tokenizer)
-
-
-def _str_stages(
-    tok: PipelineTokenizer,
-) -> tuple[
-    Callable[[str], str] | None,
-    Callable[[str], list[str]] | None,
-    Callable[[str], Iterable[int]],
-]:
-    """The normalizer's, pre-tokenizer's and model's protocol str methods (see
-    :meth:`PipelineTokenizer._encode_ids`), each falling back to its Piece method; no
-    normalizer or pre-tokenizer gives ``None``."""
-    normalizer, pre_tokenizer, model = tok.normalizer, tok.pre_tokenizer, tok.model
-    normalize = split = None
-    if normalizer is not None:
-        normalize = getattr(normalizer, "normalize_str", None)
-        if normalize is None:
-
-            def normalize(text: str) -> str:
-                return normalizer.normalize(Piece.of(text)).text
-
-    if pre_tokenizer is not None:
-        split = getattr(pre_tokenizer, "split_str", None)
-        if split is None:
-
-            def split(text: str) -> list[str]:
-                return [p.text for p in pre_tokenizer.split([Piece.of(text)])]
-
-    encode_word = getattr(model, "encode_word", None)
-    if encode_word is None:
-
-        def encode_word(word: str) -> list[int]:
-            return [t[0] for t in model.tokenize(word)]
-
-    return normalize, split, encode_word
 
 
 def _describe(pre_tokenizer: Any) -> str:

@@ -417,6 +417,36 @@ def test_encode_around_added_tokens_matches_hf(real: tuple[Any, Any], text: str)
     assert ours.encode(text) == hf.encode(text, add_special_tokens=False).ids
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(parts=st.lists(st.one_of(st.sampled_from(ADDED + (" ", "  ", "\n")), TEXT), max_size=6))
+def test_encode_with_added_tokens_anywhere_matches_hf(real: tuple[Any, Any], parts: list[str]) -> None:
+    # Metaspace "first" without a normalizer (Mistral's and Llama 2's files) stays on
+    # strings: each piece is split knowing where it starts (core.pipeline.fast_encode)
+    ours, hf = real
+    text = "".join(parts)
+    assert ours.encode(text) == hf.encode(text, add_special_tokens=False).ids
+
+
+def test_metaspace_first_without_normalizer_stays_on_strings(
+    real: tuple[Any, Any], request: pytest.FixtureRequest
+) -> None:
+    from core.pipeline import fast_encode
+
+    ours, hf = real
+    # Mistral's v1 and v7 files: Metaspace(prepend_scheme="first"), no normalizer
+    first = request.node.callspec.params["real"] in ("v1", "v7")
+    assert fast_encode._positional(ours.pre_tokenizer) is first
+    if first:
+        assert ours.normalizer is None and fast_encode._knows_offsets(ours.pre_tokenizer)
+    fallback = ours._encode_ids_pieces
+    ours._encode_ids_pieces = None  # the Piece fallback must not be reached
+    try:
+        for text in ("<s>hi there", " a</s> b", "x"):
+            assert ours.encode(text) == hf.encode(text, add_special_tokens=False).ids
+    finally:
+        ours._encode_ids_pieces = fallback
+
+
 def test_wordpiece_word_over_the_limit_is_unknown_even_as_a_token() -> None:
     model = WordPieceModel({"[UNK]": 0, "abcd": 1, "a": 2}, max_input_chars_per_word=3)
     assert model.encode_word("abcd") == [t[0] for t in model.tokenize("abcd")] == [0]

@@ -1,0 +1,165 @@
+"""Encoding to IDs only, on plain strings: the fast path of
+:meth:`core.pipeline.tokenizer.PipelineTokenizer.encode`.
+
+The page needs each token's span in the text the user typed, so the pipeline's stages work
+on :class:`~core.pipeline.piece.Piece` objects (a span per character). ``encode`` needs no
+span: each stage's str method (``normalize_str``, ``split_str``, ``encode_word``, with the
+models' word caches) gives the same words and IDs at a fraction of the cost. A stage without
+one falls back to its Piece method, and a pre-tokenizer whose words depend on where a piece
+starts in the original text keeps the Piece path unless that offset is known (no
+normalizer). tests/pipeline/test_fast_encode_*.py check both paths give the same IDs.
+
+>>> from core.pipeline.models import WordLevelModel
+>>> from core.pipeline.tokenizer import PipelineTokenizer
+>>> encode_ids(PipelineTokenizer(model=WordLevelModel({"<unk>": 0, "hi": 1})), "hi")
+[1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from core.pipeline.added_tokens import AddedToken, added_cuts, split_at_added_str
+from core.pipeline.piece import Piece
+from core.pipeline.pre_tokenizers import Metaspace, split_text, uses_offsets
+from core.pipeline.pre_tokenizers import Sequence as PreSequence
+
+if TYPE_CHECKING:
+    from core.pipeline.tokenizer import PipelineTokenizer
+
+__all__ = ["encode_ids"]
+
+
+def encode_ids(tok: PipelineTokenizer, text: str) -> list[int]:
+    """``tok.encode(text)`` without the template: PipelineTokenizer._segments' walk on
+    plain strings, IDs only. Each stage's str method when it has one, else its Piece
+    method, so any stage still works."""
+    if _positional(tok.pre_tokenizer):
+        if tok.normalizer is None and _knows_offsets(tok.pre_tokenizer):
+            return _encode_ids_at(tok, text)
+        return tok._encode_ids_pieces(text)
+    normalize, split, encode_word = _str_stages(tok)
+    added = tok._added
+    plain, normalized = tok._plain_matcher, tok._normalized_matcher
+    ids: list[int] = []
+    for part, part_added in split_at_added_str(text, plain, added):
+        if part_added is not None:
+            ids.append(part_added)
+            continue
+        if normalize is not None:
+            part = normalize(part)
+            if not part:
+                continue
+        for sub, sub_added in split_at_added_str(part, normalized, added):
+            if sub_added is not None:
+                ids.append(sub_added)
+            elif split is None:
+                ids.extend(encode_word(sub))
+            else:
+                for word in split(sub):
+                    if word:
+                        ids.extend(encode_word(word))
+    return ids
+
+def _encode_ids_at(tok: PipelineTokenizer, text: str) -> list[int]:
+    """:func:`encode_ids` for a pre-tokenizer whose words depend on where a piece
+    starts (Metaspace "first": Mistral's and Llama 2's tokenizer.json) and no
+    normalizer, so a piece's place in ``text`` is its original offset: each piece is
+    split by :func:`split_text` at its start, still on plain strings."""
+    _, _, encode_word = _str_stages(tok)
+    pre, added = tok.pre_tokenizer, tok._added
+    plain, normalized = tok._plain_matcher, tok._normalized_matcher
+    ids: list[int] = []
+    for start, stop, part_added in _cuts(text, plain, added):
+        if part_added is not None:
+            ids.append(part_added)
+            continue
+        part = text[start:stop]
+        for sub_start, sub_stop, sub_added in _cuts(part, normalized, added):
+            if sub_added is not None:
+                ids.append(sub_added)
+                continue
+            sub = part[sub_start:sub_stop]
+            for word in split_text(pre, sub, start=start + sub_start):
+                if word:
+                    ids.extend(encode_word(word))
+    return ids
+
+
+def _positional(pre_tokenizer: Any) -> bool:
+    """Whether ``pre_tokenizer``'s words may depend on where a piece starts in the whole
+    text (``Metaspace(prepend_scheme="first")``; any pre-tokenizer without ``split_str``
+    unless it says ``positional = False``): then encoding keeps the Piece path.
+
+    >>> from core.pipeline.pre_tokenizers import Metaspace
+    >>> _positional(None), _positional(Metaspace()), _positional(Metaspace(prepend_scheme="first"))
+    (False, False, True)
+    """
+    if pre_tokenizer is None:
+        return False
+    declared = getattr(pre_tokenizer, "positional", None)
+    if isinstance(declared, bool):
+        return declared
+    if getattr(pre_tokenizer, "split_str", None) is None:
+        return True
+    return uses_offsets(pre_tokenizer)
+
+
+def _knows_offsets(pre_tokenizer: Any) -> bool:
+    """Whether :func:`split_text` splits a piece at a given offset without Pieces' help
+    where it matters: a Metaspace, or a Sequence of known steps (one of them a Metaspace).
+
+    >>> from core.pipeline.pre_tokenizers import Metaspace
+    >>> _knows_offsets(Metaspace(prepend_scheme="first")), _knows_offsets(object())
+    (True, False)
+    """
+    if isinstance(pre_tokenizer, PreSequence):
+        return all(
+            isinstance(p, Metaspace) or not uses_offsets(p) for p in pre_tokenizer.pre_tokenizers
+        )
+    return isinstance(pre_tokenizer, Metaspace)
+
+
+def _cuts(
+    text: str, matcher: Any, tokens: Mapping[int, AddedToken]
+) -> list[tuple[int, int, int | None]]:
+    """:func:`added_cuts`, or the whole text as one part when no added token can match."""
+    if matcher.empty:
+        return [(0, len(text), None)] if text else []
+    return added_cuts(text, matcher, tokens)
+
+
+def _str_stages(
+    tok: PipelineTokenizer,
+) -> tuple[
+    Callable[[str], str] | None,
+    Callable[[str], list[str]] | None,
+    Callable[[str], Iterable[int]],
+]:
+    """The normalizer's, pre-tokenizer's and model's protocol str methods (see
+    :func:`encode_ids`), each falling back to its Piece method; no
+    normalizer or pre-tokenizer gives ``None``."""
+    normalizer, pre_tokenizer, model = tok.normalizer, tok.pre_tokenizer, tok.model
+    normalize = split = None
+    if normalizer is not None:
+        normalize = getattr(normalizer, "normalize_str", None)
+        if normalize is None:
+
+            def normalize(text: str) -> str:
+                return normalizer.normalize(Piece.of(text)).text
+
+    if pre_tokenizer is not None:
+        split = getattr(pre_tokenizer, "split_str", None)
+        if split is None:
+
+            def split(text: str) -> list[str]:
+                return [p.text for p in pre_tokenizer.split([Piece.of(text)])]
+
+    encode_word = getattr(model, "encode_word", None)
+    if encode_word is None:
+
+        def encode_word(word: str) -> list[int]:
+            return [t[0] for t in model.tokenize(word)]
+
+    return normalize, split, encode_word
