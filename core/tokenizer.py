@@ -423,6 +423,13 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
             return tuple(map(encoder.__getitem__, merge(parts, encoder, key=operator.add)))
         return tuple(merge(parts, self._pair_ranks, self._merged))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (to a worker process) without the tables built on first use, which
+        hold closures: the receiving copy builds its own when it needs them."""
+        state = self.__dict__.copy()
+        state.pop("_char_start", None)
+        return state
+
     @cached_property
     def _char_start(self) -> CharStart:
         """Where BPE may start from whole characters (built on the first pre-token)."""

@@ -191,6 +191,22 @@ def test_presets_on_multilingual_text(pairs, name):
     assert len(parts) < len("東京は日本の首都です".encode()), parts
 
 
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "llama3"])
+def test_a_tokenizer_with_its_character_start_built_still_pickles(pairs, name):
+    # Evaluate and training send tokenizers to worker processes: the lazily built start
+    # (closures) is left out of the pickle and rebuilt on the other side
+    import pickle
+
+    tok, enc = pairs[name]
+    text = MULTILINGUAL * 3
+    tok.encode(text)
+    assert "_char_start" in vars(tok)
+    copy = pickle.loads(pickle.dumps(tok))
+    assert "_char_start" not in vars(copy)
+    assert copy.encode(text) == enc.encode(text, allowed_special="all")
+    assert len(copy._char_start.parts("東京は日本の首都です")) < len("東京は日本の首都です".encode())
+
+
 @settings(max_examples=300)
 @given(text=st.text(alphabet=MULTILINGUAL, max_size=60) | st.text(max_size=40))
 def test_presets_on_arbitrary_unicode(pairs, text):
