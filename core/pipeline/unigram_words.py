@@ -157,41 +157,42 @@ class UnigramWords:
         scores = self._scores
         unk_score = self._unk_score
         maxlen = self._maxlen
-        best = [0.0] * (n + 1)
+        # (-inf where nothing arrived yet: the first candidate always wins, as in C++;
+        # every score is finite here, see _exact_only)
+        best = [-math.inf] * (n + 1)
+        best[0] = 0.0
         second = [-math.inf] * (n + 1)  # the best losing candidate at each position
         starts = [-1] * (n + 1)
         ids = [0] * (n + 1)
         for s in range(n):
             here = best[s]
-            single = False
-            stop = min(n, s + maxlen)
+            stop = s + maxlen
+            if stop > n:
+                stop = n
             k = s + 1
+            v = get(word[s:k])
+            # the one-character piece, else the unknown node (it is always there)
+            c = (scores[v] if v is not None and v >= 0 else unk_score) + here
+            if c > best[k]:
+                second[k] = best[k]
+                best[k], starts[k], ids[k] = c, s, v if v is not None and v >= 0 else -1
+            elif c > second[k]:
+                second[k] = c
+            if v is None:
+                continue
+            k += 1
             while k <= stop:
                 v = get(word[s:k])
                 if v is None:
                     break
                 if v >= 0:
                     c = scores[v] + here
-                    if starts[k] < 0:
-                        best[k], starts[k], ids[k] = c, s, v
-                    elif c > best[k]:
+                    if c > best[k]:
                         second[k] = best[k]
                         best[k], starts[k], ids[k] = c, s, v
                     elif c > second[k]:
                         second[k] = c
-                    if k == s + 1:
-                        single = True
                 k += 1
-            if not single:
-                c = unk_score + here
-                k = s + 1
-                if starts[k] < 0:
-                    best[k], starts[k], ids[k] = c, s, -1
-                elif c > best[k]:
-                    second[k] = best[k]
-                    best[k], starts[k], ids[k] = c, s, -1
-                elif c > second[k]:
-                    second[k] = c
         # every value the float32 search computes is within reach of B (plus slack that
         # covers the rounding, n*U/2 < 1/2 as the spacing is capped at 1/n)
         reach = max(map(abs, best)) + self._top + 1.0
@@ -201,14 +202,18 @@ class UnigramWords:
         end = n
         while end > 0:
             start = starts[end]
-            spacing = min(spacing, (best[end] - second[end] - slop) / end)
+            gap = (best[end] - second[end] - slop) / end
+            if gap < spacing:
+                spacing = gap
             path.append((start, end, ids[end]))
             end = start
         path.reverse()
-        path_scores = tuple(scores[v] if v >= 0 else unk_score for _, _, v in path)
         # (tuples: the garbage collector stops tracking tuples of numbers)
-        ids = tuple(self._ids(word, path))
-        return ids, path_scores, _bound(spacing, reach, self._reset)
+        path_ids = tuple([v for _, _, v in path])
+        path_scores = tuple([scores[v] if v >= 0 else unk_score for v in path_ids])
+        if -1 in path_ids:  # (unknown characters: their byte pieces, or -1 for <unk>)
+            path_ids = tuple(self._ids(word, path))
+        return path_ids, path_scores, _bound(spacing, reach, self._reset)
 
 
 def _bound(spacing: float, reach: float, reset: float) -> float:

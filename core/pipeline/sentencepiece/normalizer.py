@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from core.errors import FormatError
 from core.pipeline.piece import Piece, Span
+from core.pipeline.sentencepiece.char_table import CharTable
 from core.pipeline.sentencepiece.proto import SPACE, NormalizerSpec
 
 __all__ = ["CharsMap", "PrefixMatcher", "SentencePieceNormalizer"]
@@ -233,6 +234,12 @@ class SentencePieceNormalizer:
         self._segments: dict[str, tuple[str, bool]] = {}  # see _mapped_text
         # (a user-defined piece with a space could straddle two segments: none then)
         self._segmentable = not any(" " in s for s in self.matcher.symbols)
+        # normalize_str maps most texts a character at a time (see CharTable)
+        self._table = (
+            CharTable(self.charsmap, hard="".join(self.matcher.first))
+            if self.charsmap is not None
+            else None
+        )
 
     @classmethod
     def from_spec(
@@ -264,7 +271,8 @@ class SentencePieceNormalizer:
             if not self.add_dummy_prefix:
                 return out
             return out + space if self.treat_whitespace_as_suffix else space + out
-        mapped, exact = self._mapped_text(text)
+        fast = self._table.apply(text) if self._table is not None else None
+        mapped, exact = (fast, True) if fast is not None else self._mapped_text(text)
         if not exact:
             return self._general(Piece.of(text), space).text
         if self.remove_extra_whitespaces:
