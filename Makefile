@@ -84,7 +84,7 @@ bench: setup-dev
 	$(PY) benchmarks/bench_encode.py
 	$(PY) benchmarks/bench_tokenize_page.py
 	$(PY) benchmarks/bench_ui_train.py
-	$(PY) benchmarks/real_models.py --docs 200
+	$(PY) benchmarks/real_models.py --docs 200 --json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
