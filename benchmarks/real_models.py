@@ -108,7 +108,7 @@ def corpus_name(path: Path) -> str:
 
 def clear(tok: Any) -> None:
     """Empty our tokenizer's caches (cold-cache timing)."""
-    for owner in (tok, getattr(tok, "model", None)):
+    for owner in (tok, getattr(tok, "model", None), getattr(tok, "normalizer", None)):
         if owner is not None and hasattr(owner, "clear_cache"):
             owner.clear_cache()
 

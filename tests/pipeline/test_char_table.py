@@ -79,3 +79,17 @@ def test_a_used_table_pickles_and_the_model_encodes_the_same_after() -> None:
     assert copy.normalizer._table._lock is not tok.normalizer._table._lock
     assert copy.encode(text) == tok.encode(text) == sp.encode(text)
     assert copy.normalizer._table.apply("A\u0301") is None
+
+
+def test_clear_cache_forgets_what_texts_taught() -> None:
+    # (benchmarks time a cold encode after it; the results stay the same)
+    tok, sp = _unigram("nmt_nfkc")
+    text = "xA\u0301 か\u3099 ﬁ① plain words, Ünïcödé"
+    before = tok.encode(text)
+    normalizer = tok.normalizer
+    old_table = normalizer._table
+    assert normalizer._segments and len(old_table._table)
+    normalizer.clear_cache()
+    assert not normalizer._segments and not normalizer._pairs
+    assert normalizer._table is not old_table and not len(normalizer._table._table)
+    assert tok.encode(text) == before == sp.encode(text)

@@ -241,6 +241,15 @@ class SentencePieceNormalizer:
             else None
         )
 
+    def clear_cache(self) -> None:
+        """Forget what earlier texts taught (e.g. to time a cold encode)."""
+        self._pairs.clear()
+        self._segments.clear()
+        if self.charsmap is not None:
+            self.charsmap._cache.clear()
+            # a new table, not a cleared one: another thread may be inside the old one
+            self._table = CharTable(self.charsmap, hard="".join(self.matcher.first))
+
     @classmethod
     def from_spec(
         cls, spec: NormalizerSpec, *, treat_whitespace_as_suffix: bool = False,
