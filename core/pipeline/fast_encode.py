@@ -18,17 +18,28 @@ normalizer). tests/pipeline/test_fast_encode_*.py check both paths give the same
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from core.pipeline.added_tokens import AddedToken, added_cuts, split_at_added_str
 from core.pipeline.piece import Piece
 from core.pipeline.pre_tokenizers import Metaspace, split_text, uses_offsets
 from core.pipeline.pre_tokenizers import Sequence as PreSequence
 
-if TYPE_CHECKING:
-    from core.pipeline.tokenizer import PipelineTokenizer
-
 __all__ = ["encode_ids"]
+
+
+class PipelineTokenizer(Protocol):
+    """What the fast path reads of a :class:`core.pipeline.tokenizer.PipelineTokenizer`
+    (a protocol: that module calls this one, so this one does not import it)."""
+
+    normalizer: Any
+    pre_tokenizer: Any
+    model: Any
+    _added: Mapping[int, AddedToken]
+    _plain_matcher: Any
+    _normalized_matcher: Any
+
+    def _encode_ids_pieces(self, text: str) -> list[int]: ...
 
 
 def encode_ids(tok: PipelineTokenizer, text: str) -> list[int]:

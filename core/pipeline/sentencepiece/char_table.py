@@ -23,12 +23,19 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from core.pipeline.sentencepiece.normalizer import CharsMap
+from typing import Any, Protocol
 
 __all__ = ["CharTable"]
+
+
+class CharsMap(Protocol):
+    """What the table reads of a :class:`core.pipeline.sentencepiece.normalizer.CharsMap`
+    (a protocol: that module builds the table, so this one does not import it)."""
+
+    units: list[int]
+
+    def longest_reach(self, data: bytes, pos: int) -> tuple[int, str | None, int]: ...
+
 
 #: Characters learnt before the table starts afresh (bounded memory on arbitrary input).
 _TABLE_MAX = 1 << 16
