@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from core import details, vocab_index
-from core.basics import check_id, utf8
+from core.basics import check_id, gc_paused, utf8
 from core.bpe import merge
 from core.bytes_unicode import to_gpt2_str
 from core.char_start import CharStart
@@ -129,7 +129,7 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         tok._init(vocab, None, merges, special_tokens, **options)
         return tok
 
-    @vocab_index.paused_gc()  # (a big vocab makes millions of objects, none of them in a cycle)
+    @gc_paused()  # (a big vocab makes millions of objects, none of them in a cycle)
     def _init(
         self, vocab: Mapping[int, bytes], merges: Sequence[tuple[bytes, bytes]] | None,
         id_merges: Sequence[tuple[int, ...]] | vocab_index.IdColumns | None,

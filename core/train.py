@@ -34,7 +34,8 @@ from typing import Any
 from core.count import Corpus, ProgressCallback, count_in_steps, count_pretokens
 from core.errors import CorpusError, TrainingConfigError
 from core.pretokenize import compile_pattern
-from core.train_merge import MAX_TOKENS, MergeState, gc_paused
+from core.basics import gc_paused
+from core.train_merge import MAX_TOKENS, MergeState
 
 __all__ = ["BPETrainer", "MergeEvent", "ProgressCallback", "count_pretokens", "end_note",
            "first_merges", "stopped_counting_note", "train_bpe"]

@@ -14,16 +14,14 @@ A file whose merges name tokens by ID (a ``tokenizer.json`` read in bulk, a GGUF
 cache) skips the bytes round trip: :func:`index_id_merges` indexes the ID pairs as they are.
 Building these tables allocates millions of small objects, which would set off Python's
 cyclic garbage collector again and again for nothing (none of them is in a cycle):
-:func:`paused_gc` holds it off meanwhile.
+:func:`core.basics.gc_paused` holds it off meanwhile.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import itertools
 import operator
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from core.errors import PlaygroundError
@@ -39,7 +37,6 @@ __all__ = [
     "index_merges",
     "lowest_ids",
     "merges_of_ids",
-    "paused_gc",
     "place_specials",
     "single_byte_ids",
     "without_specials",
@@ -49,30 +46,6 @@ PairRanks = dict[tuple[int, int], int]
 IdPairs = tuple[tuple[int, int], ...]
 #: What the merge tables are indexed into: pair -> rank, each rank's merged ID and its pair.
 IdMerges = tuple[PairRanks, tuple[int, ...], IdPairs]
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Hold off the cyclic garbage collector inside the block (also as a decorator).
-
-    subtle: Python runs a full collection each time the objects that survived grow by a
-    quarter, and each one walks every container alive; reading Llama 3's tokenizer.json
-    makes ~2M objects, so about a third of its load time went to collections that found
-    nothing. Reference counting still frees everything at once; only cycles wait until the
-    block ends. Nested or concurrent blocks are safe: only the block that found the
-    collector on turns it back on.
-
-    >>> with paused_gc():
-    ...     gc.isenabled()
-    False
-    """
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 def copied_merges(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:

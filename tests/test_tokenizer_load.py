@@ -4,7 +4,6 @@ what the slow one gives (the byte-pair Tokenizer, the careful readers), errors i
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from core.vocab_index import (
     IdColumns,
     decode_tables,
     lowest_ids,
-    paused_gc,
     without_specials,
 )
 
@@ -178,28 +176,6 @@ def test_decode_tables_as_before(vocab: dict[int, bytes]) -> None:
     strict = table + [None] * n
     replace = [b"\xff" if t is None else t for t in table] + [b"\xff"] * n
     assert decode_tables(vocab) == (strict, replace)
-
-
-def test_paused_gc_restores_the_collector() -> None:
-    assert gc.isenabled()
-    with paused_gc():
-        with paused_gc():
-            assert not gc.isenabled()
-        assert not gc.isenabled()  # only the outer block turns it back on
-    assert gc.isenabled()
-    with pytest.raises(ValueError), paused_gc():
-        raise ValueError
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with paused_gc():
-            pass
-        assert not gc.isenabled()  # it was off: it stays off
-    finally:
-        gc.enable()
-
-
-# ─── tokenizer.json: the bulk path, checked by the Tokenizer, errors as the careful path ──
 
 
 def _doc(merges: list[str]) -> dict[str, object]:

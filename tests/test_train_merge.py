@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from core import train_bpe
 from core.count import count_pretokens
-from core.train_merge import MergeState, gc_paused, order_key
+from core.train_merge import MergeState, order_key
 from tests.test_train import naive_train
 
 
@@ -91,21 +91,3 @@ def test_order_key_concatenations_order_pairs_like_tuples():
     tokens = [t for t in tokens if t]
     pairs = [(x, y) for x in tokens for y in tokens]
     assert sorted(pairs, key=lambda p: order_key(p[0]) + order_key(p[1])) == sorted(pairs, reverse=True)
-
-
-def test_gc_paused_restores_the_previous_state():
-    import gc
-
-    try:
-        with gc_paused():
-            raise KeyError
-    except KeyError:
-        pass
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with gc_paused():
-            pass
-        assert not gc.isenabled()  # it was off: stays off
-    finally:
-        gc.enable()

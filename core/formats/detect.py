@@ -34,7 +34,7 @@ from core.presets import load_preset
 from core.pretokenize import PATTERNS
 from core.template import Template
 from core.tokenizer import Tokenizer
-from core.vocab_index import paused_gc
+from core.basics import gc_paused
 
 #: What :func:`load_tokenizer_files` returns: the fast byte-level BPE, or a pipeline.
 AnyTokenizer = Tokenizer | PipelineTokenizer
@@ -232,7 +232,7 @@ _DESCRIBE = {
 
 
 @with_chat_template  # tokenizer_config.json / chat_template.jinja: tok.chat_template
-@paused_gc()  # parsing and indexing a big file makes millions of objects, none in a cycle
+@gc_paused()  # parsing and indexing a big file makes millions of objects, none in a cycle
 def load_tokenizer_files(
     files: Mapping[str, bytes],
     *,

@@ -42,7 +42,8 @@ from core.formats.table_cache import Tables
 from core.pipeline.post_processors import post_processor_from_json
 from core.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
 from core.tokenizer import Tokenizer
-from core.vocab_index import IdColumns, paused_gc
+from core.basics import gc_paused
+from core.vocab_index import IdColumns
 
 # ---------------------------------------------------------------------------------------------
 # Writing
@@ -515,7 +516,7 @@ def tokenizer_from_hf_json(
     pattern and special tokens come from the file unless ``special_tokens`` is given.
     ``source``: the file's bytes, to keep its tables in the cache (:func:`cached_tables`)."""
     doc = data if isinstance(data, dict) else parse_json(data, file_name)
-    with paused_gc():  # (millions of small objects, none in a cycle)
+    with gc_paused():  # (millions of small objects, none in a cycle)
         vocab, merges, specials, pattern = _read(doc, file_name, bulk="pairs")
         meta = _meta(doc, specials, pattern)
         try:

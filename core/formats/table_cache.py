@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.vocab_index import IdColumns, paused_gc
+from core.basics import gc_paused
+from core.vocab_index import IdColumns
 
 __all__ = [
     "CACHE_ENV",
@@ -182,7 +183,7 @@ def read_tables(key: str, *, kind: str, folder: Path | None = None) -> Tables | 
         return None
     try:
         raw = _path(key, folder).read_bytes()
-        with paused_gc():  # (hundreds of thousands of small objects, none in a cycle)
+        with gc_paused():  # (hundreds of thousands of small objects, none in a cycle)
             return _decode(raw, key, kind)
     except (OSError, ValueError, OverflowError, MemoryError, RecursionError):
         return None
