@@ -13,7 +13,7 @@ import struct
 from collections.abc import Iterable
 
 from core.errors import FormatError
-from core.pipeline.piece import Piece, Span
+from core.pipeline.piece import Piece, Span, cover
 from core.pipeline.sentencepiece.char_table import CharTable
 from core.pipeline.sentencepiece.proto import SPACE, NormalizerSpec
 
@@ -230,7 +230,7 @@ class SentencePieceNormalizer:
         if self.charsmap is not None and self.charsmap.first_chars():
             stops.append(self.charsmap.first_chars())
         self._stops = re.compile("|".join(stops)) if stops else None
-        self._pairs: dict[str, tuple[int, str | None]] = {}  # see _chunks
+        self._pairs: dict[str, tuple[int, str | None]] = {}  # see _walk
         self._segments: dict[str, tuple[str, bool]] = {}  # see _mapped_text
         # (a user-defined piece with a space could straddle two segments: none then)
         self._segmentable = not any(" " in s for s in self.matcher.symbols)
@@ -332,66 +332,9 @@ class SentencePieceNormalizer:
         :meth:`normalize_str` may squeeze spaces on that string (False when a rule's
         replacement holds two spaces in a row); whether every walk of the char map ended
         inside ``text`` (False: one ran out of it, so a longer text might map otherwise)."""
-        charsmap = self.charsmap
-        regex = self.matcher.regex
-        if charsmap is None and regex is None:
-            return text, True, True
-        first = self.matcher.first
-        out: list[str] = []
-        exact = closed = True
-        data = text.encode("utf-8") if charsmap is not None else b""
-        stops = self._stops
-        pairs = self._pairs
-        n = len(text)
-        b = 0  # byte offset of text[i] in data
-        i = 0
-        while i < n:
-            found = stops.search(text, i) if stops is not None else None
-            j = found.start() if found is not None else n
-            if j > i:  # characters that start no rule and no user-defined piece: as they are
-                run = text[i:j]
-                out.append(run)
-                if charsmap is not None:
-                    b += len(run.encode("utf-8"))
-                i = j
-                continue
-            if regex is not None and text[i] in first:
-                m = regex.match(text, i)
-                if m:
-                    j = m.end()
-                    group = m.group()
-                    out.append(group)
-                    exact = exact and "  " not in group
-                    b += len(group.encode("utf-8")) if charsmap is not None else j - i
-                    i = j
-                    continue
-            if charsmap is not None:
-                key = text[i : i + 2]  # (the pair cache of _chunks)
-                hit = pairs.get(key)
-                if hit is None:
-                    length, replacement, reach = charsmap.longest_reach(data, b)
-                    if reach <= len(key.encode("utf-8")):
-                        if len(pairs) >= _PAIRS_MAX:
-                            pairs.clear()
-                        pairs[key] = (length, replacement)
-                    elif reach > len(data) - b:
-                        closed = False
-                else:
-                    length, replacement = hit
-                matched = _whole_chars(data[b : b + length]) if length else None
-                if matched is not None:
-                    replacement = replacement or ""
-                    out.append(replacement)
-                    exact = exact and "  " not in replacement
-                    b += length
-                    i += len(matched)
-                    continue
-                b += len(text[i].encode("utf-8"))
-            else:
-                b += 1
-            out.append(text[i])
-            i += 1
-        return "".join(out), exact, closed
+        chunks, closed = self._walk(text)
+        exact = not any(rule and "  " in out for out, _, _, rule in chunks)
+        return "".join([out for out, _, _, _ in chunks]), exact, closed
 
     def normalize(self, piece: Piece) -> Piece:
         if not piece.text:
@@ -419,37 +362,49 @@ class SentencePieceNormalizer:
         chunk: a user-defined piece (kept as is), else the longest char-map rule, else one
         character. A rule may run over the start of a later user-defined piece, as in C++."""
         text, spans = piece.text, piece.spans
+        out: list[tuple[str, Span]] = []
+        for chunk, i, j, rule in self._walk(text)[0]:
+            if rule:
+                out.append((chunk, cover(spans, i, j)))
+            else:  # characters as they are: one chunk each
+                out.extend(zip(chunk, spans[i:j]))
+        return out
+
+    def _walk(self, text: str) -> tuple[list[tuple[str, int, int, bool]], bool]:
+        """The walk behind :meth:`_chunks` and :meth:`_mapped`: ``(output, start, end, rule)``
+        per stretch of ``text``, where ``rule`` says a user-defined piece or a char-map rule
+        made the output (else the characters are copied as they are); and whether every walk
+        of the char map ended inside ``text``."""
         charsmap = self.charsmap
         regex = self.matcher.regex
-        first = self.matcher.first
+        n = len(text)
         if charsmap is None and regex is None:
-            return list(zip(text, spans))
-        out: list[tuple[str, Span]] = []
+            return [(text, 0, n, False)], True
+        first = self.matcher.first
+        out: list[tuple[str, int, int, bool]] = []
+        closed = True
         data = text.encode("utf-8") if charsmap is not None else b""
         stops = self._stops
         pairs = self._pairs
-        n = len(text)
         b = 0  # byte offset of text[i] in data
         i = 0
         while i < n:
             found = stops.search(text, i) if stops is not None else None
             j = found.start() if found is not None else n
             if j > i:  # characters that start no rule and no user-defined piece: as they are
-                out.extend(zip(text[i:j], spans[i:j]))
+                run = text[i:j]
+                out.append((run, i, j, False))
                 if charsmap is not None:
-                    b += len(text[i:j].encode("utf-8"))
+                    b += len(run.encode("utf-8"))
                 i = j
                 continue
             if regex is not None and text[i] in first:
                 m = regex.match(text, i)
                 if m:
                     j = m.end()
-                    out.append((m.group(), piece[i:j].span))
-                    b += (
-                        len(m.group().encode("utf-8"))
-                        if charsmap is not None
-                        else j - i
-                    )
+                    group = m.group()
+                    out.append((group, i, j, True))
+                    b += len(group.encode("utf-8")) if charsmap is not None else j - i
                     i = j
                     continue
             if charsmap is not None:
@@ -463,12 +418,14 @@ class SentencePieceNormalizer:
                         if len(pairs) >= _PAIRS_MAX:
                             pairs.clear()
                         pairs[key] = (length, replacement)
+                    elif reach > len(data) - b:
+                        closed = False
                 else:
                     length, replacement = hit
                 matched = _whole_chars(data[b : b + length]) if length else None
                 if matched is not None:
                     j = i + len(matched)
-                    out.append((replacement or "", piece[i:j].span))
+                    out.append((replacement or "", i, j, True))
                     b += length
                     i = j
                     continue
@@ -476,9 +433,9 @@ class SentencePieceNormalizer:
                 b += len(text[i].encode("utf-8"))
             else:
                 b += 1
-            out.append((text[i], spans[i]))
+            out.append((text[i], i, i + 1, False))
             i += 1
-        return out
+        return out, closed
 
     def _general(self, piece: Piece, space: str) -> Piece:
         """``Normalizer::Normalize``: heading spaces dropped, the dummy prefix, runs of spaces
