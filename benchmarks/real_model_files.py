@@ -11,6 +11,7 @@ installed package ships one).
 from __future__ import annotations
 
 import gzip
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -18,19 +19,14 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 
-MISTRAL = {
-    "v1": "tokenizer.model.v1",
-    "v2": "mistral_instruct_tokenizer_240216.model.v2",
-    "v3": "mistral_instruct_tokenizer_240323.model.v3",
-    "v7": "mistral_instruct_tokenizer_241114.model.v7",
-    "tekken_240718": "tekken_240718.json",
-    "tekken_240911": "tekken_240911.json",
-}
+# the files' names and places, as the tests find them (tests/test_real_models.py)
+from tests.test_real_models import MISTRAL_DATA as MISTRAL  # noqa: E402
+from tests.test_real_models import _meta_path, _mistral_path  # noqa: E402
+
 # llama.cpp's vocab-only GGUF files (`make test-data`) and the library each model's IDs come from
 GGUF_DIR = REPO / ".cache" / "test-data" / "llama.cpp" / "models"
-
-
 
 
 @dataclass
@@ -50,14 +46,6 @@ class Row:
     cells: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     ratios: dict[str, float] = field(default_factory=dict)  # ours ÷ oracle, by measure
-
-
-def _meta_path(version: str) -> Path:
-    return Path(str(resources.files("llama_models").joinpath(version, "tokenizer.model")))
-
-
-def _mistral_path(key: str) -> Path:
-    return Path(str(resources.files("mistral_common").joinpath("data", MISTRAL[key])))
 
 
 def _meta_oracle(version: str) -> Callable[[bytes, Path], Oracle]:
