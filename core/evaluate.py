@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from core.basics import utf8
 from core.errors import PlaygroundError
-from core.pretokenize import PATTERNS, last_cut, resolve_pattern, special_splitter
+from core.pretokenize import PATTERNS, cut_outside_specials, resolve_pattern, special_splitter
 
 if TYPE_CHECKING:
     from core.interface import TokenizerInterface
@@ -117,26 +117,6 @@ def _cuts_exactly(tok: TokenizerInterface) -> bool:
     return caps.byte_level and caps.details and resolve_pattern(tok.pattern) in PATTERNS.values()  # type: ignore[attr-defined]
 
 
-def _exact_cut(buf: str, lo: int, hi: int, longest_special: int,
-               specials: re.Pattern[str] | None) -> int:
-    """The last safe cut ``c`` of ``buf`` with ``lo < c <= hi`` that no special token
-    straddles (0 if none): the rule of ``Tokenizer.encode_iterable``, through the public
-    pieces it is made of. A special token may start near the end of ``buf`` and go on in the
-    next chunk, so cuts stay ``longest_special`` characters away from the end."""
-    hi = min(hi, len(buf) - max(longest_special, 1))
-    spans = [] if specials is None else [
-        m.span() for m in specials.finditer(buf, lo, min(len(buf), hi + longest_special))]
-    while hi > lo:
-        cut = last_cut(buf, hi, lo=lo + 1)
-        if cut <= lo:
-            return 0
-        straddle = next((s for s, e in spans if s < cut < e), None)
-        if straddle is None:
-            return cut
-        hi = straddle
-    return 0
-
-
 def _line_cut(buf: str, lo: int, hi: int) -> int:
     """After the last line break before ``hi`` that a non-space follows (0 if none after
     ``lo``): whole words and lines, for tokenizers whose exact cuts are unknown."""
@@ -167,7 +147,9 @@ def safe_pieces(tok: TokenizerInterface, chunks: Iterable[str], *,
         longest = max((len(s) for s in tok.special_tokens), default=0)  # type: ignore[attr-defined]
 
         def cut_at(buf: str, lo: int, hi: int) -> int:
-            return _exact_cut(buf, lo, hi, longest, specials)
+            return cut_outside_specials(
+                buf, hi, lo=lo, specials=specials, longest_special=longest
+            )
     else:
         cut_at = _line_cut
     exact_rule = _cuts_exactly(tok)

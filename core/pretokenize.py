@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 from functools import lru_cache
 
 from core.errors import TrainingConfigError
@@ -352,3 +353,30 @@ def last_cut(text: str, hi: int, *, lo: int = 1) -> int:
             return q + 1
         q = text.rfind("\n", max(lo - 1, best), q)
     return best
+
+
+def cut_outside_specials(
+    buf: str, hi: int, *, lo: int = 0, specials: Any = None, longest_special: int = 0
+) -> int:
+    """The last :func:`last_cut` place ``c`` with ``lo < c <= hi`` that no match of the
+    ``specials`` regex straddles, or 0: where a stream (``encode_iterable``, Evaluate's
+    chunks) may cut ``buf`` and encode the two sides apart. A special token may start near
+    the end of ``buf`` and go on in what comes next, so cuts stay ``longest_special``
+    characters (at least one) away from the end.
+
+    >>> cut_outside_specials("ab <|x y|> cd e", 15, specials=re.compile(r"<\\|x y\\|>"),
+    ...                      longest_special=7)
+    2
+    """
+    hi = min(hi, len(buf) - max(longest_special, 1))
+    spans = [] if specials is None else [
+        m.span() for m in specials.finditer(buf, lo, min(len(buf), hi + longest_special))]
+    while hi > lo:
+        cut = last_cut(buf, hi, lo=lo + 1)
+        if cut <= lo:
+            return 0
+        straddle = next((s for s, e in spans if s < cut < e), None)
+        if straddle is None:
+            return cut
+        hi = straddle
+    return 0

@@ -30,6 +30,7 @@ from core.pretokenize import (
     PATTERNS,
     ascii_pattern,
     compile_pattern,
+    cut_outside_specials,
     last_cut,
     mixed_regions,
     resolve_pattern,
@@ -242,22 +243,9 @@ class TextEncoder:
         encode(buf[:c]) + encode(rest)`` for any continuation; 0 if none is known."""
         if not self._cuttable:
             return 0  # a user's regex: no cut is known to be safe, so the stream buffers
-        hi = len(buf) - 1
-        matches: list[tuple[int, int]] = []
-        if self._special_re is not None:
-            # subtle: a special match that starts at s depends on buf[s : s + longest], so
-            # only matches starting before len - longest are final; cut no later than that.
-            hi = len(buf) - self._max_special
-            matches = [m.span() for m in self._special_re.finditer(buf, 0, len(buf))]
-        while hi > 0:
-            cut = last_cut(buf, hi)
-            if cut <= 0:
-                return 0
-            straddle = next((s for s, e in matches if s < cut < e), None)
-            if straddle is None:
-                return cut
-            hi = straddle
-        return 0
+        return cut_outside_specials(
+            buf, len(buf), specials=self._special_re, longest_special=self._max_special
+        )
 
 
 def check_text(text: object) -> None:
