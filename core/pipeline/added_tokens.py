@@ -33,7 +33,6 @@ __all__ = [
     "added_cuts",
     "is_word_char",
     "split_at_added",
-    "split_at_added_str",
 ]
 
 # Hugging Face's added-token rules use Rust's Unicode-aware \w and \s.
@@ -166,20 +165,6 @@ def split_at_added(
     return [(piece[start:stop], token_id) for start, stop, token_id in cuts]
 
 
-def split_at_added_str(
-    text: str, matcher: AddedTokenMatcher, tokens: Mapping[int, AddedToken]
-) -> list[tuple[str, int | None]]:
-    """:func:`split_at_added` on a plain string (encoding IDs needs no spans).
-
-    >>> split_at_added_str("a<s>b", AddedTokenMatcher({"<s>": 5}), {5: AddedToken("<s>")})
-    [('a', None), ('<s>', 5), ('b', None)]
-    """
-    if matcher.empty:
-        return [(text, None)] if text else []
-    cuts = added_cuts(text, matcher, tokens)
-    return [(text[start:stop], token_id) for start, stop, token_id in cuts]
-
-
 def added_cuts(
     text: str, matcher: AddedTokenMatcher, tokens: Mapping[int, AddedToken]
 ) -> list[tuple[int, int, int | None]]:
@@ -190,6 +175,8 @@ def added_cuts(
     [(0, 1, None), (1, 4, 5)]
     """
     n = len(text)
+    if matcher.empty:  # (the common case, and the fast path's: nothing to look for)
+        return [(0, n, None)] if n else []
     out: list[tuple[int, int, int | None]] = []
     done = 0  # where the last kept match ended
     for start, stop, token_id in matcher.finditer(text):

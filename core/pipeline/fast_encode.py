@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-from core.pipeline.added_tokens import AddedToken, added_cuts, split_at_added_str
+from core.pipeline.added_tokens import AddedToken, added_cuts
 from core.pipeline.piece import Piece
 from core.pipeline.pre_tokenizers import Metaspace, split_text, uses_offsets
 from core.pipeline.pre_tokenizers import Sequence as PreSequence
@@ -45,54 +45,37 @@ class PipelineTokenizer(Protocol):
 def encode_ids(tok: PipelineTokenizer, text: str) -> list[int]:
     """``tok.encode(text)`` without the template: PipelineTokenizer._segments' walk on
     plain strings, IDs only. Each stage's str method when it has one, else its Piece
-    method, so any stage still works."""
-    if _positional(tok.pre_tokenizer):
-        if tok.normalizer is None and _knows_offsets(tok.pre_tokenizer):
-            return _encode_ids_at(tok, text)
+    method, so any stage still works. A pre-tokenizer whose words depend on where a piece
+    starts (Metaspace "first": Mistral's and Llama 2's tokenizer.json) stays on strings
+    when there is no normalizer, so a piece's place in ``text`` is its original offset:
+    each piece is split by :func:`split_text` at its start."""
+    pre = tok.pre_tokenizer
+    positional = _positional(pre)
+    if positional and not (tok.normalizer is None and _knows_offsets(pre)):
         return tok._encode_ids_pieces(text)
     normalize, split, encode_word = _str_stages(tok)
     added = tok._added
     plain, normalized = tok._plain_matcher, tok._normalized_matcher
     ids: list[int] = []
-    for part, part_added in split_at_added_str(text, plain, added):
-        if part_added is not None:
-            ids.append(part_added)
-            continue
-        if normalize is not None:
-            part = normalize(part)
-            if not part:
-                continue
-        for sub, sub_added in split_at_added_str(part, normalized, added):
-            if sub_added is not None:
-                ids.append(sub_added)
-            elif split is None:
-                ids.extend(encode_word(sub))
-            else:
-                for word in split(sub):
-                    if word:
-                        ids.extend(encode_word(word))
-    return ids
-
-def _encode_ids_at(tok: PipelineTokenizer, text: str) -> list[int]:
-    """:func:`encode_ids` for a pre-tokenizer whose words depend on where a piece
-    starts (Metaspace "first": Mistral's and Llama 2's tokenizer.json) and no
-    normalizer, so a piece's place in ``text`` is its original offset: each piece is
-    split by :func:`split_text` at its start, still on plain strings."""
-    _, _, encode_word = _str_stages(tok)
-    pre, added = tok.pre_tokenizer, tok._added
-    plain, normalized = tok._plain_matcher, tok._normalized_matcher
-    ids: list[int] = []
-    for start, stop, part_added in _cuts(text, plain, added):
+    for start, stop, part_added in added_cuts(text, plain, added):
         if part_added is not None:
             ids.append(part_added)
             continue
         part = text[start:stop]
-        for sub_start, sub_stop, sub_added in _cuts(part, normalized, added):
+        if normalize is not None:
+            part = normalize(part)
+            if not part:
+                continue
+        for sub_start, sub_stop, sub_added in added_cuts(part, normalized, added):
             if sub_added is not None:
                 ids.append(sub_added)
                 continue
             sub = part[sub_start:sub_stop]
-            for word in split_text(pre, sub, start=start + sub_start):
+            if split is None:
+                ids.extend(encode_word(sub))
+                continue
+            words = split_text(pre, sub, start=start + sub_start) if positional else split(sub)
+            for word in words:
                 if word:
                     ids.extend(encode_word(word))
     return ids
@@ -130,15 +113,6 @@ def _knows_offsets(pre_tokenizer: Any) -> bool:
             isinstance(p, Metaspace) or not uses_offsets(p) for p in pre_tokenizer.pre_tokenizers
         )
     return isinstance(pre_tokenizer, Metaspace)
-
-
-def _cuts(
-    text: str, matcher: Any, tokens: Mapping[int, AddedToken]
-) -> list[tuple[int, int, int | None]]:
-    """:func:`added_cuts`, or the whole text as one part when no added token can match."""
-    if matcher.empty:
-        return [(0, len(text), None)] if text else []
-    return added_cuts(text, matcher, tokens)
 
 
 def _str_stages(
