@@ -1,0 +1,47 @@
+"""The optional compiled helpers (the ``tokplay_native`` package), when they were built.
+
+core is pure Python so that it runs anywhere; where a loop is the whole cost, a C twin in
+``tokplay_native`` runs it instead, with the same result on every input (tests/test_native.py
+checks each pair). Each name here is that module, or ``None`` where it was not built (no C
+compiler, Pyodide) or ``TOKPLAY_NATIVE=0`` was set: callers then take the pure path.
+
+Callers read the attribute when they run (``native.bpe``), never bind it at import time, so
+that a test can set it to ``None`` to run the pure path.
+
+>>> bpe is None or callable(bpe.merge_joined)
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+__all__ = ["bpe", "status", "train", "unigram"]
+
+
+def _load(name: str) -> ModuleType | None:
+    if os.environ.get("TOKPLAY_NATIVE", "1") == "0":
+        return None
+    try:
+        return importlib.import_module(f"tokplay_native.{name}")
+    except ImportError:  # not built here (no compiler, Pyodide): the pure twin runs
+        return None
+
+
+#: The BPE merge loop (:func:`core.bpe.merge`'s two hot cases).
+bpe: ModuleType | None = _load("bpe")
+#: Training's merge loop (:mod:`core.train_merge`).
+train: ModuleType | None = _load("train")
+#: Unigram's Viterbi pass (:mod:`core.pipeline.unigram`).
+unigram: ModuleType | None = _load("unigram")
+
+
+def status() -> dict[str, bool]:
+    """Which compiled helpers this process uses (for ``tokplay --version`` and the benchmarks).
+
+    >>> sorted(status())
+    ['bpe', 'train', 'unigram']
+    """
+    return {"bpe": bpe is not None, "train": train is not None, "unigram": unigram is not None}

@@ -1,0 +1,14 @@
+"""Optional compiled twins of core's hottest loops, in C against CPython's API.
+
+core is pure Python (plus ``regex``) so that it runs anywhere, Pyodide included. A few loops
+are the whole cost of what they do, and this package runs them in C when it was built
+(``pip install`` builds it when a C compiler is present, and goes on without it otherwise):
+
+- ``tokplay_native.bpe``: the BPE merge loop (:func:`core.bpe.merge`) and a byte-level
+  pre-token's BPE (:meth:`core.tokenizer.Tokenizer.pretoken_ids`).
+
+core never imports this package directly: :mod:`core.native` does, and says what was found.
+Each function here has a pure-Python twin in core that gives the same result on every input;
+tests/test_native.py checks each pair on arbitrary input, and the rest of the suite runs
+the pure twins too (``TOKPLAY_NATIVE=0``).
+"""
