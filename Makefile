@@ -14,11 +14,11 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 # `make run` installs only what the app needs; `make test` adds the test tools (.[dev]).
-$(VENV)/.installed-run: pyproject.toml | $(PY)
+$(VENV)/.installed-run: pyproject.toml setup.py $(wildcard tokplay_native/*.c) | $(PY)
 	$(PY) -m pip install -q -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(PY)
+$(VENV)/.installed-dev: pyproject.toml setup.py $(wildcard tokplay_native/*.c) | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(VENV)/.installed-run $@
 

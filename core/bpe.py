@@ -35,6 +35,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from itertools import islice, repeat
 from typing import Any, Protocol
 
+from core import native
+
 __all__ = ["NO_MERGE", "Ranks", "merge", "merge_steps"]
 
 #: The rank of a pair that does not join (what ``ranks.get`` answers for a missing key):
@@ -92,10 +94,23 @@ def merge(
         return _merge_heap(parts, get, made, key, log, spans)
     if log is not None or spans is not None:
         return _merge_list(parts, get, made, key, log, spans)
+    # The two hot paths run in C where tokplay_native was built (tests/test_native_bpe.py:
+    # the same loop); it takes int ranks only and leaves `parts` as it was on a TypeError.
+    fast = native.bpe if type(ranks) is dict else None
     if key is operator.add and made is None:
+        if fast is not None:
+            try:
+                return fast.merge_joined(parts, ranks)  # type: ignore[no-any-return]
+            except TypeError:  # a float rank (inf), say: the pure loop orders any numbers
+                pass
         return _merge_joined(parts, get)  # a rank file's BPE (core.ranks): the other hot path
     if made is None or key is not None:
         return _merge_list(parts, get, made, key, log, spans)
+    if fast is not None:
+        try:
+            return fast.merge_made(parts, ranks, made)  # type: ignore[no-any-return]
+        except TypeError:
+            pass
     # A merge list with nothing to note: the hot path (every new pre-token of a merge-list
     # Tokenizer), so _merge_list's loop without its tests and without one more call, which
     # cost ~1% of a cold GPT-2 encode. tests/test_bpe.py checks the two loops agree.

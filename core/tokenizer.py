@@ -23,27 +23,24 @@ long texts cut where it is safe); decode joins the tokens' bytes in C, fetching 
 
 from __future__ import annotations
 
-import operator
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from functools import cached_property
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Any
 
 from core import details, vocab_index
-from core.basics import check_id, gc_paused, utf8
-from core.bpe import merge
+from core.basics import check_id, gc_paused
 from core.bytes_unicode import to_gpt2_str
-from core.char_start import CharStart
 from core.chat import ChatMethods, with_chat
 from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
 from core.errors import PlaygroundError
 from core.fingerprint import fingerprint_of
 from core.formats.pickles import load_pickles, save_pickles
 from core.interface import Capabilities
+from core.pretoken_bpe import PretokenBPE
 from core.pretokenize import compile_pattern
-from core.ranks import bpe_by_rank, merges_from_ranks, split_by_rank
+from core.ranks import merges_from_ranks, split_by_rank
 from core.regex_compat import regex
 from core.template import Template
 from core.text_encoder import STREAM_CACHE_SIZE, TextEncoder, check_text
@@ -60,7 +57,7 @@ _NOT_SAVABLE = Capabilities(details=True, byte_level=True, replay=True, export=T
 _JOIN_CHUNK = 4096  # IDs decode fetches per itemgetter call (its tuple stays in the CPU cache)
 
 
-class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
+class Tokenizer(PretokenBPE, ChatMethods):  # chat_template, apply_chat_template; _bpe_str
     """Byte-level BPE tokenizer over the CS336 data contract.
 
     ``vocab``: token ID -> bytes (it must hold all 256 single bytes); ``merges``: pairs in
@@ -184,7 +181,7 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
         # text -> IDs around BPE: special tokens, pre-tokens, the cache, safe cuts
         matched = self.special_token_ids if self.specials_in_text else {}
         self._text = TextEncoder(pattern=pattern, specials=matched, bpe=self._bpe_str,
-                                 cache_size=self.cache_size)  # fmt: skip
+                                 cache_size=self.cache_size, fast_table=self._fast_table)  # fmt: skip
         self._pretoken_cache = self._text.cache  # (read by tests and benchmarks)
         self._findall = self._text.findall  # (likewise)
 
@@ -400,58 +397,6 @@ class Tokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_template
     def clear_cache(self) -> None:
         """Forget cached pre-token results (e.g. to time a cold encode)."""
         self._pretoken_cache.reset()
-
-    # ------------------------------------------------------------------------------------
-    # BPE on one pre-token
-    # ------------------------------------------------------------------------------------
-
-    def _bpe_str(self, pretoken: str) -> tuple[int, ...]:
-        # a cache miss: BPE from whole characters where core.char_start proves it exact (on
-        # non-Latin text most joins are inside characters), through core.bpe.merge directly
-        try:
-            data = pretoken.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates: utf8()'s bytes, and the str they spell
-            data = utf8(pretoken)
-            pretoken = data.decode("utf-8")
-        if self.ignore_merges:
-            whole = self._encoder.get(data)
-            if whole is not None:
-                return (whole,)
-        parts = self._char_start.parts(pretoken, data)
-        if self.by_rank:
-            encoder = self._encoder
-            return tuple(map(encoder.__getitem__, merge(parts, encoder, key=operator.add)))
-        return tuple(merge(parts, self._pair_ranks, self._merged))
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled (to a worker process) without the tables built on first use, which
-        hold closures: the receiving copy builds its own when it needs them."""
-        state = self.__dict__.copy()
-        state.pop("_char_start", None)
-        return state
-
-    @cached_property
-    def _char_start(self) -> CharStart:
-        """Where BPE may start from whole characters (built on the first pre-token)."""
-        if self.by_rank:
-            return CharStart(self._encoder, rank_mode=True)
-        return CharStart(self._pair_ranks, rank_mode=False, merged=self._merged,
-                         byte_ids=self._byte_ids, token_bytes=self._strict_table,
-                         merge_pairs=self._merge_pairs)  # fmt: skip
-
-    def bpe(self, data: bytes) -> list[int]:
-        """Token IDs of one pre-token's bytes: repeatedly merge the adjacent pair with the
-        lowest merge rank (the leftmost one on ties) until no pair has a merge
-        (:func:`core.bpe.merge` over the merge list; :func:`core.ranks.bpe_by_rank` in rank
-        mode).
-
-        >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"bc", 257: b"ab"}
-        >>> Tokenizer(vocab, [(b"b", b"c"), (b"a", b"b")]).bpe(b"abcab")
-        [97, 256, 257]
-        """
-        if self.by_rank:
-            return bpe_by_rank(data, self._encoder)
-        return merge(list(map(self._byte_ids.__getitem__, data)), self._pair_ranks, self._merged)
 
     # ------------------------------------------------------------------------------------
     # Encoding

@@ -16,7 +16,7 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import char_start, text_encoder
+from core import char_start, native, text_encoder
 from core.bpe import merge
 from core.char_start import CharStart, crossing_index
 from core.formats import load_tokenizer_files
@@ -36,9 +36,11 @@ MULTILINGUAL = (
 
 @pytest.fixture(scope="module", autouse=True)
 def _build_at_once() -> Iterator[None]:
-    """Every CharStart made here builds its indexes before the first pre-token."""
+    """Every CharStart made here builds its indexes before the first pre-token, and the pure
+    path runs (the C twin, which starts from bytes, has its own tests: test_native_bpe.py)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(char_start, "_BUILD_AFTER", 0)
+        patch.setattr(native, "bpe", None)
         yield
 
 

@@ -20,6 +20,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
+#include <string.h>
 
 #define NO_MERGE (1LL << 62)
 
@@ -353,11 +355,682 @@ encode_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+
+/* ------------------------------------------------------------------------------------ *
+ * Tables built once per tokenizer (lazily, on its first cache miss): the same answers as
+ * encode_joined / encode_made, without making a Python object per look-up. A pre-token's
+ * BPE is then look-ups in a C hash table (open addressing, linear probing) and the final
+ * IDs; on non-Latin text, where pre-tokens are long runs of multi-byte characters, that is
+ * most of an encode.
+ * ------------------------------------------------------------------------------------ */
+
+/* A fast hash of a short byte string (words are a few to a few dozen bytes). */
+static uint64_t
+hash_bytes(const unsigned char *s, Py_ssize_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+        s += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, (size_t)n);
+    h = (h ^ w) * 0x94D049BB133111EBULL;
+    h ^= h >> 29;
+    return h;
+}
+
+static uint64_t
+hash_pair(uint64_t key)
+{
+    key = (key ^ (key >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    key = (key ^ (key >> 27)) * 0x94D049BB133111EBULL;
+    return key ^ (key >> 31);
+}
+
+/* The smallest power of two with at most 50% load for n entries. */
+static Py_ssize_t
+slots_for(Py_ssize_t n)
+{
+    Py_ssize_t size = 16;
+    while (size < 2 * n)
+        size *= 2;
+    return size;
+}
+
+/* ---- RankTable: a rank file's bytes -> rank (= ID) ---------------------------------- */
+
+/* A slot holds the top 32 bits of the key's hash and 1 + its entry's index (0: empty), so
+ * probing reads only the slot array (one cache line) until the tags agree. */
+#define SLOT(tag, index) ((uint64_t)(tag) << 32 | (uint64_t)((index) + 1))
+#define SLOT_INDEX(slot) ((Py_ssize_t)((slot) & 0xffffffffULL) - 1)
+#define SLOT_TAG(slot) ((uint32_t)((slot) >> 32))
+#define INLINE 8 /* key bytes kept in the entry itself (most tokens): no blob to read */
+
+typedef struct {
+    long long value;
+    uint32_t length;
+    uint32_t offset; /* into blob, for keys longer than INLINE */
+    unsigned char inline_key[INLINE];
+} RankEntry;
+
+typedef struct {
+    PyObject_HEAD
+    RankEntry *entries;
+    uint64_t *slots;
+    Py_ssize_t mask;
+    unsigned char *blob; /* the longer keys' bytes, one after another */
+    long long byte_rank[256]; /* each single byte's value (NO_MERGE if none) */
+    int whole_first; /* ignore_merges: a pre-token that is a token is that token */
+} RankTable;
+
+static void
+RankTable_dealloc(RankTable *self)
+{
+    PyMem_Free(self->entries);
+    PyMem_Free(self->slots);
+    PyMem_Free(self->blob);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static const unsigned char *
+rank_key(const RankTable *t, const RankEntry *entry)
+{
+    return entry->length <= INLINE ? entry->inline_key : t->blob + entry->offset;
+}
+
+/* The value of data[0:n], or NO_MERGE. */
+static long long
+rank_find(const RankTable *t, const unsigned char *data, Py_ssize_t n)
+{
+    uint64_t h = hash_bytes(data, n);
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (Py_ssize_t slot = (Py_ssize_t)h & t->mask;; slot = (slot + 1) & t->mask) {
+        uint64_t got = t->slots[slot];
+        if (got == 0)
+            return NO_MERGE;
+        if (SLOT_TAG(got) != tag)
+            continue;
+        const RankEntry *entry = &t->entries[SLOT_INDEX(got)];
+        if ((Py_ssize_t)entry->length == n && memcmp(rank_key(t, entry), data, (size_t)n) == 0)
+            return entry->value;
+    }
+}
+
+static PyObject *
+RankTable_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"encoder", "ignore_merges", NULL};
+    PyObject *encoder;
+    int whole_first = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|$p:RankTable", names, &PyDict_Type,
+                                     &encoder, &whole_first))
+        return NULL;
+    Py_ssize_t n = PyDict_GET_SIZE(encoder);
+    if (n >= INT32_MAX / 4) {
+        PyErr_SetString(PyExc_ValueError, "RankTable: too many tokens");
+        return NULL;
+    }
+    RankTable *self = (RankTable *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->whole_first = whole_first;
+    Py_ssize_t total = 0, pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(encoder, &pos, &key, &value)) {
+        if (!PyBytes_CheckExact(key)) {
+            PyErr_SetString(PyExc_TypeError, "RankTable: keys must be bytes");
+            goto fail;
+        }
+        if (PyBytes_GET_SIZE(key) > INLINE)
+            total += PyBytes_GET_SIZE(key);
+    }
+    if (total >= UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "RankTable: tokens too long");
+        goto fail;
+    }
+    Py_ssize_t size = slots_for(n);
+    self->mask = size - 1;
+    self->entries = PyMem_Malloc(sizeof(RankEntry) * (size_t)(n ? n : 1));
+    self->slots = PyMem_Calloc((size_t)size, sizeof(uint64_t));
+    self->blob = PyMem_Malloc((size_t)(total ? total : 1));
+    if (self->entries == NULL || self->slots == NULL || self->blob == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_ssize_t count = 0, offset = 0;
+    pos = 0;
+    while (PyDict_Next(encoder, &pos, &key, &value)) {
+        long long v = PyLong_AsLongLong(value);
+        if (v == -1 && PyErr_Occurred())
+            goto fail;
+        Py_ssize_t length = PyBytes_GET_SIZE(key);
+        const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(key);
+        if (count >= n) { /* (the dict changed under us) */
+            PyErr_SetString(PyExc_RuntimeError, "RankTable: the dict changed size");
+            goto fail;
+        }
+        RankEntry *entry = &self->entries[count];
+        entry->value = v;
+        entry->length = (uint32_t)length;
+        entry->offset = 0;
+        if (length <= INLINE)
+            memcpy(entry->inline_key, bytes, (size_t)length);
+        else {
+            if (offset + length > total) {
+                PyErr_SetString(PyExc_RuntimeError, "RankTable: the dict changed");
+                goto fail;
+            }
+            memcpy(self->blob + offset, bytes, (size_t)length);
+            entry->offset = (uint32_t)offset;
+            offset += length;
+        }
+        uint64_t h = hash_bytes(bytes, length);
+        Py_ssize_t slot = (Py_ssize_t)h & self->mask;
+        while (self->slots[slot] != 0)
+            slot = (slot + 1) & self->mask;
+        self->slots[slot] = SLOT(h >> 32, count);
+        count++;
+    }
+    for (int b = 0; b < 256; b++) {
+        unsigned char byte = (unsigned char)b;
+        self->byte_rank[b] = rank_find(self, &byte, 1);
+    }
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+PyDoc_STRVAR(RankTable_encode_doc,
+"encode(data, /)\n--\n\n"
+"encode_joined(data, encoder) with the encoder this table was built from.");
+
+static PyObject *
+rank_encode(const RankTable *self, const unsigned char *data, Py_ssize_t size)
+{
+    if (self->whole_first && size > 0) {
+        long long whole = rank_find(self, data, size);
+        if (whole != NO_MERGE) {
+            PyObject *id = PyLong_FromLongLong(whole);
+            if (id == NULL)
+                return NULL;
+            PyObject *out = PyTuple_Pack(1, id);
+            Py_DECREF(id);
+            return out;
+        }
+    }
+    /* part i is data[b[i]:b[i + 1]], its value v[i]; r[i] ranks the pair (i, i + 1). In a
+     * rank file a token's rank is its ID, so a joined part's value is the pair's rank. */
+    Py_ssize_t small_b[65];
+    long long small_r[65], small_v[65];
+    Py_ssize_t *b = small_b;
+    long long *r = small_r, *v = small_v;
+    PyObject *out = NULL;
+    if (size > 64) {
+        b = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(size + 1));
+        r = PyMem_Malloc(sizeof(long long) * (size_t)(size + 1));
+        v = PyMem_Malloc(sizeof(long long) * (size_t)(size + 1));
+        if (b == NULL || r == NULL || v == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    Py_ssize_t n = size;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        b[i] = i;
+        v[i] = self->byte_rank[data[i]];
+    }
+    b[size] = size;
+    for (Py_ssize_t i = 0; i + 1 < n; i++)
+        r[i] = rank_find(self, data + b[i], b[i + 2] - b[i]);
+    while (n > 1) {
+        Py_ssize_t i = lowest(r, n - 1);
+        if (r[i] == NO_MERGE)
+            break;
+        v[i] = r[i];
+        memmove(&b[i + 1], &b[i + 2], sizeof(Py_ssize_t) * (size_t)(n - i - 1));
+        memmove(&v[i + 1], &v[i + 2], sizeof(long long) * (size_t)(n - i - 2));
+        memmove(&r[i], &r[i + 1], sizeof(long long) * (size_t)(n - i - 2));
+        n--;
+        if (i > 0)
+            r[i - 1] = rank_find(self, data + b[i - 1], b[i + 1] - b[i - 1]);
+        if (i + 1 < n)
+            r[i] = rank_find(self, data + b[i], b[i + 2] - b[i]);
+    }
+    out = PyTuple_New(n);
+    if (out == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item;
+        if (v[i] == NO_MERGE) { /* a byte that is no token: what encoder[part] raises */
+            PyObject *part = PyBytes_FromStringAndSize((const char *)data + b[i], b[i + 1] - b[i]);
+            if (part != NULL) {
+                PyErr_SetObject(PyExc_KeyError, part);
+                Py_DECREF(part);
+            }
+            item = NULL;
+        }
+        else
+            item = PyLong_FromLongLong(v[i]);
+        if (item == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyTuple_SET_ITEM(out, i, item);
+    }
+done:
+    if (b != small_b)
+        PyMem_Free(b);
+    if (r != small_r)
+        PyMem_Free(r);
+    if (v != small_v)
+        PyMem_Free(v);
+    return out;
+}
+
+static PyObject *
+RankTable_encode(RankTable *self, PyObject *arg)
+{
+    if (!PyBytes_CheckExact(arg)) {
+        PyErr_SetString(PyExc_TypeError, "RankTable.encode(data: bytes)");
+        return NULL;
+    }
+    return rank_encode(self, (const unsigned char *)PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg));
+}
+
+static PyMethodDef RankTable_methods[] = {
+    {"encode", (PyCFunction)RankTable_encode, METH_O, RankTable_encode_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject RankTableType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tokplay_native.bpe.RankTable",
+    .tp_doc = "RankTable(encoder: dict[bytes, int]): a rank file's table, for encode(data).",
+    .tp_basicsize = sizeof(RankTable),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = RankTable_new,
+    .tp_dealloc = (destructor)RankTable_dealloc,
+    .tp_methods = RankTable_methods,
+};
+
+/* ---- PairTable: a merge list's (left ID, right ID) -> (rank, merged ID) ------------- */
+
+typedef struct {
+    uint64_t key; /* left << 32 | right */
+    long long rank;
+    long long made;
+} PairEntry;
+
+typedef struct {
+    PyObject_HEAD
+    PairEntry *entries;
+    uint64_t *slots; /* SLOT(tag, index), as RankTable's */
+    Py_ssize_t mask;
+    long long byte_ids[256];
+    RankTable *whole; /* ignore_merges: the encoder, looked up first; else NULL */
+} PairTable;
+
+static void
+PairTable_dealloc(PairTable *self)
+{
+    PyMem_Free(self->entries);
+    PyMem_Free(self->slots);
+    Py_XDECREF(self->whole);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static const PairEntry *
+pair_find(const PairTable *t, long long left, long long right)
+{
+    uint64_t key = (uint64_t)left << 32 | (uint64_t)right;
+    uint64_t h = hash_pair(key);
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (Py_ssize_t slot = (Py_ssize_t)h & t->mask;; slot = (slot + 1) & t->mask) {
+        uint64_t got = t->slots[slot];
+        if (got == 0)
+            return NULL;
+        if (SLOT_TAG(got) == tag && t->entries[SLOT_INDEX(got)].key == key)
+            return &t->entries[SLOT_INDEX(got)];
+    }
+}
+
+/* An ID as a table key part: 0 <= id < 2**32. */
+static int
+table_id(PyObject *obj, long long *out)
+{
+    long long v = PyLong_AsLongLong(obj);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < 0 || v > (long long)UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "PairTable: token IDs must be in 0..2**32-1");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static PyObject *
+PairTable_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"ranks", "made", "byte_ids", "whole", NULL};
+    PyObject *ranks, *made, *byte_ids, *whole = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OO|$O:PairTable", names, &PyDict_Type,
+                                     &ranks, &made, &byte_ids, &whole))
+        return NULL;
+    if (whole != Py_None && !PyObject_TypeCheck(whole, &RankTableType)) {
+        PyErr_SetString(PyExc_TypeError, "PairTable: whole must be a RankTable or None");
+        return NULL;
+    }
+    Py_ssize_t n = PyDict_GET_SIZE(ranks);
+    if (n >= INT32_MAX / 4) {
+        PyErr_SetString(PyExc_ValueError, "PairTable: too many merges");
+        return NULL;
+    }
+    PairTable *self = (PairTable *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    if (whole != Py_None) {
+        Py_INCREF(whole);
+        self->whole = (RankTable *)whole;
+    }
+    for (int b = 0; b < 256; b++) {
+        PyObject *index = PyLong_FromLong(b);
+        PyObject *id = index == NULL ? NULL : PyObject_GetItem(byte_ids, index);
+        Py_XDECREF(index);
+        int bad = id == NULL || table_id(id, &self->byte_ids[b]) < 0;
+        Py_XDECREF(id);
+        if (bad)
+            goto fail;
+    }
+    Py_ssize_t size = slots_for(n);
+    self->mask = size - 1;
+    self->entries = PyMem_Malloc(sizeof(PairEntry) * (size_t)(n ? n : 1));
+    self->slots = PyMem_Calloc((size_t)size, sizeof(uint64_t));
+    if (self->entries == NULL || self->slots == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_ssize_t count = 0, pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(ranks, &pos, &key, &value)) {
+        long long left, right;
+        if (!PyTuple_CheckExact(key) || PyTuple_GET_SIZE(key) != 2) {
+            PyErr_SetString(PyExc_TypeError, "PairTable: keys must be (left, right) tuples");
+            goto fail;
+        }
+        if (table_id(PyTuple_GET_ITEM(key, 0), &left) < 0 ||
+            table_id(PyTuple_GET_ITEM(key, 1), &right) < 0)
+            goto fail;
+        long long rank = PyLong_AsLongLong(value);
+        if (rank == -1 && PyErr_Occurred())
+            goto fail;
+        if (rank >= NO_MERGE) /* never joins: leave it out, as a missing pair */
+            continue;
+        PyObject *joined = made_of(made, rank);
+        long long joined_id;
+        int bad = joined == NULL || table_id(joined, &joined_id) < 0;
+        Py_XDECREF(joined);
+        if (bad)
+            goto fail;
+        if (count >= n) {
+            PyErr_SetString(PyExc_RuntimeError, "PairTable: the dict changed size");
+            goto fail;
+        }
+        PairEntry *entry = &self->entries[count];
+        entry->key = (uint64_t)left << 32 | (uint64_t)right;
+        entry->rank = rank;
+        entry->made = joined_id;
+        uint64_t h = hash_pair(entry->key);
+        Py_ssize_t slot = (Py_ssize_t)h & self->mask;
+        while (self->slots[slot] != 0)
+            slot = (slot + 1) & self->mask;
+        self->slots[slot] = SLOT(h >> 32, count);
+        count++;
+    }
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+/* The merge loop over the IDs p[0:n], in place; returns the new count. */
+static Py_ssize_t
+pair_merge(const PairTable *t, long long *p, Py_ssize_t n, long long *r)
+{
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        const PairEntry *e = pair_find(t, p[i], p[i + 1]);
+        r[i] = e == NULL ? NO_MERGE : e->rank;
+    }
+    while (n > 1) {
+        Py_ssize_t i = lowest(r, n - 1);
+        if (r[i] == NO_MERGE)
+            break;
+        p[i] = pair_find(t, p[i], p[i + 1])->made;
+        memmove(&p[i + 1], &p[i + 2], sizeof(long long) * (size_t)(n - i - 2));
+        memmove(&r[i], &r[i + 1], sizeof(long long) * (size_t)(n - i - 2));
+        n--;
+        if (i > 0) {
+            const PairEntry *e = pair_find(t, p[i - 1], p[i]);
+            r[i - 1] = e == NULL ? NO_MERGE : e->rank;
+        }
+        if (i + 1 < n) {
+            const PairEntry *e = pair_find(t, p[i], p[i + 1]);
+            r[i] = e == NULL ? NO_MERGE : e->rank;
+        }
+    }
+    return n;
+}
+
+/* Merge p[0:n] and return the IDs as a tuple (or a list). */
+static PyObject *
+pair_run(const PairTable *t, long long *p, Py_ssize_t n, int as_list)
+{
+    long long small_r[64];
+    long long *r = n <= 64 ? small_r : PyMem_Malloc(sizeof(long long) * (size_t)n);
+    if (r == NULL)
+        return PyErr_NoMemory();
+    n = pair_merge(t, p, n, r);
+    if (r != small_r)
+        PyMem_Free(r);
+    PyObject *out = as_list ? PyList_New(n) : PyTuple_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *id = PyLong_FromLongLong(p[i]);
+        if (id == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        if (as_list)
+            PyList_SET_ITEM(out, i, id);
+        else
+            PyTuple_SET_ITEM(out, i, id);
+    }
+    return out;
+}
+
+PyDoc_STRVAR(PairTable_encode_doc,
+"encode(data, /)\n--\n\n"
+"encode_made(data, byte_ids, ranks, made) with the tables this one was built from.");
+
+static PyObject *
+pair_encode(const PairTable *self, const unsigned char *data, Py_ssize_t n)
+{
+    if (self->whole != NULL && n > 0) {
+        long long whole = rank_find(self->whole, data, n);
+        if (whole != NO_MERGE) {
+            PyObject *id = PyLong_FromLongLong(whole);
+            if (id == NULL)
+                return NULL;
+            PyObject *out = PyTuple_Pack(1, id);
+            Py_DECREF(id);
+            return out;
+        }
+    }
+    long long small_p[64];
+    long long *p = n <= 64 ? small_p : PyMem_Malloc(sizeof(long long) * (size_t)n);
+    if (p == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++)
+        p[i] = self->byte_ids[data[i]];
+    PyObject *out = pair_run(self, p, n, 0);
+    if (p != small_p)
+        PyMem_Free(p);
+    return out;
+}
+
+static PyObject *
+PairTable_encode(PairTable *self, PyObject *arg)
+{
+    if (!PyBytes_CheckExact(arg)) {
+        PyErr_SetString(PyExc_TypeError, "PairTable.encode(data: bytes)");
+        return NULL;
+    }
+    return pair_encode(self, (const unsigned char *)PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg));
+}
+
+PyDoc_STRVAR(PairTable_merge_doc,
+"merge(ids, /)\n--\n\n"
+"merge_made(list(ids), ranks, made) with the tables this one was built from: a new\n"
+"list. IDs outside 0..2**32-1 raise ValueError.");
+
+static PyObject *
+PairTable_merge(PairTable *self, PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "PairTable.merge(ids): a sequence of ints");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    long long small_p[64];
+    long long *p = n <= 64 ? small_p : PyMem_Malloc(sizeof(long long) * (size_t)n);
+    PyObject *out = NULL;
+    if (p == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (table_id(PySequence_Fast_GET_ITEM(seq, i), &p[i]) < 0)
+            goto done;
+    out = pair_run(self, p, n, 1);
+done:
+    if (p != small_p)
+        PyMem_Free(p);
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyMethodDef PairTable_methods[] = {
+    {"encode", (PyCFunction)PairTable_encode, METH_O, PairTable_encode_doc},
+    {"merge", (PyCFunction)PairTable_merge, METH_O, PairTable_merge_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PairTableType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tokplay_native.bpe.PairTable",
+    .tp_doc = "PairTable(ranks: dict[tuple[int, int], int], made, byte_ids): a merge list's\n"
+              "tables, for encode(data) and merge(ids).",
+    .tp_basicsize = sizeof(PairTable),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PairTable_new,
+    .tp_dealloc = (destructor)PairTable_dealloc,
+    .tp_methods = PairTable_methods,
+};
+
+/* ---- encode_words: a pre-token cache's look-ups and misses, in one loop --------------- */
+
+PyDoc_STRVAR(encode_words_doc,
+"encode_words(pretokens, cache, table, compute, maxkey, maxsize, out, /)\n--\n\n"
+"out += cache[p] for each pre-token p, as core.text_encoder.PretokenCache does: a hit is\n"
+"the cached tuple; a miss is table.encode(p's UTF-8) (a RankTable or PairTable), or\n"
+"compute(p) for a pre-token the table does not take (a lone surrogate, over 256 bytes),\n"
+"kept when len(p) <= maxkey (the cache is cleared first when it holds maxsize).");
+
+static PyObject *
+encode_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyList_CheckExact(args[0]) || !PyDict_Check(args[1]) ||
+        !PyList_CheckExact(args[6]) ||
+        !(PyObject_TypeCheck(args[2], &RankTableType) ||
+          PyObject_TypeCheck(args[2], &PairTableType))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "encode_words(pretokens: list, cache: dict, table, compute, maxkey, "
+                        "maxsize, out: list)");
+        return NULL;
+    }
+    PyObject *words = args[0], *cache = args[1], *table = args[2], *compute = args[3];
+    PyObject *out = args[6];
+    Py_ssize_t maxkey = PyLong_AsSsize_t(args[4]);
+    if (maxkey == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t maxsize = PyLong_AsSsize_t(args[5]);
+    if (maxsize == -1 && PyErr_Occurred())
+        return NULL;
+    int by_rank = PyObject_TypeCheck(table, &RankTableType);
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(words); k++) {
+        PyObject *word = PyList_GET_ITEM(words, k);
+        PyObject *ids = PyDict_GetItemWithError(cache, word); /* borrowed */
+        if (ids != NULL)
+            Py_INCREF(ids);
+        else if (PyErr_Occurred())
+            return NULL;
+        else {
+            PyObject *utf8 = NULL;
+            const unsigned char *data = NULL;
+            Py_ssize_t size = -1;
+            if (PyUnicode_CheckExact(word)) {
+                if (PyUnicode_IS_ASCII(word)) { /* its own bytes are its UTF-8 */
+                    data = PyUnicode_DATA(word);
+                    size = PyUnicode_GET_LENGTH(word);
+                }
+                else if ((utf8 = PyUnicode_AsUTF8String(word)) != NULL) {
+                    data = (const unsigned char *)PyBytes_AS_STRING(utf8);
+                    size = PyBytes_GET_SIZE(utf8);
+                }
+                else if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+                    PyErr_Clear(); /* a lone surrogate: compute() knows what to do */
+                else
+                    return NULL;
+            }
+            if (data != NULL && size <= 256)
+                ids = by_rank ? rank_encode((RankTable *)table, data, size)
+                              : pair_encode((PairTable *)table, data, size);
+            else
+                ids = PyObject_CallOneArg(compute, word);
+            Py_XDECREF(utf8);
+            if (ids == NULL)
+                return NULL;
+            if (PyUnicode_Check(word) && PyUnicode_GET_LENGTH(word) <= maxkey) {
+                if (PyDict_GET_SIZE(cache) >= maxsize)
+                    PyDict_Clear(cache);
+                if (PyDict_SetItem(cache, word, ids) < 0) {
+                    Py_DECREF(ids);
+                    return NULL;
+                }
+            }
+        }
+        /* out += ids */
+        PyObject *grown = PySequence_InPlaceConcat(out, ids);
+        Py_DECREF(ids);
+        if (grown == NULL)
+            return NULL;
+        Py_DECREF(grown);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"merge_joined", (PyCFunction)(void (*)(void))merge_joined, METH_FASTCALL, merge_joined_doc},
     {"merge_made", (PyCFunction)(void (*)(void))merge_made, METH_FASTCALL, merge_made_doc},
     {"encode_joined", (PyCFunction)(void (*)(void))encode_joined, METH_FASTCALL, encode_joined_doc},
     {"encode_made", (PyCFunction)(void (*)(void))encode_made, METH_FASTCALL, encode_made_doc},
+    {"encode_words", (PyCFunction)(void (*)(void))encode_words, METH_FASTCALL, encode_words_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -369,8 +1042,14 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit_bpe(void)
 {
+    if (PyType_Ready(&RankTableType) < 0 || PyType_Ready(&PairTableType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "NO_MERGE", NO_MERGE) < 0) {
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddIntConstant(m, "NO_MERGE", NO_MERGE) < 0 ||
+        PyModule_AddObjectRef(m, "RankTable", (PyObject *)&RankTableType) < 0 ||
+        PyModule_AddObjectRef(m, "PairTable", (PyObject *)&PairTableType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

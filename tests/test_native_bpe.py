@@ -1,0 +1,216 @@
+"""tokplay_native.bpe, the C twin of the BPE merge loop: the same answers as the pure code in
+core on every input (random hard tables from tests/test_bpe_fast_paths.py, arbitrary Unicode,
+the presets against tiktoken), the same cache entries, and errors rather than crashes.
+
+`make test` builds the twin (setup.py), so a missing build fails here rather than skipping:
+the rest of the suite would otherwise test only the pure path without saying so.
+"""
+
+from __future__ import annotations
+
+import operator
+import pickle
+from collections.abc import Iterator
+
+import pytest
+import tiktoken
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from core import bpe as pure_bpe
+from core import char_start, native
+from core.bpe import NO_MERGE, merge
+from core.presets import load_preset
+from core.text_encoder import PretokenCache
+from core.tokenizer import Tokenizer
+from tests.test_bpe_fast_paths import CHARS, MULTILINGUAL, rank_vocabs, vocabs
+
+fast = native.bpe
+
+
+def test_the_twin_is_built():
+    """`pip install -e .` (make test) builds it where a C compiler is; CI has one."""
+    assert fast is not None, "tokplay_native.bpe is not built: run `pip install -e .`"
+    assert native.status()["bpe"] is True
+
+
+@pytest.fixture
+def pure(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Run core's pure path: the twin off, as on Pyodide."""
+    monkeypatch.setattr(native, "bpe", None)
+    yield
+
+
+# ─── the merge loop itself ──────────────────────────────────────────────────────────────
+
+WORD = st.text(alphabet="abcdé", max_size=40)
+STR_TABLES = st.dictionaries(st.text(alphabet="abcdé", min_size=2, max_size=4),
+                             st.integers(0, 50), max_size=30)  # fmt: skip
+
+
+@given(word=WORD, table=STR_TABLES)
+@example(word="aaaa", table={"aa": 0, "aaaa": 1})  # no overlap: aaaa -> aa aa -> aaaa
+@example(word="abab", table={"ab": 3, "ba": 3})  # a tie: the leftmost pair first
+def test_merge_joined_is_the_pure_loop(word: str, table: dict[str, int]):
+    want = pure_bpe._merge_joined(list(word), table.get)
+    parts = list(word)
+    assert fast.merge_joined(parts, table) is parts  # joined in place, as merge() does
+    assert parts == want
+    as_bytes = {key.encode(): rank for key, rank in table.items()}
+    data = [bytes([b]) for b in word.encode()]
+    assert fast.merge_joined(list(data), as_bytes) == pure_bpe._merge_joined(data, as_bytes.get)
+
+
+@given(ids=st.lists(st.integers(0, 6), max_size=40),
+       pairs=st.dictionaries(st.tuples(st.integers(0, 12), st.integers(0, 12)),
+                             st.integers(0, 12), max_size=40))  # fmt: skip
+def test_merge_made_is_the_pure_loop(ids: list[int], pairs: dict[tuple[int, int], int]):
+    made = [7 + rank for rank in range(13)]  # rank r makes ID 7 + r (IDs can join again)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(native, "bpe", None)
+        want = merge(list(ids), pairs, made)
+    assert merge(list(ids), pairs, made) == want  # through merge(): the twin
+    assert fast.merge_made(list(ids), pairs, made) == want
+    assert fast.merge_made(list(ids), pairs, tuple(made)) == want
+    assert fast.merge_made(list(ids), pairs, dict(enumerate(made))) == want
+
+
+def test_a_missing_pair_is_no_merge_and_other_ranks_are_refused():
+    assert fast.merge_made([1, 2], {(1, 2): NO_MERGE}, [9]) == [1, 2]
+    with pytest.raises(TypeError):
+        fast.merge_made([1, 2], {(1, 2): 0.5}, [9])  # floats: the pure path's business
+    with pytest.raises(TypeError):
+        fast.merge_joined(["a", "b"], {"ab": "0"})
+    with pytest.raises(TypeError):
+        fast.merge_joined(("a", "b"), {})  # a list, as merge() gets
+    with pytest.raises(IndexError):
+        fast.merge_made([1, 2], {(1, 2): 5}, [9])  # made[5]: what the pure loop raises too
+
+
+# ─── a tokenizer's tables: RankTable, PairTable ─────────────────────────────────────────
+
+WORDS = st.text(alphabet=CHARS, max_size=16)
+
+
+@settings(max_examples=300)
+@given(vocab=rank_vocabs() | vocabs().map(lambda table: table[0]),
+       words=st.lists(WORDS, min_size=1, max_size=8))  # fmt: skip
+def test_rank_table_is_the_pure_pretoken_bpe(vocab: dict[int, bytes], words: list[str]):
+    tok = Tokenizer(vocab, None, cache_size=0)  # rank mode: whole pre-tokens first
+    table = tok._native_table
+    for word in words:
+        data = word.encode()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(native, "bpe", None)
+            want = tok._bpe_str(word)
+        assert table.encode(data) == want == tok._bpe_str(word), word
+        assert fast.encode_joined(data, tok._encoder) == tuple(
+            map(tok._encoder.__getitem__, merge([bytes([b]) for b in data], tok._encoder,
+                                                 key=operator.add))  # fmt: skip
+        )
+
+
+@settings(max_examples=300)
+@given(table=vocabs(), words=st.lists(WORDS, min_size=1, max_size=8),
+       ignore_merges=st.booleans())  # fmt: skip
+def test_pair_table_is_the_pure_pretoken_bpe(table, words: list[str], ignore_merges: bool):
+    vocab, merges = table
+    tok = Tokenizer(vocab, merges, cache_size=0, ignore_merges=ignore_merges)
+    for word in words:
+        data = word.encode()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(native, "bpe", None)
+            want = tok._bpe_str(word)
+        assert tok._native_table.encode(data) == want == tok._bpe_str(word), word
+        ids = list(map(tok.byte_ids.__getitem__, data))
+        if not ignore_merges:
+            assert tok._native_table.merge(ids) == list(want)
+        assert fast.encode_made(data, tok.byte_ids, tok._pair_ranks, tok._merged) == tuple(
+            merge(ids, tok._pair_ranks, tok._merged)
+        )
+
+
+def test_tables_join_the_leftmost_of_equal_ranks():
+    base = {i: bytes([i]) for i in range(256)}
+    by_rank = Tokenizer(base | {256: b"aa"}, None, cache_size=0)
+    assert by_rank._native_table.encode(b"aaa") == (256, 97)
+    by_merges = Tokenizer(base | {256: b"aa"}, [(b"a", b"a")], cache_size=0)
+    assert by_merges._native_table.encode(b"aaa") == (256, 97)
+    assert by_merges._native_table.merge([97, 97, 97]) == [256, 97]
+
+
+def test_tables_refuse_what_they_cannot_hold():
+    with pytest.raises(TypeError, match="bytes"):
+        fast.RankTable({"a": 0})
+    with pytest.raises(ValueError, match="0..2"):
+        fast.PairTable({(-1, 2): 0}, [5], list(range(256)))
+    with pytest.raises(IndexError):
+        fast.PairTable({(1, 2): 0}, [5], [0])  # 256 byte IDs needed
+    with pytest.raises(KeyError):
+        fast.RankTable({b"a": 0}).encode(b"ab")  # b"b" is no token: encoder[b"b"] raises too
+    with pytest.raises(TypeError):
+        fast.RankTable({b"a": 0}).encode("a")
+
+
+# ─── the pre-token cache's loop (encode_words) ──────────────────────────────────────────
+
+
+@settings(max_examples=200)
+@given(vocab=rank_vocabs(), words=st.lists(st.text(alphabet=CHARS + "\ud800", max_size=6)),
+       maxsize=st.integers(0, 5), maxkey=st.integers(0, 4))  # fmt: skip
+def test_encode_words_keeps_what_the_pure_cache_keeps(vocab, words, maxsize, maxkey):
+    tok = Tokenizer(vocab, None, cache_size=0)
+    pure_cache = PretokenCache(tok._bpe_str, maxsize, maxkey)
+    c_cache = PretokenCache(tok._bpe_str, maxsize, maxkey)
+    want, got = [1], [1]
+    pure_cache.extend(want, words)
+    c_cache.extend(got, words, tok._native_table)
+    assert got == want
+    assert dict(c_cache) == dict(pure_cache)
+
+
+def test_a_lone_surrogate_and_a_long_pretoken_go_to_compute():
+    calls: list[str] = []
+    cache = PretokenCache(lambda p: calls.append(p) or (len(p),), 10, 1000)
+    table = fast.RankTable({bytes([b]): b for b in range(256)})
+    out: list[int] = []
+    cache.extend(out, ["a\ud800", "x" * 300, "ab"], table)
+    assert calls == ["a\ud800", "x" * 300]
+    assert out == [2, 300, 97, 98]
+
+
+# ─── whole tokenizers: the presets against tiktoken, both paths ─────────────────────────
+
+
+@pytest.fixture(scope="module")
+def presets(tiktoken_cache) -> dict[str, tuple[Tokenizer, tiktoken.Encoding]]:
+    return {name: (load_preset(name), tiktoken.get_encoding(name))
+            for name in ("gpt2", "cl100k_base", "o200k_base")}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_presets_on_multilingual_text_both_paths(presets, name, monkeypatch):
+    tok, enc = presets[name]
+    want = enc.encode(MULTILINGUAL * 3, disallowed_special=())
+    tok.clear_cache()
+    assert tok.encode(MULTILINGUAL * 3) == want
+    monkeypatch.setattr(native, "bpe", None)
+    monkeypatch.setattr(char_start, "_BUILD_AFTER", 0)
+    tok.clear_cache()
+    assert tok.encode(MULTILINGUAL * 3) == want
+
+
+@settings(max_examples=200)
+@given(text=st.text(max_size=60))
+def test_presets_on_arbitrary_unicode(presets, text: str):
+    for tok, enc in presets.values():
+        tok.clear_cache()
+        assert tok.encode(text) == enc.encode(text, disallowed_special=()), text
+
+
+def test_a_tokenizer_with_its_table_still_pickles(presets):
+    tok, enc = presets["cl100k_base"]
+    tok.encode("東京は日本の首都です")  # builds the table
+    copy = pickle.loads(pickle.dumps(tok))
+    assert "_native_table" not in vars(copy)  # each process builds its own
+    assert copy.encode("東京は日本の首都です") == enc.encode("東京は日本の首都です")
