@@ -8,11 +8,15 @@ the rest of the suite would otherwise test only the pure path without saying so.
 
 from __future__ import annotations
 
+import functools
+import io
 import operator
 import pickle
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+import sentencepiece as spm
 import tiktoken
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -20,9 +24,12 @@ from hypothesis import strategies as st
 from core import bpe as pure_bpe
 from core import char_start, native
 from core.bpe import NO_MERGE, merge
+from core.pipeline.sentencepiece import bpe as sp_bpe
+from core.pipeline.sentencepiece import native_words, sentencepiece_tokenizer
 from core.presets import load_preset
 from core.text_encoder import PretokenCache
 from core.tokenizer import Tokenizer
+from tests.pipeline.test_fast_encode_sp import TEXTS, _lines, _mistral
 from tests.test_bpe_fast_paths import CHARS, MULTILINGUAL, rank_vocabs, vocabs
 
 fast = native.bpe
@@ -214,3 +221,74 @@ def test_a_tokenizer_with_its_table_still_pickles(presets):
     copy = pickle.loads(pickle.dumps(tok))
     assert "_native_table" not in vars(copy)  # each process builds its own
     assert copy.encode("東京は日本の首都です") == enc.encode("東京は日本の首都です")
+
+
+# ─── SentencePiece BPE models: SpmWords ─────────────────────────────────────────────────
+
+
+@functools.cache
+def _trained_bpe(options: tuple[tuple[str, Any], ...]) -> tuple[Any, Any]:
+    """A SentencePiece BPE model trained here on the built-in corpus, and sentencepiece."""
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(_lines()), model_writer=out, model_type="bpe", vocab_size=800,
+        minloglevel=2, **dict(options),
+    )  # fmt: skip
+    data = out.getvalue()
+    return sentencepiece_tokenizer(data), spm.SentencePieceProcessor(model_proto=data)
+
+
+SPM_MODELS = {
+    "v1": lambda: _mistral("v1"),
+    "v7": lambda: _mistral("v7"),
+    "bytes": lambda: _trained_bpe((("byte_fallback", True),)),
+    "no-bytes": lambda: _trained_bpe(()),  # <unk> runs merge: the pure loop
+    "user": lambda: _trained_bpe((("byte_fallback", True),
+                                  ("user_defined_symbols", ("<ud>", "ab", "∑x", "▁the"))))
+}  # fmt: skip
+
+
+@settings(max_examples=60)
+@given(text=TEXTS)
+@pytest.mark.parametrize("name", list(SPM_MODELS))
+def test_sentencepiece_bpe_words_both_paths(name: str, text: str):
+    tok, sp = SPM_MODELS[name]()
+    want = sp.encode(text)
+    tok.model.clear_cache()
+    assert tok.encode(text) == want
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(native, "bpe", None)
+        tok.model.clear_cache()
+        assert tok.encode(text) == want
+
+
+def test_sentencepiece_bpe_words_keep_what_the_pure_loop_computes():
+    tok, _ = SPM_MODELS["user"]()
+    model = tok.model
+    words = model.words(" ".join(_lines()[:200])) + ["ab<ud>x", "x" * 300, "x\u0301"]
+    out_c: list[int] = []
+    model.clear_cache()
+    model.encode_words(words, out_c)
+    kept = dict(model._ids_cache)
+    assert model.__dict__.get(native_words.NATIVE_WORDS)  # the C loop ran
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(native, "bpe", None)
+        model.clear_cache()
+        out_pure: list[int] = []
+        model.encode_words(words, out_pure)
+        assert out_c == out_pure
+        # (the pure loop also keeps the pieces it cuts a word into: a word is its pieces)
+        assert all(tuple(model.encode_word(word)) == ids for word, ids in kept.items())
+
+
+def test_the_constants_are_the_models():
+    assert (native_words.CACHE_WORD, native_words.CACHE_MAX) == (sp_bpe._CACHE_WORD,
+                                                                 sp_bpe._CACHE_MAX)
+
+
+def test_a_sentencepiece_model_with_its_table_still_pickles():
+    tok, sp = SPM_MODELS["v7"]()
+    tok.encode("東京は日本の首都です")
+    copy = pickle.loads(pickle.dumps(tok))
+    assert native_words.NATIVE_WORDS not in vars(copy.model)
+    assert copy.encode("東京は日本の首都です") == sp.encode("東京は日本の首都です")

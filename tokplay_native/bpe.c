@@ -21,6 +21,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NO_MERGE (1LL << 62)
@@ -411,19 +412,165 @@ slots_for(Py_ssize_t n)
 #define SLOT_TAG(slot) ((uint32_t)((slot) >> 32))
 #define INLINE 8 /* key bytes kept in the entry itself (most tokens): no blob to read */
 
+/* bytes -> (value, id), kept in C: RankTable's and SpmTable's storage. */
 typedef struct {
-    long long value;
+    long long value; /* a rank (NO_MERGE: none) */
+    long long id;    /* SpmTable: the piece's ID, -1 if none; RankTable: unused */
     uint32_t length;
     uint32_t offset; /* into blob, for keys longer than INLINE */
     unsigned char inline_key[INLINE];
-} RankEntry;
+} ByteEntry;
 
 typedef struct {
-    PyObject_HEAD
-    RankEntry *entries;
+    ByteEntry *entries;
+    Py_ssize_t count, capacity;
     uint64_t *slots;
     Py_ssize_t mask;
     unsigned char *blob; /* the longer keys' bytes, one after another */
+    Py_ssize_t blob_used, blob_capacity;
+} ByteMap;
+
+static int
+bytemap_init(ByteMap *map, Py_ssize_t capacity, Py_ssize_t blob_capacity)
+{
+    if (capacity >= INT32_MAX / 4 || blob_capacity >= (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too many tokens, or too long");
+        return -1;
+    }
+    Py_ssize_t size = slots_for(capacity);
+    map->mask = size - 1;
+    map->capacity = capacity;
+    map->blob_capacity = blob_capacity;
+    map->entries = PyMem_Malloc(sizeof(ByteEntry) * (size_t)(capacity ? capacity : 1));
+    map->slots = PyMem_Calloc((size_t)size, sizeof(uint64_t));
+    map->blob = PyMem_Malloc((size_t)(blob_capacity ? blob_capacity : 1));
+    if (map->entries == NULL || map->slots == NULL || map->blob == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void
+bytemap_free(ByteMap *map)
+{
+    PyMem_Free(map->entries);
+    PyMem_Free(map->slots);
+    PyMem_Free(map->blob);
+}
+
+static const unsigned char *
+entry_key(const ByteMap *map, const ByteEntry *entry)
+{
+    return entry->length <= INLINE ? entry->inline_key : map->blob + entry->offset;
+}
+
+/* The entry of data[0:n], or NULL. */
+static const ByteEntry *
+bytemap_find(const ByteMap *map, const unsigned char *data, Py_ssize_t n)
+{
+    uint64_t h = hash_bytes(data, n);
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (Py_ssize_t slot = (Py_ssize_t)h & map->mask;; slot = (slot + 1) & map->mask) {
+        uint64_t got = map->slots[slot];
+        if (got == 0)
+            return NULL;
+        if (SLOT_TAG(got) != tag)
+            continue;
+        const ByteEntry *entry = &map->entries[SLOT_INDEX(got)];
+        if ((Py_ssize_t)entry->length == n && memcmp(entry_key(map, entry), data, (size_t)n) == 0)
+            return entry;
+    }
+}
+
+/* The entry of data[0:n], added (value NO_MERGE, id -1) if missing; NULL on error. */
+static ByteEntry *
+bytemap_add(ByteMap *map, const unsigned char *data, Py_ssize_t n)
+{
+    ByteEntry *found = (ByteEntry *)bytemap_find(map, data, n);
+    if (found != NULL)
+        return found;
+    if (map->count >= map->capacity || (n > INLINE && map->blob_used + n > map->blob_capacity)) {
+        PyErr_SetString(PyExc_RuntimeError, "a table changed while it was copied");
+        return NULL;
+    }
+    ByteEntry *entry = &map->entries[map->count];
+    entry->value = NO_MERGE;
+    entry->id = -1;
+    entry->length = (uint32_t)n;
+    entry->offset = 0;
+    if (n <= INLINE)
+        memcpy(entry->inline_key, data, (size_t)n);
+    else {
+        memcpy(map->blob + map->blob_used, data, (size_t)n);
+        entry->offset = (uint32_t)map->blob_used;
+        map->blob_used += n;
+    }
+    uint64_t h = hash_bytes(data, n);
+    Py_ssize_t slot = (Py_ssize_t)h & map->mask;
+    while (map->slots[slot] != 0)
+        slot = (slot + 1) & map->mask;
+    map->slots[slot] = SLOT(h >> 32, map->count);
+    map->count++;
+    return entry;
+}
+
+/* A dict key's bytes: a bytes object's own, or a str's UTF-8 (kept alive by the str). */
+static const unsigned char *
+key_bytes(PyObject *key, Py_ssize_t *n)
+{
+    if (PyBytes_CheckExact(key)) {
+        *n = PyBytes_GET_SIZE(key);
+        return (const unsigned char *)PyBytes_AS_STRING(key);
+    }
+    if (PyUnicode_CheckExact(key))
+        return (const unsigned char *)PyUnicode_AsUTF8AndSize(key, n);
+    PyErr_SetString(PyExc_TypeError, "table keys must be bytes or str");
+    return NULL;
+}
+
+/* The bytes the keys of `dict` take beyond INLINE each; -1 on error. */
+static Py_ssize_t
+blob_size(PyObject *dict)
+{
+    Py_ssize_t total = 0, pos = 0, n;
+    PyObject *key, *value;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        if (key_bytes(key, &n) == NULL)
+            return -1;
+        if (n > INLINE)
+            total += n;
+    }
+    return total;
+}
+
+/* Copy `dict` (key -> int) into `map`: its values go in `value`, or in `id` if as_id. */
+static int
+bytemap_copy(ByteMap *map, PyObject *dict, int as_id)
+{
+    Py_ssize_t pos = 0, n;
+    PyObject *key, *value;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        const unsigned char *data = key_bytes(key, &n);
+        if (data == NULL)
+            return -1;
+        long long v = PyLong_AsLongLong(value);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        ByteEntry *entry = bytemap_add(map, data, n);
+        if (entry == NULL)
+            return -1;
+        if (as_id)
+            entry->id = v;
+        else
+            entry->value = v;
+    }
+    return 0;
+}
+
+typedef struct {
+    PyObject_HEAD
+    ByteMap map;
     long long byte_rank[256]; /* each single byte's value (NO_MERGE if none) */
     int whole_first; /* ignore_merges: a pre-token that is a token is that token */
 } RankTable;
@@ -431,34 +578,16 @@ typedef struct {
 static void
 RankTable_dealloc(RankTable *self)
 {
-    PyMem_Free(self->entries);
-    PyMem_Free(self->slots);
-    PyMem_Free(self->blob);
+    bytemap_free(&self->map);
     Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static const unsigned char *
-rank_key(const RankTable *t, const RankEntry *entry)
-{
-    return entry->length <= INLINE ? entry->inline_key : t->blob + entry->offset;
 }
 
 /* The value of data[0:n], or NO_MERGE. */
 static long long
 rank_find(const RankTable *t, const unsigned char *data, Py_ssize_t n)
 {
-    uint64_t h = hash_bytes(data, n);
-    uint32_t tag = (uint32_t)(h >> 32);
-    for (Py_ssize_t slot = (Py_ssize_t)h & t->mask;; slot = (slot + 1) & t->mask) {
-        uint64_t got = t->slots[slot];
-        if (got == 0)
-            return NO_MERGE;
-        if (SLOT_TAG(got) != tag)
-            continue;
-        const RankEntry *entry = &t->entries[SLOT_INDEX(got)];
-        if ((Py_ssize_t)entry->length == n && memcmp(rank_key(t, entry), data, (size_t)n) == 0)
-            return entry->value;
-    }
+    const ByteEntry *entry = bytemap_find(&t->map, data, n);
+    return entry == NULL ? NO_MERGE : entry->value;
 }
 
 static PyObject *
@@ -470,85 +599,29 @@ RankTable_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|$p:RankTable", names, &PyDict_Type,
                                      &encoder, &whole_first))
         return NULL;
-    Py_ssize_t n = PyDict_GET_SIZE(encoder);
-    if (n >= INT32_MAX / 4) {
-        PyErr_SetString(PyExc_ValueError, "RankTable: too many tokens");
-        return NULL;
-    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(encoder, &pos, &key, &value))
+        if (!PyBytes_CheckExact(key)) {
+            PyErr_SetString(PyExc_TypeError, "RankTable: keys must be bytes");
+            return NULL;
+        }
     RankTable *self = (RankTable *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
     self->whole_first = whole_first;
-    Py_ssize_t total = 0, pos = 0;
-    PyObject *key, *value;
-    while (PyDict_Next(encoder, &pos, &key, &value)) {
-        if (!PyBytes_CheckExact(key)) {
-            PyErr_SetString(PyExc_TypeError, "RankTable: keys must be bytes");
-            goto fail;
-        }
-        if (PyBytes_GET_SIZE(key) > INLINE)
-            total += PyBytes_GET_SIZE(key);
-    }
-    if (total >= UINT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "RankTable: tokens too long");
-        goto fail;
-    }
-    Py_ssize_t size = slots_for(n);
-    self->mask = size - 1;
-    self->entries = PyMem_Malloc(sizeof(RankEntry) * (size_t)(n ? n : 1));
-    self->slots = PyMem_Calloc((size_t)size, sizeof(uint64_t));
-    self->blob = PyMem_Malloc((size_t)(total ? total : 1));
-    if (self->entries == NULL || self->slots == NULL || self->blob == NULL) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    Py_ssize_t count = 0, offset = 0;
-    pos = 0;
-    while (PyDict_Next(encoder, &pos, &key, &value)) {
-        long long v = PyLong_AsLongLong(value);
-        if (v == -1 && PyErr_Occurred())
-            goto fail;
-        Py_ssize_t length = PyBytes_GET_SIZE(key);
-        const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(key);
-        if (count >= n) { /* (the dict changed under us) */
-            PyErr_SetString(PyExc_RuntimeError, "RankTable: the dict changed size");
-            goto fail;
-        }
-        RankEntry *entry = &self->entries[count];
-        entry->value = v;
-        entry->length = (uint32_t)length;
-        entry->offset = 0;
-        if (length <= INLINE)
-            memcpy(entry->inline_key, bytes, (size_t)length);
-        else {
-            if (offset + length > total) {
-                PyErr_SetString(PyExc_RuntimeError, "RankTable: the dict changed");
-                goto fail;
-            }
-            memcpy(self->blob + offset, bytes, (size_t)length);
-            entry->offset = (uint32_t)offset;
-            offset += length;
-        }
-        uint64_t h = hash_bytes(bytes, length);
-        Py_ssize_t slot = (Py_ssize_t)h & self->mask;
-        while (self->slots[slot] != 0)
-            slot = (slot + 1) & self->mask;
-        self->slots[slot] = SLOT(h >> 32, count);
-        count++;
+    Py_ssize_t blob = blob_size(encoder);
+    if (blob < 0 || bytemap_init(&self->map, PyDict_GET_SIZE(encoder), blob) < 0 ||
+        bytemap_copy(&self->map, encoder, 0) < 0) {
+        Py_DECREF(self);
+        return NULL;
     }
     for (int b = 0; b < 256; b++) {
         unsigned char byte = (unsigned char)b;
         self->byte_rank[b] = rank_find(self, &byte, 1);
     }
     return (PyObject *)self;
-fail:
-    Py_DECREF(self);
-    return NULL;
 }
-
-PyDoc_STRVAR(RankTable_encode_doc,
-"encode(data, /)\n--\n\n"
-"encode_joined(data, encoder) with the encoder this table was built from.");
 
 static PyObject *
 rank_encode(const RankTable *self, const unsigned char *data, Py_ssize_t size)
@@ -632,6 +705,10 @@ done:
         PyMem_Free(v);
     return out;
 }
+
+PyDoc_STRVAR(RankTable_encode_doc,
+"encode(data, /)\n--\n\n"
+"encode_joined(data, encoder) with the encoder this table was built from.");
 
 static PyObject *
 RankTable_encode(RankTable *self, PyObject *arg)
@@ -943,12 +1020,180 @@ static PyTypeObject PairTableType = {
     .tp_methods = PairTable_methods,
 };
 
+/* ---- SpmWords: a SentencePiece BPE model's word -> IDs ------------------------------- */
+
+/* core/pipeline/sentencepiece/bpe.py's _word_ids for a word of plain characters: BPE over
+ * the characters (a pair's key is its concatenation, ranked in merge_rank), then each
+ * symbol's ID in vocab, <unk> spelled as its UTF-8 bytes' pieces under byte fallback. Both
+ * dicts are copied once into one C table keyed by UTF-8 (a rank and an ID per piece), so the
+ * loop works on offsets into the word's UTF-8 and makes no object until the IDs. A word it
+ * does not take (a character that starts a user-defined piece, over 256 characters, a lone
+ * surrogate, <unk> without byte fallback) goes to the caller's compute. */
+typedef struct {
+    PyObject_HEAD
+    ByteMap map;          /* piece -> (rank, ID) */
+    long long byte_ids[256];
+    int byte_fallback;
+    long long unk;
+    Py_UCS4 *user_first;  /* sorted first characters of user-defined pieces */
+    Py_ssize_t n_user_first;
+} SpmWords;
+
+static void
+SpmWords_dealloc(SpmWords *self)
+{
+    bytemap_free(&self->map);
+    PyMem_Free(self->user_first);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+compare_ucs4(const void *a, const void *b)
+{
+    Py_UCS4 x = *(const Py_UCS4 *)a, y = *(const Py_UCS4 *)b;
+    return (x > y) - (x < y);
+}
+
+static PyObject *
+SpmWords_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"merge_rank", "vocab", "unk", "byte_ids", "user_first", NULL};
+    PyObject *merge_rank, *vocab, *byte_ids, *user_first;
+    long long unk;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!$LOU:SpmWords", names, &PyDict_Type,
+                                     &merge_rank, &PyDict_Type, &vocab, &unk, &byte_ids,
+                                     &user_first))
+        return NULL;
+    SpmWords *self = (SpmWords *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->unk = unk;
+    self->byte_fallback = byte_ids != Py_None;
+    for (int b = 0; self->byte_fallback && b < 256; b++) {
+        PyObject *index = PyLong_FromLong(b);
+        PyObject *id = index == NULL ? NULL : PyObject_GetItem(byte_ids, index);
+        Py_XDECREF(index);
+        self->byte_ids[b] = id == NULL ? -1 : PyLong_AsLongLong(id);
+        Py_XDECREF(id);
+        if (PyErr_Occurred())
+            goto fail;
+    }
+    self->n_user_first = PyUnicode_GET_LENGTH(user_first);
+    self->user_first = PyUnicode_AsUCS4Copy(user_first);
+    if (self->user_first == NULL)
+        goto fail;
+    qsort(self->user_first, (size_t)self->n_user_first, sizeof(Py_UCS4), compare_ucs4);
+    Py_ssize_t blob_a = blob_size(merge_rank), blob_b = blob_a < 0 ? -1 : blob_size(vocab);
+    if (blob_b < 0 ||
+        bytemap_init(&self->map, PyDict_GET_SIZE(merge_rank) + PyDict_GET_SIZE(vocab),
+                     blob_a + blob_b) < 0 ||
+        bytemap_copy(&self->map, merge_rank, 0) < 0 || bytemap_copy(&self->map, vocab, 1) < 0)
+        goto fail;
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+/* The rank of data[a:b] as a piece, or NO_MERGE. */
+static long long
+spm_rank(const SpmWords *self, const unsigned char *data, Py_ssize_t a, Py_ssize_t b)
+{
+    const ByteEntry *entry = bytemap_find(&self->map, data + a, b - a);
+    return entry == NULL ? NO_MERGE : entry->value;
+}
+
+/* A word's IDs as a new tuple; NULL without an exception: the caller's compute decides. */
+static PyObject *
+spm_word(const SpmWords *self, PyObject *word)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(word);
+    if (n > 256)
+        return NULL;
+    int kind = PyUnicode_KIND(word);
+    const void *chars = PyUnicode_DATA(word);
+    if (self->n_user_first)
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, chars, i);
+            if (bsearch(&c, self->user_first, (size_t)self->n_user_first, sizeof(Py_UCS4),
+                        compare_ucs4) != NULL)
+                return NULL;
+        }
+    Py_ssize_t size;
+    const unsigned char *data = (const unsigned char *)PyUnicode_AsUTF8AndSize(word, &size);
+    if (data == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+            PyErr_Clear(); /* a lone surrogate: compute raises what it raises */
+        return NULL;
+    }
+    /* part i is data[b[i]:b[i + 1]], starting as the word's characters; r[i] ranks (i, i+1) */
+    Py_ssize_t b[257];
+    long long r[257];
+    Py_ssize_t m = 0;
+    for (Py_ssize_t k = 0; k < size; k++)
+        if ((data[k] & 0xC0) != 0x80)
+            b[m++] = k;
+    b[m] = size;
+    for (Py_ssize_t i = 0; i + 1 < m; i++)
+        r[i] = spm_rank(self, data, b[i], b[i + 2]);
+    while (m > 1) {
+        Py_ssize_t i = lowest(r, m - 1);
+        if (r[i] == NO_MERGE)
+            break;
+        memmove(&b[i + 1], &b[i + 2], sizeof(Py_ssize_t) * (size_t)(m - i - 1));
+        memmove(&r[i], &r[i + 1], sizeof(long long) * (size_t)(m - i - 2));
+        m--;
+        if (i > 0)
+            r[i - 1] = spm_rank(self, data, b[i - 1], b[i + 1]);
+        if (i + 1 < m)
+            r[i] = spm_rank(self, data, b[i], b[i + 2]);
+    }
+    /* the IDs: at most one per byte */
+    long long ids[1024];
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        const ByteEntry *entry = bytemap_find(&self->map, data + b[i], b[i + 1] - b[i]);
+        long long id = entry == NULL || entry->id < 0 ? self->unk : entry->id;
+        if (id != self->unk)
+            ids[count++] = id;
+        else if (!self->byte_fallback) /* runs of <unk> merge: compute's business */
+            return NULL;
+        else
+            for (Py_ssize_t k = b[i]; k < b[i + 1]; k++)
+                ids[count++] = self->byte_ids[data[k]];
+    }
+    PyObject *out = PyTuple_New(count);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *id = PyLong_FromLongLong(ids[i]);
+        if (id == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, id);
+    }
+    return out;
+}
+
+static PyTypeObject SpmWordsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tokplay_native.bpe.SpmWords",
+    .tp_doc = "SpmWords(merge_rank, vocab, *, unk, byte_ids, user_first): a SentencePiece BPE\n"
+              "model's words -> IDs, for encode_words.",
+    .tp_basicsize = sizeof(SpmWords),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = SpmWords_new,
+    .tp_dealloc = (destructor)SpmWords_dealloc,
+};
+
 /* ---- encode_words: a pre-token cache's look-ups and misses, in one loop --------------- */
 
 PyDoc_STRVAR(encode_words_doc,
 "encode_words(pretokens, cache, table, compute, maxkey, maxsize, out, /)\n--\n\n"
 "out += cache[p] for each pre-token p, as core.text_encoder.PretokenCache does: a hit is\n"
-"the cached tuple; a miss is table.encode(p's UTF-8) (a RankTable or PairTable), or\n"
+"the cached tuple; a miss is table.encode(p's UTF-8) (a RankTable or PairTable), the\n"
+"word's IDs (an SpmWords), or\n"
 "compute(p) for a pre-token the table does not take (a lone surrogate, over 256 bytes),\n"
 "kept when len(p) <= maxkey (the cache is cleared first when it holds maxsize).");
 
@@ -958,7 +1203,8 @@ encode_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (nargs != 7 || !PyList_CheckExact(args[0]) || !PyDict_Check(args[1]) ||
         !PyList_CheckExact(args[6]) ||
         !(PyObject_TypeCheck(args[2], &RankTableType) ||
-          PyObject_TypeCheck(args[2], &PairTableType))) {
+          PyObject_TypeCheck(args[2], &PairTableType) ||
+          PyObject_TypeCheck(args[2], &SpmWordsType))) {
         PyErr_SetString(PyExc_TypeError,
                         "encode_words(pretokens: list, cache: dict, table, compute, maxkey, "
                         "maxsize, out: list)");
@@ -973,6 +1219,7 @@ encode_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (maxsize == -1 && PyErr_Occurred())
         return NULL;
     int by_rank = PyObject_TypeCheck(table, &RankTableType);
+    int spm = PyObject_TypeCheck(table, &SpmWordsType);
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(words); k++) {
         PyObject *word = PyList_GET_ITEM(words, k);
         PyObject *ids = PyDict_GetItemWithError(cache, word); /* borrowed */
@@ -984,7 +1231,12 @@ encode_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyObject *utf8 = NULL;
             const unsigned char *data = NULL;
             Py_ssize_t size = -1;
-            if (PyUnicode_CheckExact(word)) {
+            if (spm) {
+                ids = PyUnicode_CheckExact(word) ? spm_word((SpmWords *)table, word) : NULL;
+                if (ids == NULL && PyErr_Occurred())
+                    return NULL;
+            }
+            else if (PyUnicode_CheckExact(word)) {
                 if (PyUnicode_IS_ASCII(word)) { /* its own bytes are its UTF-8 */
                     data = PyUnicode_DATA(word);
                     size = PyUnicode_GET_LENGTH(word);
@@ -998,7 +1250,11 @@ encode_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 else
                     return NULL;
             }
-            if (data != NULL && size <= 256)
+            if (spm) {
+                if (ids == NULL)
+                    ids = PyObject_CallOneArg(compute, word);
+            }
+            else if (data != NULL && size <= 256)
                 ids = by_rank ? rank_encode((RankTable *)table, data, size)
                               : pair_encode((PairTable *)table, data, size);
             else
@@ -1042,14 +1298,16 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit_bpe(void)
 {
-    if (PyType_Ready(&RankTableType) < 0 || PyType_Ready(&PairTableType) < 0)
+    if (PyType_Ready(&RankTableType) < 0 || PyType_Ready(&PairTableType) < 0 ||
+        PyType_Ready(&SpmWordsType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
     if (PyModule_AddIntConstant(m, "NO_MERGE", NO_MERGE) < 0 ||
         PyModule_AddObjectRef(m, "RankTable", (PyObject *)&RankTableType) < 0 ||
-        PyModule_AddObjectRef(m, "PairTable", (PyObject *)&PairTableType) < 0) {
+        PyModule_AddObjectRef(m, "PairTable", (PyObject *)&PairTableType) < 0 ||
+        PyModule_AddObjectRef(m, "SpmWords", (PyObject *)&SpmWordsType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -54,6 +54,8 @@ def encode_ids(tok: PipelineTokenizer, text: str) -> list[int]:
     if positional and not (tok.normalizer is None and _knows_offsets(pre)):
         return tok._encode_ids_pieces(text)
     normalize, split, encode_word = _str_stages(tok)
+    # ``encode_words(words, out)``: ``out += encode_word(w)`` for each non-empty word
+    encode_words = getattr(tok.model, "encode_words", None)
     added = tok._added
     plain, normalized = tok._plain_matcher, tok._normalized_matcher
     ids: list[int] = []
@@ -75,6 +77,9 @@ def encode_ids(tok: PipelineTokenizer, text: str) -> list[int]:
                 ids.extend(encode_word(sub))
                 continue
             words = split_text(pre, sub, start=start + sub_start) if positional else split(sub)
+            if encode_words is not None:  # the model's own loop (in C for SentencePiece BPE)
+                encode_words(words, ids)
+                continue
             for word in words:
                 if word:
                     ids.extend(encode_word(word))
