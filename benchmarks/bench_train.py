@@ -12,6 +12,9 @@ rustbpe has no special tokens: it gets the documents split at ``<|endoftext|>`` 
 splitting the file is counted in its time) and one less in vocab_size, so all three learn the
 same number of merges.
 
+Our merge loop is the C one (tokplay_native.train) when it was built, else the pure one; the
+last column says which ran. ``TOKPLAY_NATIVE=0`` measures the pure one.
+
 The corpus is ../shared/corpora/docs-en.txt.gz (41 MB of English technical docs). Without
 it, a stand-in is generated from the built-in corpus (Python docstrings, repeated with
 numbered variations): it runs the same code, but its figures are not the reference ones.
@@ -98,6 +101,7 @@ def _race(path: str, vocab_size: int, workers: int, repeat: int) -> dict[str, fl
     sys.path.insert(0, str(REPO))
     for name in TRAINERS:  # imports and thread pools start outside the timings
         __import__({"ours": "core", "rustbpe": "rustbpe", "hf": "tokenizers"}[name])
+    from core import native
     best: dict[str, dict[str, float]] = {}
     for _ in range(repeat):
         for name, train in TRAINERS.items():
@@ -106,6 +110,7 @@ def _race(path: str, vocab_size: int, workers: int, repeat: int) -> dict[str, fl
                 best[name] = result
     out = {name: r["s"] for name, r in best.items()}
     out["ours_counting"] = best["ours"]["counting"]
+    out["native"] = native.train is not None
     out["load"] = os.getloadavg()[0]
     return out
 
@@ -241,7 +246,7 @@ def _row(name: str, r: dict[str, float], target: str) -> str:
     against = vs_rust if "rustbpe" in target else vs_hf
     ok = "ok" if against <= limit else "MISSED"
     return (f"{name:<44} {r['ours']:7.2f} {r['rustbpe']:8.2f} {r['hf']:7.2f} {vs_rust:8.2f} {vs_hf:6.2f}"
-            f"  {'<= ' + target:<16} {ok}   load {r['load']:.1f}")
+            f"  {'<= ' + target:<16} {ok:<6}   {r['load']:4.1f}  {'C' if r['native'] else 'pure'}")
 
 
 def main() -> None:
@@ -261,7 +266,7 @@ def main() -> None:
         medium = _prefix(full, tmp / "medium-2m.txt", 2_000_000)
         print(f"corpus: {source}; GPT-2 pattern; wall-clock seconds, best of n, interleaved; "
               f"{os.cpu_count()} CPUs")
-        print(f"{'case':<44} {'ours':>7} {'rustbpe':>8} {'HF':>7} {'/rustbpe':>8} {'/HF':>6}  {'target':<16}")
+        print(f"{'case':<44} {'ours':>7} {'rustbpe':>8} {'HF':>7} {'/rustbpe':>8} {'/HF':>6}  {'target':<16} {'':<6}   load  loop")
         rows = [
             ("133 KB, vocab 500, 1 thread (best of 9)", _run_case("race", small, 500, 1, 9), "1.0 x HF"),
             ("2 MB, vocab 3,000, 1 thread (best of 5)", _run_case("race", medium, 3000, 1, 5), "1.0 x HF"),

@@ -35,7 +35,7 @@ from core.count import Corpus, ProgressCallback, count_in_steps, count_pretokens
 from core.errors import CorpusError, TrainingConfigError
 from core.pretokenize import compile_pattern
 from core.basics import gc_paused
-from core.train_merge import MAX_TOKENS, MergeState
+from core.train_merge import MAX_TOKENS, MergeLoop, merge_state
 
 __all__ = ["BPETrainer", "MergeEvent", "ProgressCallback", "count_pretokens", "end_note",
            "first_merges", "stopped_counting_note", "train_bpe"]
@@ -141,7 +141,7 @@ class BPETrainer:
         self.stop_reason: str | None = None
         self.messages: list[str] = []
         self.corpus_stats: dict[str, Any] = {}
-        self._state: MergeState | None = None
+        self._state: MergeLoop | None = None
         self._counting: Counter[str] = Counter()  # filled while count_steps() runs
         self._merges: list[tuple[bytes, bytes]] = []
         self._started = 0.0
@@ -192,7 +192,7 @@ class BPETrainer:
 
     # -- training -----------------------------------------------------------------------
 
-    def _prepare(self) -> MergeState:
+    def _prepare(self) -> MergeLoop:
         if self._state is None:
             self._started = time.perf_counter()
             counts, stats = count_pretokens(
@@ -255,7 +255,7 @@ class BPETrainer:
                 "the vocabulary holds just the special tokens and the 256 bytes."
             )
         with gc_paused():  # hundreds of thousands of index lists: see core.train_merge
-            self._state = MergeState(counts, target=self.n_merges_target)
+            self._state = merge_state(counts, target=self.n_merges_target)
 
     def _finish(self, reason: str) -> None:
         self.done = True

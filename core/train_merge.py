@@ -13,6 +13,9 @@ right neighbour is a two-character slice.
 ((115, 116, 9), (101, 256, 9))
 >>> state.tokens[256:]
 [b'st', b'est']
+
+:func:`merge_state` picks the loop training uses: the C twin (``tokplay_native.train``) when
+it was built, with the same merges in the same order, else :class:`MergeState`.
 """
 
 from __future__ import annotations
@@ -21,8 +24,11 @@ import heapq
 import operator
 from collections import defaultdict
 from collections.abc import Mapping
+from typing import Protocol
 
-__all__ = ["MAX_TOKENS", "MergeState", "order_key"]
+from core import native
+
+__all__ = ["MAX_TOKENS", "MergeLoop", "MergeState", "merge_state", "order_key"]
 
 #: One character per token: ``chr`` stops at U+10FFFF.
 MAX_TOKENS = 0x110000
@@ -42,6 +48,37 @@ def order_key(token: bytes) -> str:
     [b'b', b'ab', b'a', b'\\x00']
     """
     return "".join([chr(256 - c) for c in token]) + "\u0101"
+
+
+class MergeLoop(Protocol):
+    """What training reads from a merge loop (:class:`MergeState` or its C twin)."""
+
+    @property
+    def tokens(self) -> list[bytes]:
+        """Token ID -> bytes: the 256 bytes, then one token per merge."""
+
+    def merge_best(self) -> tuple[int, int, int] | None:
+        """Merge the best pair everywhere: (left ID, right ID, count), or None when none is left."""
+
+
+def merge_state(counts: Mapping[str, int], *, target: int) -> MergeLoop:
+    """The merge loop over ``counts`` (pre-token -> count): the C twin when it was built
+    (read now, so a test can set ``core.native.train`` to None), else :class:`MergeState`.
+
+    The C twin takes counts from 1 to 2**62 whose total fits 64 bits; on anything else
+    (or on text it cannot encode) the pure loop runs, which gives the answer or the error.
+
+    >>> state = merge_state({"low": 5, "lower": 2, "widest": 3, "newest": 6}, target=2)
+    >>> state.merge_best(), state.merge_best(), state.tokens[256:]
+    ((115, 116, 9), (101, 256, 9), [b'st', b'est'])
+    """
+    compiled = native.train
+    if compiled is not None:
+        try:
+            return compiled.MergeState(counts if isinstance(counts, dict) else dict(counts))
+        except (TypeError, ValueError, OverflowError):
+            pass  # outside what the C twin takes: the pure loop decides
+    return MergeState(counts, target=target)
 
 
 class MergeState:

@@ -11,9 +11,19 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import core.native
 from core import BPETrainer, MergeEvent, train_bpe
 from core.errors import CorpusError, PlaygroundError, TrainingConfigError
 from core.pretokenize import PATTERNS, resolve_pattern, split_on_specials
+
+
+@pytest.fixture(params=["native", "pure"])
+def merge_loop(request, monkeypatch):
+    """Run a test on the C merge loop (tokplay_native.train, when built) and on the pure one."""
+    if request.param == "pure":
+        monkeypatch.setattr(core.native, "train", None)
+    return request.param
+
 
 # ---------------------------------------------------------------------------------------
 # Independent naive reference: recount every pair before every merge (CS336 semantics).
@@ -72,6 +82,7 @@ def check_against_naive(texts, vocab_size, specials=(), pattern="gpt2"):
 HANDOUT = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
 
 
+@pytest.mark.usefixtures("merge_loop")
 def test_wikipedia_example_counts_every_position_and_breaks_ties_by_bytes():
     # (a, a) occurs 4 times (overlapping positions count); then (aa, a) and (a, b) tie at 2
     # and b"aa" > b"a"; at the end all pairs count 1 and (d, aaab) is the greatest.
@@ -79,6 +90,7 @@ def test_wikipedia_example_counts_every_position_and_breaks_ties_by_bytes():
     assert merges == [(b"a", b"a"), (b"aa", b"a"), (b"aaa", b"b"), (b"d", b"aaab")]
 
 
+@pytest.mark.usefixtures("merge_loop")
 def test_cs336_handout_example_with_whitespace_pretokenization():
     # The handout's expected merges (pre-tokens split on whitespace only).
     merges = check_against_naive([HANDOUT], 256 + 6, pattern=r"\S+")
@@ -86,6 +98,7 @@ def test_cs336_handout_example_with_whitespace_pretokenization():
     assert [f"{a.decode()} {b.decode()}" for a, b in merges] == expected
 
 
+@pytest.mark.usefixtures("merge_loop")
 def test_cs336_handout_example_with_gpt2_pattern():
     # With GPT-2 pre-tokens the leading space is part of the word (" low" x4, "low" x1, ...),
     # which changes the merges after the sixth: worked out by hand.
@@ -102,6 +115,7 @@ def test_cs336_handout_example_with_gpt2_pattern():
     assert check_against_naive([HANDOUT], 300) == merges
 
 
+@pytest.mark.usefixtures("merge_loop")
 def test_ties_go_to_the_lexicographically_greater_pair():
     # every pair occurs once: (c, d) > (a, b) > (" ", a)
     assert train_bpe(["cd ab"], 257)[1] == [(b"c", b"d")]
@@ -110,6 +124,7 @@ def test_ties_go_to_the_lexicographically_greater_pair():
     assert check_against_naive(["abc ad ab"], 258) == [(b"a", b"b"), (b"ab", b"c")]
 
 
+@pytest.mark.usefixtures("merge_loop")
 def test_single_repeated_byte_merges_left_to_right_without_overlap():
     assert check_against_naive(["aaaa"], 300) == [(b"a", b"a"), (b"aa", b"aa")]
     assert check_against_naive(["aaaaa"], 300) == [(b"a", b"a"), (b"aa", b"aa"), (b"aaaa", b"a")]
@@ -121,6 +136,7 @@ def test_merges_never_cross_pretoken_boundaries():
     assert trainer.stop_reason == "no pairs left"
 
 
+@pytest.mark.usefixtures("merge_loop")
 def test_special_tokens_are_never_merged_and_come_first():
     vocab, merges = train_bpe(["ab<|eot|>ab<|eot|>"], 300, ["<|eot|>"])
     assert merges == [(b"a", b"b")]
@@ -145,6 +161,7 @@ def test_special_token_splits_text_like_a_boundary():
 
 
 @pytest.mark.parametrize("pattern", list(PATTERNS))
+@pytest.mark.usefixtures("merge_loop")
 def test_patterns_match_naive_reference(pattern):
     text = "Hello world! I'm 12345 cats' 3.14 naïve café\n\n  tabs\there — 日本語 don't WE'LL go"
     check_against_naive([text, text.upper()], 320, pattern=pattern)
@@ -165,6 +182,7 @@ _texts = st.lists(st.lists(_pieces, max_size=30).map("".join), min_size=0, max_s
 
 @settings(max_examples=60, deadline=None)
 @given(texts=_texts, extra=st.integers(0, 40), use_special=st.booleans())
+@pytest.mark.usefixtures("merge_loop")
 def test_matches_naive_reference(texts, extra, use_special):
     specials = ["<|s|>"] if use_special else []
     check_against_naive(texts, 256 + len(specials) + extra, specials)
@@ -172,6 +190,7 @@ def test_matches_naive_reference(texts, extra, use_special):
 
 @settings(max_examples=40, deadline=None)
 @given(texts=_texts, extra=st.integers(0, 40))
+@pytest.mark.usefixtures("merge_loop")
 def test_invariants(texts, extra):
     specials = ["<|s|>", "<|t|>"]
     vocab_size = 258 + extra
@@ -193,6 +212,7 @@ def test_invariants(texts, extra):
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("merge_loop")
 def test_events_describe_each_merge_and_match_train_bpe():
     texts = [HANDOUT, "aaabdaaabac"]
     events = list(BPETrainer(texts, 266, ["<|x|>"]))
@@ -219,6 +239,7 @@ def test_step_by_step_and_state_so_far():
     assert trainer.done and trainer.step() is None and len(trainer.merges) == 15
 
 
+@pytest.mark.usefixtures("merge_loop")
 def test_stop_keeps_what_was_learned():
     trainer = BPETrainer([HANDOUT], 300)
     for event in trainer:
@@ -324,6 +345,7 @@ def _multi_chunk_corpus(specials: bool) -> str:
 
 
 @pytest.mark.parametrize("specials", [True, False])
+@pytest.mark.usefixtures("merge_loop")
 def test_parallel_file_training_matches_serial_and_in_memory(tmp_path, specials):
     text = _multi_chunk_corpus(specials)
     path = tmp_path / "corpus.txt"

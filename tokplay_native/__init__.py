@@ -4,8 +4,12 @@ core is pure Python (plus ``regex``) so that it runs anywhere, Pyodide included.
 are the whole cost of what they do, and this package runs them in C when it was built
 (``pip install`` builds it when a C compiler is present, and goes on without it otherwise):
 
-- ``tokplay_native.bpe``: the BPE merge loop (:func:`core.bpe.merge`) and a byte-level
-  pre-token's BPE (:meth:`core.tokenizer.Tokenizer.pretoken_ids`).
+- ``bpe``: the BPE merge loop (:func:`core.bpe.merge`), a byte-level pre-token's BPE
+  (:mod:`core.pretoken_bpe`), the pre-token cache's loop (:mod:`core.text_encoder`) and a
+  SentencePiece BPE model's words (:mod:`core.pipeline.sentencepiece.native_words`);
+- ``train``: training's merge loop (:mod:`core.train_merge`);
+- ``unigram``: Unigram's Viterbi pass (:mod:`core.pipeline.unigram`);
+- ``spm``: reading a SentencePiece model's pieces and a GGUF vocab's strings.
 
 core never imports this package directly: :mod:`core.native` does, and says what was found.
 Each function here has a pure-Python twin in core that gives the same result on every input;
