@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8501
 WORKERS ?= 2
 
-.PHONY: run serve test test-data setup setup-dev browser proxy node bench clean load pyodide-test static
+.PHONY: run serve test test-data setup setup-dev compiler browser proxy node bench clean load pyodide-test static
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install it with 'apt-get install python3-venv'"; exit 1; }
@@ -24,6 +24,14 @@ $(VENV)/.installed-dev: pyproject.toml setup.py $(wildcard tokplay_native/*.c) |
 
 setup: $(VENV)/.installed-run
 setup-dev: $(VENV)/.installed-dev
+
+# gcc and the Python headers build the optional compiled helpers (tokplay_native, setup.py);
+# without them pip goes on and core runs pure Python. `make test` wants them (test_native_*).
+compiler:
+	@{ command -v gcc >/dev/null 2>&1 && $(PYTHON) -c "import os, sys, sysconfig; \
+	  sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"; } || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc python3-dev >/dev/null; }
 
 # Debian's chromium drives the browser tests; Playwright cannot download its own browser here.
 browser:
@@ -58,7 +66,7 @@ static: setup node
 run: setup
 	TOKPLAY_LOCAL_MODELS=$${TOKPLAY_LOCAL_MODELS:-1} $(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
 
-test: setup-dev browser proxy node test-data
+test: compiler setup-dev browser proxy node test-data
 	$(PY) -m pytest -n 2 --dist loadgroup
 
 # llama.cpp's own tokenizer cases (models/ggml-vocab-*.gguf with .inp/.out) and src/llama-vocab.cpp,

@@ -405,6 +405,11 @@ def main() -> int:
             gc.collect()
     print(table(todo, list(corpora)))
     print("\nload average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
+    from core import native
+
+    built = [name for name, on in native.status().items() if on]
+    print("compiled helpers (tokplay_native): " + (", ".join(built) or "none: pure Python")
+          + "; TOKPLAY_NATIVE=0 runs the pure path")
     return 0
 
 
