@@ -66,8 +66,13 @@ static: setup node
 run: setup
 	TOKPLAY_LOCAL_MODELS=$${TOKPLAY_LOCAL_MODELS:-1} $(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
 
+# Then the exactness tests again on the pure-Python path (TOKPLAY_NATIVE=0: what Pyodide and a
+# machine without a C compiler run), against the same references.
+PURE_TESTS ?= tests/test_real_models.py tests/test_presets.py tests/test_tokenizer.py \
+              tests/pipeline/test_fast_encode_sp.py tests/test_formats_gguf.py
 test: compiler setup-dev browser proxy node test-data
 	$(PY) -m pytest -n 2 --dist loadgroup
+	TOKPLAY_NATIVE=0 $(PY) -m pytest -n 2 --dist loadgroup -q $(PURE_TESTS)
 
 # llama.cpp's own tokenizer cases (models/ggml-vocab-*.gguf with .inp/.out) and src/llama-vocab.cpp,
 # from the llama-cpp-python sdist on PyPI (it vendors llama.cpp), for tests/test_formats_gguf.py.
