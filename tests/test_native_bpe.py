@@ -111,10 +111,9 @@ def test_rank_table_is_the_pure_pretoken_bpe(vocab: dict[int, bytes], words: lis
             patch.setattr(native, "bpe", None)
             want = tok._bpe_str(word)
         assert table.encode(data) == want == tok._bpe_str(word), word
-        assert fast.encode_joined(data, tok._encoder) == tuple(
-            map(tok._encoder.__getitem__, merge([bytes([b]) for b in data], tok._encoder,
-                                                 key=operator.add))  # fmt: skip
-        )
+        if tok._encoder.get(data) is None:  # (else the whole pre-token is looked up first)
+            assert table.encode(data) == tuple(map(tok._encoder.__getitem__, merge(
+                [bytes([b]) for b in data], tok._encoder, key=operator.add)))  # fmt: skip
 
 
 @settings(max_examples=300)
@@ -132,9 +131,9 @@ def test_pair_table_is_the_pure_pretoken_bpe(table, words: list[str], ignore_mer
         ids = list(map(tok.byte_ids.__getitem__, data))
         if not ignore_merges:
             assert tok._native_table.merge(ids) == list(want)
-        assert fast.encode_made(data, tok.byte_ids, tok._pair_ranks, tok._merged) == tuple(
-            merge(ids, tok._pair_ranks, tok._merged)
-        )
+            assert tok._native_table.encode(data) == tuple(
+                merge(ids, tok._pair_ranks, tok._merged)
+            )
 
 
 def test_tables_join_the_leftmost_of_equal_ranks():

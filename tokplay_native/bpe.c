@@ -10,8 +10,10 @@
  *                                         (rank files over bytes, SentencePiece over str)
  *   merge_made(parts, ranks, made)        key = (left, right), a join makes made[rank]
  *                                         (merge lists over token IDs)
- *   encode_joined(data, encoder)          a rank file's BPE of one pre-token's bytes -> IDs
- *   encode_made(data, byte_ids, ranks, made)   a merge list's BPE of one pre-token's bytes
+ *   RankTable(encoder).encode(data)       a rank file's BPE of one pre-token's bytes -> IDs
+ *   PairTable(ranks, made, byte_ids).encode(data)   the same for a merge list
+ *   SpmWords(...)                         a SentencePiece BPE model's words -> IDs
+ *   encode_words(...)                     a pre-token cache's loop over one of those
  *
  * Ranks are ints below NO_MERGE (1 << 62, what a missing pair ranks); the loop rescans an
  * array of ranks after each join (n^2), so callers send only short inputs (core.bpe._LONG
@@ -55,6 +57,44 @@ lowest(const long long *r, Py_ssize_t n)
     return best;
 }
 
+/* The BPE loop, written once for every kind of part below. r[i] ranks the pair of parts
+ * (i, i + 1); rank(ctx, i, &r[i]) ranks it among the current parts, and join(ctx, i, n, rank)
+ * joins parts i and i + 1 of n (the context's arrays drop slot i + 1). The ranks are asked
+ * for in core.bpe.merge's order: the pairs left to right, then after each join the new left
+ * pair before the new right one. Returns the count of parts left, or -1 with an exception. */
+typedef int (*RankFn)(void *ctx, Py_ssize_t i, long long *out);
+typedef int (*JoinFn)(void *ctx, Py_ssize_t i, Py_ssize_t n, long long rank);
+
+#if defined(__GNUC__)
+/* (inlined where it is called, so the compiler calls rank and join directly) */
+__attribute__((always_inline))
+#endif
+static inline Py_ssize_t
+bpe_loop(void *ctx, Py_ssize_t n, long long *r, RankFn rank, JoinFn join)
+{
+    for (Py_ssize_t i = 0; i + 1 < n; i++)
+        if (rank(ctx, i, &r[i]) < 0)
+            return -1;
+    while (n > 1) {
+        Py_ssize_t i = lowest(r, n - 1);
+        if (r[i] == NO_MERGE)
+            break;
+        if (join(ctx, i, n, r[i]) < 0)
+            return -1;
+        memmove(&r[i], &r[i + 1], sizeof(long long) * (size_t)(n - i - 2));
+        n--;
+        if (i > 0 && rank(ctx, i - 1, &r[i - 1]) < 0)
+            return -1;
+        if (i + 1 < n && rank(ctx, i, &r[i]) < 0)
+            return -1;
+    }
+    return n;
+}
+
+/* Drop slot i + 1 of an array of n items. */
+#define DROP(array, i, n) \
+    memmove(&(array)[(i) + 1], &(array)[(i) + 2], sizeof((array)[0]) * (size_t)((n) - (i) - 2))
+
 /* made[rank] as a new reference. */
 static PyObject *
 made_of(PyObject *made, long long rank)
@@ -87,73 +127,70 @@ release(PyObject **items, Py_ssize_t n)
     PyMem_Free(items);
 }
 
-/* The merge loop over `p[0:n]` (owned references), in place; returns the new count or -1.
+/* Parts that are Python objects (owned references in p), ranked through the dict `ranks`.
  * With `made` NULL a pair's key is p[i] + p[i+1] and a join makes that key (kept in k[i]);
  * otherwise the key is the tuple (p[i], p[i+1]) and a join makes made[rank]. */
+typedef struct {
+    PyObject **p, **k, *ranks, *made;
+} Objects;
+
+static int
+objects_rank(void *ctx, Py_ssize_t i, long long *out)
+{
+    Objects *c = ctx;
+    PyObject *key = c->made == NULL ? PyNumber_Add(c->p[i], c->p[i + 1])
+                                    : PyTuple_Pack(2, c->p[i], c->p[i + 1]);
+    if (key == NULL)
+        return -1;
+    int bad = rank_of(c->ranks, key, out);
+    if (c->made == NULL) {
+        Py_XDECREF(c->k[i]);
+        c->k[i] = key;
+    }
+    else
+        Py_DECREF(key);
+    return bad;
+}
+
+static int
+objects_join(void *ctx, Py_ssize_t i, Py_ssize_t n, long long rank)
+{
+    Objects *c = ctx;
+    PyObject *joined;
+    if (c->made == NULL) {
+        joined = c->k[i];
+        c->k[i] = NULL;
+        Py_XDECREF(c->k[i + 1]); /* (recomputed: its left part changed) */
+        c->k[i + 1] = NULL;
+        DROP(c->k, i, n);
+        c->k[n - 2] = NULL;
+    }
+    else if ((joined = made_of(c->made, rank)) == NULL)
+        return -1;
+    Py_DECREF(c->p[i]);
+    Py_DECREF(c->p[i + 1]);
+    c->p[i] = joined;
+    DROP(c->p, i, n);
+    c->p[n - 1] = NULL;
+    return 0;
+}
+
+/* The merge loop over `p[0:n]` (owned references), in place; returns the new count or -1
+ * (then p[0:n] still holds references or NULLs, for release()). */
 static Py_ssize_t
 merge_loop(PyObject **p, Py_ssize_t n, PyObject *ranks, PyObject *made)
 {
     Py_ssize_t result = -1;
+    Objects ctx = {p, NULL, ranks, made};
     long long *r = PyMem_Malloc(sizeof(long long) * (size_t)n);
-    PyObject **k = made == NULL ? PyMem_Calloc((size_t)n, sizeof(PyObject *)) : NULL;
-    if (r == NULL || (made == NULL && k == NULL)) {
+    if (made == NULL)
+        ctx.k = PyMem_Calloc((size_t)n, sizeof(PyObject *));
+    if (r == NULL || (made == NULL && ctx.k == NULL))
         PyErr_NoMemory();
-        goto done;
-    }
-#define KEY(i, key)                                                                    \
-    ((key) = made == NULL ? PyNumber_Add(p[i], p[(i) + 1]) : PyTuple_Pack(2, p[i], p[(i) + 1]))
-#define RANK(i)                                                                        \
-    do {                                                                               \
-        PyObject *key_;                                                                \
-        if (KEY(i, key_) == NULL)                                                      \
-            goto done;                                                                 \
-        int bad_ = rank_of(ranks, key_, &r[i]);                                        \
-        if (made == NULL) {                                                            \
-            Py_XDECREF(k[i]);                                                          \
-            k[i] = key_;                                                               \
-        }                                                                              \
-        else                                                                           \
-            Py_DECREF(key_);                                                           \
-        if (bad_)                                                                      \
-            goto done;                                                                 \
-    } while (0)
-
-    for (Py_ssize_t i = 0; i + 1 < n; i++)
-        RANK(i);
-    while (n > 1) {
-        Py_ssize_t i = lowest(r, n - 1);
-        long long best = r[i];
-        if (best == NO_MERGE)
-            break;
-        PyObject *joined;
-        if (made == NULL) {
-            joined = k[i];
-            k[i] = NULL;
-        }
-        else if ((joined = made_of(made, best)) == NULL)
-            goto done;
-        Py_DECREF(p[i]);
-        Py_DECREF(p[i + 1]);
-        p[i] = joined;
-        memmove(&p[i + 1], &p[i + 2], sizeof(PyObject *) * (size_t)(n - i - 2));
-        memmove(&r[i], &r[i + 1], sizeof(long long) * (size_t)(n - i - 2));
-        if (made == NULL) {
-            memmove(&k[i], &k[i + 1], sizeof(PyObject *) * (size_t)(n - i - 2));
-            k[n - 2] = NULL;
-        }
-        n--;
-        p[n] = NULL;
-        if (i > 0)
-            RANK(i - 1);
-        if (i + 1 < n)
-            RANK(i);
-    }
-    result = n;
-#undef RANK
-#undef KEY
-done:
+    else
+        result = bpe_loop(&ctx, n, r, objects_rank, objects_join);
     PyMem_Free(r);
-    release(k, n);
+    release(ctx.k, n);
     return result;
 }
 
@@ -226,140 +263,9 @@ merge_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return merge_list(args[0], args[1], args[2]);
 }
 
-PyDoc_STRVAR(encode_joined_doc,
-"encode_joined(data, encoder, /)\n--\n\n"
-"A rank file's BPE of one pre-token: tuple(map(encoder.__getitem__,\n"
-"core.bpe.merge([bytes([b]) for b in data], encoder, key=operator.add))).\n"
-"Parts are kept as offsets into `data` (as tiktoken does), so a look-up makes one\n"
-"bytes object and a join makes none.");
-
-/* encoder[data[a:b]] as an int (for the rank) or a new reference (for the ID). */
-static PyObject *
-slice_key(const char *data, Py_ssize_t a, Py_ssize_t b)
-{
-    return PyBytes_FromStringAndSize(data + a, b - a);
-}
-
-static PyObject *
-encode_joined(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2 || !PyBytes_CheckExact(args[0]) || !PyDict_CheckExact(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "encode_joined(data: bytes, encoder: dict)");
-        return NULL;
-    }
-    const char *data = PyBytes_AS_STRING(args[0]);
-    Py_ssize_t size = PyBytes_GET_SIZE(args[0]);
-    PyObject *encoder = args[1];
-    PyObject *out = NULL;
-    /* part i is data[b[i]:b[i + 1]]; r[i] ranks the pair (i, i + 1) */
-    Py_ssize_t *b = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(size + 1));
-    long long *r = PyMem_Malloc(sizeof(long long) * (size_t)(size + 1));
-    if (b == NULL || r == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    Py_ssize_t n = size; /* parts */
-    for (Py_ssize_t i = 0; i <= size; i++)
-        b[i] = i;
-#define RANK(i)                                                                        \
-    do {                                                                               \
-        PyObject *key_ = slice_key(data, b[i], b[(i) + 2]);                            \
-        if (key_ == NULL)                                                              \
-            goto done;                                                                 \
-        int bad_ = rank_of(encoder, key_, &r[i]);                                      \
-        Py_DECREF(key_);                                                               \
-        if (bad_)                                                                      \
-            goto done;                                                                 \
-    } while (0)
-    for (Py_ssize_t i = 0; i + 1 < n; i++)
-        RANK(i);
-    while (n > 1) {
-        Py_ssize_t i = lowest(r, n - 1);
-        if (r[i] == NO_MERGE)
-            break;
-        memmove(&b[i + 1], &b[i + 2], sizeof(Py_ssize_t) * (size_t)(n - i - 1));
-        memmove(&r[i], &r[i + 1], sizeof(long long) * (size_t)(n - i - 2));
-        n--;
-        if (i > 0)
-            RANK(i - 1);
-        if (i + 1 < n)
-            RANK(i);
-    }
-#undef RANK
-    out = PyTuple_New(n);
-    if (out == NULL)
-        goto done;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *key = slice_key(data, b[i], b[i + 1]);
-        if (key == NULL) {
-            Py_CLEAR(out);
-            goto done;
-        }
-        PyObject *id = PyDict_GetItemWithError(encoder, key); /* borrowed */
-        if (id == NULL) {
-            if (!PyErr_Occurred())
-                PyErr_SetObject(PyExc_KeyError, key);
-            Py_DECREF(key);
-            Py_CLEAR(out);
-            goto done;
-        }
-        Py_DECREF(key);
-        Py_INCREF(id);
-        PyTuple_SET_ITEM(out, i, id);
-    }
-done:
-    PyMem_Free(b);
-    PyMem_Free(r);
-    return out;
-}
-
-PyDoc_STRVAR(encode_made_doc,
-"encode_made(data, byte_ids, ranks, made, /)\n--\n\n"
-"A merge list's BPE of one pre-token: tuple(core.bpe.merge([byte_ids[b] for b in data],\n"
-"ranks, made)).");
-
-static PyObject *
-encode_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 4 || !PyBytes_CheckExact(args[0]) || !PyDict_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "encode_made(data: bytes, byte_ids, ranks: dict, made)");
-        return NULL;
-    }
-    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(args[0]);
-    Py_ssize_t n = PyBytes_GET_SIZE(args[0]);
-    PyObject **p = PyMem_Calloc((size_t)(n ? n : 1), sizeof(PyObject *));
-    if (p == NULL)
-        return PyErr_NoMemory();
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *index = PyLong_FromLong(data[i]);
-        p[i] = index == NULL ? NULL : PyObject_GetItem(args[1], index);
-        Py_XDECREF(index);
-        if (p[i] == NULL) {
-            release(p, i);
-            return NULL;
-        }
-    }
-    Py_ssize_t m = n > 1 ? merge_loop(p, n, args[2], args[3]) : n;
-    if (m < 0) {
-        release(p, n);
-        return NULL;
-    }
-    PyObject *out = PyTuple_New(m);
-    if (out == NULL) {
-        release(p, m);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < m; i++)
-        PyTuple_SET_ITEM(out, i, p[i]); /* steals */
-    PyMem_Free(p);
-    return out;
-}
-
-
 /* ------------------------------------------------------------------------------------ *
  * Tables built once per tokenizer (lazily, on its first cache miss): the same answers as
- * encode_joined / encode_made, without making a Python object per look-up. A pre-token's
+ * core.bpe.merge over the tokenizer's dicts, without making a Python object per look-up. A pre-token's
  * BPE is then look-ups in a C hash table (open addressing, linear probing) and the final
  * IDs; on non-Latin text, where pre-tokens are long runs of multi-byte characters, that is
  * most of an encode.
@@ -568,6 +474,36 @@ bytemap_copy(ByteMap *map, PyObject *dict, int as_id)
     return 0;
 }
 
+/* Parts that are slices of one byte string, ranked in a ByteMap: part i is
+ * data[b[i]:b[i + 1]]; v, if not NULL, holds each part's value (a join's is its rank). */
+typedef struct {
+    const ByteMap *map;
+    const unsigned char *data;
+    Py_ssize_t *b;
+    long long *v;
+} Offsets;
+
+static int
+offsets_rank(void *ctx, Py_ssize_t i, long long *out)
+{
+    const Offsets *c = ctx;
+    const ByteEntry *entry = bytemap_find(c->map, c->data + c->b[i], c->b[i + 2] - c->b[i]);
+    *out = entry == NULL ? NO_MERGE : entry->value;
+    return 0;
+}
+
+static int
+offsets_join(void *ctx, Py_ssize_t i, Py_ssize_t n, long long rank)
+{
+    Offsets *c = ctx;
+    if (c->v != NULL) {
+        c->v[i] = rank;
+        DROP(c->v, i, n);
+    }
+    DROP(c->b, i, n + 1); /* (n parts, n + 1 bounds) */
+    return 0;
+}
+
 typedef struct {
     PyObject_HEAD
     ByteMap map;
@@ -653,28 +589,13 @@ rank_encode(const RankTable *self, const unsigned char *data, Py_ssize_t size)
             goto done;
         }
     }
-    Py_ssize_t n = size;
     for (Py_ssize_t i = 0; i < size; i++) {
         b[i] = i;
         v[i] = self->byte_rank[data[i]];
     }
     b[size] = size;
-    for (Py_ssize_t i = 0; i + 1 < n; i++)
-        r[i] = rank_find(self, data + b[i], b[i + 2] - b[i]);
-    while (n > 1) {
-        Py_ssize_t i = lowest(r, n - 1);
-        if (r[i] == NO_MERGE)
-            break;
-        v[i] = r[i];
-        memmove(&b[i + 1], &b[i + 2], sizeof(Py_ssize_t) * (size_t)(n - i - 1));
-        memmove(&v[i + 1], &v[i + 2], sizeof(long long) * (size_t)(n - i - 2));
-        memmove(&r[i], &r[i + 1], sizeof(long long) * (size_t)(n - i - 2));
-        n--;
-        if (i > 0)
-            r[i - 1] = rank_find(self, data + b[i - 1], b[i + 1] - b[i - 1]);
-        if (i + 1 < n)
-            r[i] = rank_find(self, data + b[i], b[i + 2] - b[i]);
-    }
+    Offsets ctx = {&self->map, data, b, v};
+    Py_ssize_t n = bpe_loop(&ctx, size, r, offsets_rank, offsets_join);
     out = PyTuple_New(n);
     if (out == NULL)
         goto done;
@@ -708,7 +629,9 @@ done:
 
 PyDoc_STRVAR(RankTable_encode_doc,
 "encode(data, /)\n--\n\n"
-"encode_joined(data, encoder) with the encoder this table was built from.");
+"tuple(map(encoder.__getitem__, core.bpe.merge([bytes([b]) for b in data], encoder,\n"
+"key=operator.add))) with the encoder this table was built from (its whole first with\n"
+"ignore_merges).");
 
 static PyObject *
 RankTable_encode(RankTable *self, PyObject *arg)
@@ -876,32 +799,28 @@ fail:
     return NULL;
 }
 
-/* The merge loop over the IDs p[0:n], in place; returns the new count. */
-static Py_ssize_t
-pair_merge(const PairTable *t, long long *p, Py_ssize_t n, long long *r)
+/* Parts that are token IDs (p), ranked in a PairTable. */
+typedef struct {
+    const PairTable *t;
+    long long *p;
+} Ids;
+
+static int
+ids_rank(void *ctx, Py_ssize_t i, long long *out)
 {
-    for (Py_ssize_t i = 0; i + 1 < n; i++) {
-        const PairEntry *e = pair_find(t, p[i], p[i + 1]);
-        r[i] = e == NULL ? NO_MERGE : e->rank;
-    }
-    while (n > 1) {
-        Py_ssize_t i = lowest(r, n - 1);
-        if (r[i] == NO_MERGE)
-            break;
-        p[i] = pair_find(t, p[i], p[i + 1])->made;
-        memmove(&p[i + 1], &p[i + 2], sizeof(long long) * (size_t)(n - i - 2));
-        memmove(&r[i], &r[i + 1], sizeof(long long) * (size_t)(n - i - 2));
-        n--;
-        if (i > 0) {
-            const PairEntry *e = pair_find(t, p[i - 1], p[i]);
-            r[i - 1] = e == NULL ? NO_MERGE : e->rank;
-        }
-        if (i + 1 < n) {
-            const PairEntry *e = pair_find(t, p[i], p[i + 1]);
-            r[i] = e == NULL ? NO_MERGE : e->rank;
-        }
-    }
-    return n;
+    const Ids *c = ctx;
+    const PairEntry *entry = pair_find(c->t, c->p[i], c->p[i + 1]);
+    *out = entry == NULL ? NO_MERGE : entry->rank;
+    return 0;
+}
+
+static int
+ids_join(void *ctx, Py_ssize_t i, Py_ssize_t n, long long rank)
+{
+    Ids *c = ctx;
+    c->p[i] = pair_find(c->t, c->p[i], c->p[i + 1])->made;
+    DROP(c->p, i, n);
+    return 0;
 }
 
 /* Merge p[0:n] and return the IDs as a tuple (or a list). */
@@ -912,7 +831,8 @@ pair_run(const PairTable *t, long long *p, Py_ssize_t n, int as_list)
     long long *r = n <= 64 ? small_r : PyMem_Malloc(sizeof(long long) * (size_t)n);
     if (r == NULL)
         return PyErr_NoMemory();
-    n = pair_merge(t, p, n, r);
+    Ids ctx = {t, p};
+    n = bpe_loop(&ctx, n, r, ids_rank, ids_join);
     if (r != small_r)
         PyMem_Free(r);
     PyObject *out = as_list ? PyList_New(n) : PyTuple_New(n);
@@ -934,7 +854,8 @@ pair_run(const PairTable *t, long long *p, Py_ssize_t n, int as_list)
 
 PyDoc_STRVAR(PairTable_encode_doc,
 "encode(data, /)\n--\n\n"
-"encode_made(data, byte_ids, ranks, made) with the tables this one was built from.");
+"tuple(core.bpe.merge([byte_ids[b] for b in data], ranks, made)) with the tables this\n"
+"one was built from (the whole data first, with whole=).");
 
 static PyObject *
 pair_encode(const PairTable *self, const unsigned char *data, Py_ssize_t n)
@@ -1095,14 +1016,6 @@ fail:
     return NULL;
 }
 
-/* The rank of data[a:b] as a piece, or NO_MERGE. */
-static long long
-spm_rank(const SpmWords *self, const unsigned char *data, Py_ssize_t a, Py_ssize_t b)
-{
-    const ByteEntry *entry = bytemap_find(&self->map, data + a, b - a);
-    return entry == NULL ? NO_MERGE : entry->value;
-}
-
 /* A word's IDs as a new tuple; NULL without an exception: the caller's compute decides. */
 static PyObject *
 spm_word(const SpmWords *self, PyObject *word)
@@ -1134,20 +1047,8 @@ spm_word(const SpmWords *self, PyObject *word)
         if ((data[k] & 0xC0) != 0x80)
             b[m++] = k;
     b[m] = size;
-    for (Py_ssize_t i = 0; i + 1 < m; i++)
-        r[i] = spm_rank(self, data, b[i], b[i + 2]);
-    while (m > 1) {
-        Py_ssize_t i = lowest(r, m - 1);
-        if (r[i] == NO_MERGE)
-            break;
-        memmove(&b[i + 1], &b[i + 2], sizeof(Py_ssize_t) * (size_t)(m - i - 1));
-        memmove(&r[i], &r[i + 1], sizeof(long long) * (size_t)(m - i - 2));
-        m--;
-        if (i > 0)
-            r[i - 1] = spm_rank(self, data, b[i - 1], b[i + 1]);
-        if (i + 1 < m)
-            r[i] = spm_rank(self, data, b[i], b[i + 2]);
-    }
+    Offsets ctx = {&self->map, data, b, NULL};
+    m = bpe_loop(&ctx, m, r, offsets_rank, offsets_join);
     /* the IDs: at most one per byte */
     long long ids[1024];
     Py_ssize_t count = 0;
@@ -1284,8 +1185,6 @@ encode_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef methods[] = {
     {"merge_joined", (PyCFunction)(void (*)(void))merge_joined, METH_FASTCALL, merge_joined_doc},
     {"merge_made", (PyCFunction)(void (*)(void))merge_made, METH_FASTCALL, merge_made_doc},
-    {"encode_joined", (PyCFunction)(void (*)(void))encode_joined, METH_FASTCALL, encode_joined_doc},
-    {"encode_made", (PyCFunction)(void (*)(void))encode_made, METH_FASTCALL, encode_made_doc},
     {"encode_words", (PyCFunction)(void (*)(void))encode_words, METH_FASTCALL, encode_words_doc},
     {NULL, NULL, 0, NULL},
 };
