@@ -18,7 +18,7 @@ import importlib
 import os
 from types import ModuleType
 
-__all__ = ["bpe", "status", "train", "unigram"]
+__all__ = ["bpe", "spm", "status", "tables", "train", "unigram"]
 
 
 def _load(name: str) -> ModuleType | None:
@@ -36,12 +36,17 @@ bpe: ModuleType | None = _load("bpe")
 train: ModuleType | None = _load("train")
 #: Unigram's Viterbi pass (:mod:`core.pipeline.unigram`).
 unigram: ModuleType | None = _load("unigram")
+#: Loading a merge list: splitting the merges, indexing the pairs (:mod:`core.vocab_index`).
+tables: ModuleType | None = _load("tables")
+#: A SentencePiece model's readers (:mod:`core.pipeline.sentencepiece.proto`, GGUF strings).
+spm: ModuleType | None = _load("spm")
 
 
 def status() -> dict[str, bool]:
-    """Which compiled helpers this process uses (for ``tokplay --version`` and the benchmarks).
+    """Which compiled helpers this process uses (the benchmarks print it).
 
     >>> sorted(status())
-    ['bpe', 'train', 'unigram']
+    ['bpe', 'spm', 'tables', 'train', 'unigram']
     """
-    return {"bpe": bpe is not None, "train": train is not None, "unigram": unigram is not None}
+    return {"bpe": bpe is not None, "spm": spm is not None, "tables": tables is not None,
+            "train": train is not None, "unigram": unigram is not None}  # fmt: skip

@@ -24,6 +24,7 @@ import operator
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
+from core import native
 from core.errors import PlaygroundError
 
 __all__ = [
@@ -196,6 +197,23 @@ class IdColumns(NamedTuple):
     rights: list[int]
 
 
+def merge_ids(merges: object, by_key: object) -> IdColumns | None:
+    """Each merge's two parts as their IDs in ``by_key``, in C where it was built
+    (``tokplay_native.tables.merge_ids``: merges all ``"left right"`` strings with one space,
+    or all ``[left, right]`` lists). ``None`` when it was not built or a merge does not fit:
+    then the caller's own pass decides, with its messages.
+
+    >>> split = merge_ids(["a b", "ab c"], {"a": 0, "b": 1, "c": 2, "ab": 3})
+    >>> split is None or split == IdColumns([0, 3], [1, 2])
+    True
+    """
+    fast = native.tables
+    if fast is None or type(merges) is not list or type(by_key) is not dict:
+        return None
+    split = fast.merge_ids(merges, by_key)
+    return None if split is None else IdColumns(*split)
+
+
 def id_merge_pairs(
     merges: Sequence[Sequence[int]] | IdColumns,
 ) -> tuple[Sequence[int], Sequence[int]]:
@@ -273,7 +291,13 @@ def _index_ordinary_ids(
     encoder: Mapping[bytes, int], pairs: Sequence[tuple[int, int]] | None,
 ) -> IdMerges | None:
     """:func:`index_id_merges`'s usual case, or ``None`` when an ID is not in ``by_id`` (a
-    gap, a special token, past the end) or a join is not a token."""
+    gap, a special token, past the end) or a join is not a token. In C where built
+    (``tokplay_native.tables.index_pairs``), which leaves the unusual files to this code."""
+    fast = native.tables
+    if fast is not None and type(by_id) is list and type(encoder) is dict:
+        indexed = fast.index_pairs(lefts, rights, by_id, encoder)
+        if indexed is not None:
+            return indexed  # type: ignore[no-any-return]
     try:
         made = list(map(encoder.get, map(operator.add, _pick(by_id, lefts), _pick(by_id, rights))))
     except (IndexError, TypeError):  # past the table, or a None

@@ -43,7 +43,7 @@ from core.pipeline.post_processors import post_processor_from_json
 from core.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
 from core.tokenizer import Tokenizer
 from core.basics import gc_paused
-from core.vocab_index import IdColumns
+from core.vocab_index import IdColumns, merge_ids
 
 # ---------------------------------------------------------------------------------------------
 # Writing
@@ -379,6 +379,9 @@ def _fast_pairs(
         return None
     # a merge's parts must be mapped (not added) vocab keys
     by_key = dict(zip(mapped, mapped_ids)) if overlap else model_vocab
+    split = merge_ids(merges_raw, by_key)
+    if split is not None:
+        return vocab, split  # type: ignore[return-value]
     try:
         if set(map(type, merges_raw)) <= {str}:
             # "left right" strings, each with exactly one space: split all at once
