@@ -1004,10 +1004,17 @@ SpmWords_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (self->user_first == NULL)
         goto fail;
     qsort(self->user_first, (size_t)self->n_user_first, sizeof(Py_UCS4), compare_ucs4);
+    /* the pieces of both dicts, once each (most are in both): the table's size */
+    Py_ssize_t pieces = PyDict_GET_SIZE(merge_rank), pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(vocab, &pos, &key, &value)) {
+        int in_both = PyDict_Contains(merge_rank, key);
+        if (in_both < 0)
+            goto fail;
+        pieces += !in_both;
+    }
     Py_ssize_t blob_a = blob_size(merge_rank), blob_b = blob_a < 0 ? -1 : blob_size(vocab);
-    if (blob_b < 0 ||
-        bytemap_init(&self->map, PyDict_GET_SIZE(merge_rank) + PyDict_GET_SIZE(vocab),
-                     blob_a + blob_b) < 0 ||
+    if (blob_b < 0 || bytemap_init(&self->map, pieces, blob_a + blob_b) < 0 ||
         bytemap_copy(&self->map, merge_rank, 0) < 0 || bytemap_copy(&self->map, vocab, 1) < 0)
         goto fail;
     return (PyObject *)self;
