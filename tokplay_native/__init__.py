@@ -9,7 +9,10 @@ are the whole cost of what they do, and this package runs them in C when it was 
   SentencePiece BPE model's words (:mod:`core.pipeline.sentencepiece.native_words`);
 - ``train``: training's merge loop (:mod:`core.train_merge`);
 - ``unigram``: Unigram's Viterbi pass (:mod:`core.pipeline.unigram`);
-- ``spm``: reading a SentencePiece model's pieces and a GGUF vocab's strings.
+- ``spm``: reading a SentencePiece model's pieces and a GGUF vocab's strings
+  (:mod:`core.pipeline.sentencepiece.proto`, :mod:`core.formats.gguf`);
+- ``tables``: loading a merge list, its merges split into IDs and its pairs indexed
+  (:mod:`core.vocab_index`).
 
 core never imports this package directly: :mod:`core.native` does, and says what was found.
 Each function here has a pure-Python twin in core that gives the same result on every input;

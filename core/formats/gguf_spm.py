@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from core.pipeline.sentencepiece.proto import ModelProto, NormalizerSpec, TrainerSpec
+from core.pipeline.sentencepiece.tables import type_codes
 
 __all__ = ["BPE_MODEL", "UNIGRAM_MODEL", "SpmPiece", "model_proto", "model_proto_bytes"]
 
@@ -119,6 +120,7 @@ def model_proto_bytes(
 
 
 _PIECE_TYPES = frozenset(range(1, 7))
+_PIECE_TYPE_BYTES = bytes(_PIECE_TYPES)
 
 
 def model_proto(
@@ -135,23 +137,31 @@ def model_proto(
     remove_extra_whitespaces: bool = False,
     escape_whitespaces: bool = True,
     precompiled_charsmap: bytes = b"",
+    float32: bool = False,
 ) -> ModelProto:
     """The ``ModelProto`` that :func:`model_proto_bytes` (with the pieces given as three
     columns) parses back as, built directly: scores rounded to float32, a type outside
-    1..6 read as NORMAL, the special pieces named as there.
+    1..6 read as NORMAL, the special pieces named as there. ``float32``: every score is a
+    float32 value already (a GGUF's float32 array), so the rounding is skipped.
 
     >>> m = model_proto(["<unk>", "a"], [0.0, 0.1], [2, 9], model_type=BPE_MODEL, unk_id=0)
     >>> m.pieces[1], m.trainer_spec.unk_piece, m.trainer_spec.bos_id
     (ProtoPiece(piece='a', score=0.10000000149011612, type=1), '<unk>', -1)
     """
     n = len(tokens)
-    floats = array("f", scores).tolist()
-    if any(map(math.isinf, floats)):  # (a finite score past float32 fails as struct does)
-        floats = [struct.unpack("<f", struct.pack("<f", s))[0] for s in scores]
+    if float32:
+        floats = list(scores)
+    else:
+        floats = array("f", scores).tolist()
+        if any(map(math.isinf, floats)):  # (a finite score past float32 fails as struct does)
+            floats = [struct.unpack("<f", struct.pack("<f", s))[0] for s in scores]
     kinds = list(types)
-    if not _PIECE_TYPES.issuperset(kinds):  # (parse_model_proto reads those as NORMAL)
-        kinds = [k if k in _PIECE_TYPES else 1 for k in kinds]
-    trainer = TrainerSpec(model_type=model_type, vocab_size=n, byte_fallback=_BYTE in kinds)
+    codes = type_codes(kinds)
+    if codes is None or codes.translate(None, _PIECE_TYPE_BYTES):  # (a type outside 1..6:
+        kinds = [k if k in _PIECE_TYPES else 1 for k in kinds]  # parse_model_proto: NORMAL)
+        codes = None
+    byte_fallback = _BYTE in kinds if codes is None else _BYTE in codes
+    trainer = TrainerSpec(model_type=model_type, vocab_size=n, byte_fallback=byte_fallback)
     for what, value in (("unk", unk_id), ("bos", bos_id), ("eos", eos_id), ("pad", pad_id)):
         named = 0 <= value < n
         setattr(trainer, f"{what}_id", value if named else -1)

@@ -51,11 +51,12 @@ from core.formats.gguf_spm import (
 from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.sentencepiece import tokenizer_from_proto
 from core.pipeline.sentencepiece.proto import ModelProto
+from core.pipeline.sentencepiece.tables import ids_of_type, type_codes
 from core.pipeline.tokenizer import PipelineTokenizer
 from core.pretokenize import PATTERNS
 from core.template import Template
 from core.tokenizer import Tokenizer
-from core.vocab_index import IdColumns
+from core.vocab_index import IdColumns, merge_ids
 
 __all__ = [
     "GGUFTokenizer",
@@ -144,7 +145,8 @@ def _vocab(meta: GGUFMetadata) -> _Vocab:
                 f"{len(tokens):,} tokens; the file is damaged"
             )
     # as llama.cpp: an empty token (nothing can produce it) gets a name of its own
-    tokens = [t or f"[EMPTY_{i}]" for i, t in enumerate(tokens)]
+    if "" in tokens:
+        tokens = [t or f"[EMPTY_{i}]" for i, t in enumerate(tokens)]
     seen: dict[str, int] = {}
     for i, token in enumerate(tokens if len(set(tokens)) != len(tokens) else ()):  # (find it)
         first = seen.setdefault(token, i)
@@ -153,9 +155,11 @@ def _vocab(meta: GGUFMetadata) -> _Vocab:
                 f"{meta.name}: token {token!r} appears twice (IDs {first} and {i}); the "
                 "file is damaged"
             )
-    kinds = [int(k) for k in types[: len(tokens)]] if types else [NORMAL] * len(tokens)
-    return _Vocab(meta.name, tokens, kinds, [float(s) for s in scores[: len(tokens)]]
-                  if scores else None, meta)  # fmt: skip
+    # (whole-list conversions: a vocab has tens of thousands of entries)
+    kinds = types[: len(tokens)] if types else [NORMAL] * len(tokens)  # (ints: checked)
+    if scores and meta.types.get(_KEY + "scores") == "array[int32]":
+        scores = list(map(float, scores))  # (float arrays are floats already)
+    return _Vocab(meta.name, tokens, kinds, scores[: len(tokens)] if scores else None, meta)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,9 +216,14 @@ def _id_merges(v: _Vocab) -> IdColumns | None:
     instead of a split per merge), or None when a merge is not two normal tokens with one
     space between them: :func:`_merge_pairs` then reads them one by one."""
     merges = _typed_list(v.meta, _KEY + "merges", "strings")
-    if not merges or set(map(_count_spaces, merges)) != {1}:
+    if not merges:
         return None
     normal = {t: i for i, (t, k) in enumerate(zip(v.tokens, v.types)) if k == NORMAL}
+    split = merge_ids(merges, normal)  # (in C where built; else None, and on to the pure pass)
+    if split is not None:
+        return split
+    if set(map(_count_spaces, merges)) != {1}:
+        return None
     try:
         flat = list(map(normal.__getitem__, " ".join(merges).split(" ")))
     except KeyError:
@@ -360,6 +369,9 @@ def _gemma4(v: _Vocab) -> GGUFTokenizer:
 # ---------------------------------------------------------------------------------------------
 
 
+_SPM_TYPE_BYTES = bytes(range(NORMAL, BYTE + 1))
+
+
 def _spm_types(v: _Vocab, unk: int | None) -> list[int]:
     """The token types as SentencePiece piece types.
 
@@ -367,8 +379,13 @@ def _spm_types(v: _Vocab, unk: int | None) -> list[int]:
     UNKNOWN too, and may mark the real ``<unk>`` CONTROL; SentencePiece wants exactly one
     UNKNOWN piece. The unknown token's ID decides: it is UNKNOWN, other UNKNOWNs are UNUSED
     (never produced, as in llama.cpp)."""
-    kinds = [k if NORMAL <= k <= BYTE else NORMAL for k in v.types]
-    kinds = [UNUSED if k == UNKNOWN else k for k in kinds]
+    kinds = list(v.types)
+    codes = type_codes(kinds)
+    if codes is None or codes.translate(None, _SPM_TYPE_BYTES):  # (one outside 1..6)
+        kinds = [k if NORMAL <= k <= BYTE else NORMAL for k in kinds]
+        codes = None
+    for i in ids_of_type(kinds, UNKNOWN, codes):
+        kinds[i] = UNUSED
     if unk is not None:
         kinds[unk] = UNKNOWN
     return kinds
@@ -393,7 +410,8 @@ def _spm_bytes(v: _Vocab) -> bytes:
 
 def _spm_proto(v: _Vocab) -> ModelProto:
     """What ``parse_model_proto(_spm_bytes(v))`` gives, without writing the bytes."""
-    return model_proto(*_spm_columns(v), **_spm_settings(v))
+    exact = v.scores is None or v.meta.types.get(_KEY + "scores") == "array[float32]"
+    return model_proto(*_spm_columns(v), **_spm_settings(v), float32=exact)
 
 
 def _spm_columns(v: _Vocab) -> tuple[list[str], list[float], list[int]]:

@@ -37,11 +37,10 @@ from __future__ import annotations
 import functools
 import operator
 from array import array
-from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain, compress
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from core.errors import PlaygroundError
 from core.pipeline.sentencepiece.proto import (
@@ -55,6 +54,8 @@ from core.pipeline.sentencepiece.proto import (
     piece_columns,
     split_ids,
 )
+from core.pipeline.unigram_lattice import NativeSlot, two_best
+from core.pipeline.unigram_lattice import with_prefixes as _with_prefixes
 
 if TYPE_CHECKING:
     from core.pipeline.unigram_words import UnigramWords
@@ -223,6 +224,8 @@ class UnigramModel:
         self._maxlen = max(map(len, self._candidates), default=0)
         self._byte_ids = [self.vocab.get(_byte_piece(b), -1) for b in range(256)]
         self._cache: dict[str, tuple[Token, ...]] = {}
+        self._ids: dict[str, tuple[int, ...]] = {}  # (encode_words: a word's IDs)
+        self._native = NativeSlot()  # the C search, built on the first encode (if built)
 
     @functools.cached_property
     def _lookup(self) -> dict[str, int]:
@@ -298,16 +301,56 @@ class UnigramModel:
     def clear_cache(self) -> None:
         """Forget cached words (e.g. to time a cold encode)."""
         self._cache.clear()
+        self._ids.clear()
         if "_words" in self.__dict__:
             self._words.clear()
+
+    def encode_words(self, words: list[str], out: list[int]) -> None:
+        """``out += self.encode_word(w)`` per non-empty word; Hugging Face's cached whole.
+
+        >>> m = UnigramModel([("<unk>", 0.0), ("a", -1.0), ("ab", -1.5)], unk_id=0)
+        >>> out = [7]; m.encode_words(["ab", "", "ba"], out); out
+        [7, 2, 0, 1]
+        """
+        if self.flavour == "sentencepiece":
+            out.extend(chain.from_iterable(map(self.encode_word, filter(None, words))))
+            return
+        cache = self._ids
+        for word in words:
+            found = cache.get(word)
+            if found is None:
+                if not word:
+                    continue
+                found = tuple([t[0] for t in self.tokenize(word)])
+                if len(word) <= _CACHE_WORD // 4:  # (at most _CACHE_WORD bytes: bounded)
+                    if len(cache) >= _CACHE_MAX:
+                        cache.clear()
+                    cache[word] = found
+            out += found
 
     def encode_word(self, text: str) -> list[int]:
         """``[t[0] for t in self.tokenize(text)]``, faster: no offsets; a SentencePiece
         text is cut where no piece crosses and its words' IDs cached where float32 rounding
         cannot change them (:mod:`core.pipeline.unigram_words`)."""
-        if self.flavour == "sentencepiece":
+        if self.flavour != "sentencepiece":
+            return [t[0] for t in self.tokenize(text)]
+        lattice = self._lattice()
+        if lattice is None or not text:
             return self._words.encode(text) if text else []
-        return [t[0] for t in self.tokenize(text)]
+        # (in C the whole text is one lattice, as in sentencepiece: no words, no cache)
+        unk = -1 if self.unk_id is None else self.unk_id
+        ids: list[int] = lattice.encode(text, self.byte_fallback, unk)
+        if unk < 0 and -1 in ids:
+            self._unk()  # (raises: an unknown character and no <unk> piece)
+        return ids
+
+    def _lattice(self) -> Any:
+        """The compiled search (``tokplay_native.unigram.Lattice``), or None: pure."""
+        return self._native.get(self._new_lattice)
+
+    def _new_lattice(self, module: Any) -> Any:
+        return module.Lattice(self._candidates, self._scores, self.unk_score,
+                              self._typecode == "f", self._reset, self._byte_ids)  # fmt: skip
 
     @functools.cached_property
     def _words(self) -> UnigramWords:
@@ -329,12 +372,22 @@ class UnigramModel:
             return self._finish_sentencepiece(text, self._best_path(text))
         found = self._cache.get(text)
         if found is None:
-            found = tuple(self._finish_huggingface(text, self._best_path(text)))
+            found = tuple(self._huggingface_tokens(text))
             if len(text.encode("utf-8")) < _CACHE_WORD:
                 if len(self._cache) >= _CACHE_MAX:
                     self._cache.clear()
                 self._cache[text] = found
         return list(found)
+
+    def _huggingface_tokens(self, text: str) -> list[Token]:
+        lattice = self._lattice()
+        if lattice is None:
+            return self._finish_huggingface(text, self._best_path(text))
+        unk = -1 if self.unk_id is None else self.unk_id
+        tokens: list[Token] | None = lattice.tokenize_hf(text, unk, self.byte_fallback)
+        if tokens is None:
+            self._unk()  # (raises: an unknown stretch and no unknown piece)
+        return tokens or []
 
     # -- the search --
 
@@ -353,6 +406,10 @@ class UnigramModel:
         >>> UnigramModel([("<unk>", 0.0), ("a", -1.0)], unk_id=0).best_path("aa", 0.5)
         ([(0, 1, 1), (1, 2, 1)], -1.5)
         """
+        lattice = self._lattice()
+        if lattice is not None:  # (the same loop in C: tokplay_native/unigram.c)
+            found: tuple[list[tuple[int, int, int]], float] = lattice.best_path(text, start)
+            return found
         n = len(text)
         typecode = self._typecode
         best = array(typecode, bytes(array(typecode).itemsize * (n + 1)))
@@ -503,73 +560,14 @@ class UnigramModel:
         if not text:
             return SplitPaths(text, UnigramPath((), 0.0), None)
         best_nodes = self._best_path(text)
-        other = [p for p in self._two_best(text) if p != best_nodes]
+        found = two_best(text, lookup=self._lookup, scores=self._scores,
+                         unk_score=self.unk_score, maxlen=self._maxlen)  # fmt: skip
+        other = [p for p in found if p != best_nodes]
         return SplitPaths(
             text,
             self._path(text, best_nodes),
             self._path(text, other[0]) if other else None,
         )
-
-    def _two_best(self, text: str) -> list[list[tuple[int, int, int]]]:
-        """The two best paths through ``text`` (a 2-best Viterbi in float64): each position
-        keeps its two best distinct paths, as ``(score, start, id, rank at start)``."""
-        n = len(text)
-        get = self._lookup.get
-        scores = self._scores
-        kept: list[list[tuple[float, int, int, int]]] = [[] for _ in range(n + 1)]
-        kept[0] = [(0.0, -1, 0, 0)]
-
-        def offer(k: int, entry: tuple[float, int, int, int]) -> None:
-            row = kept[k]
-            row.append(entry)
-            row.sort(key=lambda e: -e[0])  # stable: the earlier of equals stays first
-            del row[2:]
-
-        for s in range(n):
-            single = False
-            for k in range(s + 1, min(n, s + self._maxlen) + 1):
-                v = get(text[s:k])
-                if v is None:
-                    break
-                if v >= 0:
-                    for r, (here, *_rest) in enumerate(kept[s]):
-                        offer(k, (here + scores[v], s, v, r))
-                    single = single or k == s + 1
-            if not single:
-                for r, (here, *_rest) in enumerate(kept[s]):
-                    offer(s + 1, (here + self.unk_score, s, -1, r))
-        out = []
-        for rank in range(len(kept[n])):
-            nodes = []
-            end, r = n, rank
-            while end > 0:
-                _, start, token_id, r = kept[end][r]
-                nodes.append((start, end, token_id))
-                end = start
-            nodes.reverse()
-            out.append(nodes)
-        return out
-
-
-def _with_prefixes(candidates: dict[str, int], maxlen: int) -> dict[str, int]:
-    """``candidates`` plus every proper prefix of one, mapped to -1, so that the search stops
-    where no piece can go on (the trie's "no such path"). Built from the longest down: the
-    prefixes of length k are the distinct strings of length k+1 (prefixes and pieces) cut
-    by one character, so each distinct prefix is cut once, by one C loop per length.
-
-    >>> sorted(_with_prefixes({"abc": 0, "ab": 1, "x": 2}, 3).items())
-    [('a', -1), ('ab', 1), ('abc', 0), ('x', 2)]
-    """
-    by_length = sorted(candidates, key=len)
-    lengths = list(map(len, by_length))
-    prefixes: dict[str, int] = {}
-    level: set[str] = set()  # the distinct prefixes and pieces of length k + 1
-    for k in range(maxlen - 1, 0, -1):
-        level.update(by_length[bisect_left(lengths, k + 1) : bisect_right(lengths, k + 1)])
-        level = set(map(operator.itemgetter(slice(0, k)), level))
-        prefixes.update(dict.fromkeys(level, -1))
-    prefixes.update(candidates)
-    return prefixes
 
 
 #: the pieces a SentencePiece Unigram lattice holds (others are reserved)

@@ -36,6 +36,7 @@ from array import array
 from collections.abc import Callable, Mapping, Sequence
 
 from core.pipeline.sentencepiece.bpe import WordCuts
+from core.pipeline.unigram_lattice import merge_unknown_runs
 
 __all__ = ["UnigramWords"]
 
@@ -131,7 +132,7 @@ class UnigramWords:
             path, total[0] = self._search(word, here)
             ids += self._ids(word, path)
         if -1 in ids:  # (without byte_fallback: unknown characters)
-            ids = _merge_runs(ids, self._unknown())
+            ids = merge_unknown_runs(ids, self._unknown())
         return ids
 
     def _ids(self, word: str, path: list[Node]) -> list[int]:
@@ -230,13 +231,3 @@ def _bound(spacing: float, reach: float, reset: float) -> float:
     mantissa, exponent = math.frexp(spacing)  # spacing = mantissa * 2**exponent
     top = exponent + 23 if mantissa > 0.5 else exponent + 22  # E + 1
     return max(min(math.ldexp(1.0, top), reset) - reach, 0.0)
-
-
-def _merge_runs(ids: list[int], unk: int) -> list[int]:
-    """Unknown characters (-1) as ``unk``, a run of them one ``unk``.
-
-    >>> _merge_runs([-1, -1, 5, -1], 0)
-    [0, 5, 0]
-    """
-    kept = [i for k, i in enumerate(ids) if i >= 0 or k == 0 or ids[k - 1] >= 0]
-    return [unk if i < 0 else i for i in kept]

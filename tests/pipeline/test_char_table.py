@@ -57,14 +57,15 @@ def test_reaching_pairs_take_the_walk() -> None:
     assert normalizer.normalize_str("xA\u0301 か\u3099") == sp.normalize("xA\u0301 か\u3099")
 
 
-def test_a_full_table_starts_afresh_between_texts(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    normalizer, _ = _normalizer()
-    monkeypatch.setattr("core.pipeline.sentencepiece.char_table._TABLE_MAX", 2)
+def test_the_table_is_the_char_maps_own_and_never_grows() -> None:
+    # (bounded memory on arbitrary input: texts teach it nothing, every table shares it)
+    normalizer, sp = _normalizer()
     table = CharTable(normalizer.charsmap)
-    assert table.apply("z") == "z"
-    assert table.apply("A\u0301") is None  # (what "A" taught is not lost mid-text)
-    assert table.apply("xyzw") == "xyzw"
-    assert len(table._table) <= 2 + len("xyzw")
+    text = "".join(map(chr, range(0x4E00, 0x4E00 + 3000))) + "z\ud800"
+    assert table.apply(text[:-1]) == text[:-1] and table.apply(text) is None  # (surrogate)
+    translation = normalizer.charsmap.char_rules().translation
+    assert table._table is translation and CharTable(normalizer.charsmap).apply("z") == "z"
+    assert table.apply("\t①") == " 1" and sp.normalize("x\t①") == "▁x▁1"
 
 
 def test_a_used_table_pickles_and_the_model_encodes_the_same_after() -> None:
@@ -88,8 +89,8 @@ def test_clear_cache_forgets_what_texts_taught() -> None:
     before = tok.encode(text)
     normalizer = tok.normalizer
     old_table = normalizer._table
-    assert normalizer._segments and len(old_table._table)
+    assert normalizer._segments
     normalizer.clear_cache()
     assert not normalizer._segments and not normalizer._pairs
-    assert normalizer._table is not old_table and not len(normalizer._table._table)
+    assert normalizer._table is not old_table
     assert tok.encode(text) == before == sp.encode(text)

@@ -19,6 +19,7 @@ from core.pipeline.models.from_json import _merges
 from core.pipeline.sentencepiece import proto as proto_module
 from core.pipeline.sentencepiece import sentencepiece_tokenizer
 from core.pipeline.sentencepiece.bpe import SentencePieceBPE, space_neighbours
+from core.pipeline.sentencepiece.tables import piece_tables
 from core.pipeline.sentencepiece.load import _check_pieces
 from core.pipeline.sentencepiece.load import _pieces_look_right
 from core.pipeline.sentencepiece.proto import (
@@ -166,7 +167,7 @@ def test_split_ids_keeps_first_ids(items: list[tuple[str, bool]]) -> None:
 def _slow_check(proto: ModelProto) -> str:
     """_check_pieces walking piece by piece (its whole-list shortcut off)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("core.pipeline.sentencepiece.load._pieces_look_right", lambda p: False)
+        patch.setattr("core.pipeline.sentencepiece.load._pieces_look_right", lambda *_: False)
         try:
             _check_pieces(proto, "t.model")
         except FormatError as err:
@@ -195,12 +196,16 @@ def test_piece_checks_refuse_what_the_loop_refuses(
 ) -> None:
     proto = ModelProto([t for t, _ in items], [0.0] * len(items), [k for _, k in items])
     proto.trainer_spec.byte_fallback = byte_fallback
-    try:
-        _check_pieces(proto, "t.model")
-        fast = "ok"
-    except FormatError as err:
-        fast = str(err)
-    assert fast == _slow_check(proto)
+    # the shortcut as the loader runs it too: with the BPE model's vocab (piece_tables)
+    vocab = piece_tables(proto.piece_texts, proto.piece_scores, proto.piece_types)[0]
+    codes = bytes(proto.piece_types)
+    for given, counted in ((None, None), (vocab, None), (vocab, codes)):
+        try:
+            _check_pieces(proto, "t.model", given, counted)
+            fast = "ok"
+        except FormatError as err:
+            fast = str(err)
+        assert fast == _slow_check(proto)
 
 
 def test_piece_checks_pass_a_byte_fallback_model() -> None:
@@ -296,6 +301,19 @@ def test_gguf_model_proto_equals_the_bytes_read_back(
     tokens, scores, types = (list(c) for c in zip(*pieces))
     got = model_proto(tokens, scores, types, **settings_)
     assert _same(got, want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.text(_CHARS, max_size=4), st.floats(width=32),
+                          st.integers(-1, 8)), min_size=1, max_size=20))  # fmt: skip
+def test_gguf_model_proto_of_float32_scores_skips_the_rounding(
+    pieces: list[tuple[str, float, int]],
+) -> None:
+    """``float32=True`` (a GGUF's float32 scores): the same ModelProto, unrounded."""
+    want = parse_model_proto(model_proto_bytes([SpmPiece(*p) for p in pieces], model_type=2,
+                                               unk_id=0))  # fmt: skip
+    tokens, scores, types = (list(c) for c in zip(*pieces))
+    assert _same(model_proto(tokens, scores, types, model_type=2, unk_id=0, float32=True), want)
 
 
 # ─── tokenizer.json ─────────────────────────────────────────────────────────────────────

@@ -6,6 +6,9 @@ a :class:`~core.pipeline.tokenizer.PipelineTokenizer`, one module per idea, as
 
 - :mod:`~core.pipeline.sentencepiece.proto`: the ``.model`` file's wire format read into a
   ``ModelProto`` (``sentencepiece_model.proto``);
+- :mod:`~core.pipeline.sentencepiece.tables`: what the pieces' columns become: ``text ->
+  ID``, the BPE merge ranks, the IDs of a type (in one C pass where ``tokplay_native.spm``
+  was built, :mod:`core.native`);
 - :mod:`~core.pipeline.sentencepiece.normalizer`: :class:`SentencePieceNormalizer`: the
   file's char map (if any), ``add_dummy_prefix``, ``remove_extra_whitespaces``, spaces
   escaped to ``▁`` (``normalizer.cc``);

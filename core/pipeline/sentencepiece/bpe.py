@@ -10,18 +10,18 @@ each cached (the proof is in :class:`SentencePieceBPE`).
 from __future__ import annotations
 
 import functools
-import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress
+from typing import Any
 
+from core import native
 from core.bpe import merge, merge_steps
 from core.pipeline.models.bpe import BPEStep
+from core.pipeline.sentencepiece.native_words import NATIVE_WORDS, encode_words
 from core.pipeline.sentencepiece.normalizer import PrefixMatcher
 from core.pipeline.sentencepiece.proto import (
-    BYTE,
-    CONTROL,
     SPACE,
     UNKNOWN,
     UNUSED,
@@ -30,7 +30,12 @@ from core.pipeline.sentencepiece.proto import (
     ProtoPiece,
     byte_piece,
     piece_columns,
-    split_ids,
+)
+from core.pipeline.sentencepiece.tables import (
+    RESERVED as _RESERVED,
+    PieceTables,
+    ids_of_type,
+    piece_tables,
 )
 
 __all__ = ["SentencePieceBPE", "WordCuts", "cut_regex"]
@@ -83,45 +88,61 @@ class SentencePieceBPE:
     """
 
     def __init__(
-        self, pieces: ModelProto | Sequence[ProtoPiece], *, byte_fallback: bool = False
+        self,
+        pieces: ModelProto | Sequence[ProtoPiece],
+        *,
+        byte_fallback: bool = False,
+        tables: PieceTables | None = None,
+        user_defined: list[str] | None = None,
     ) -> None:
+        """``tables`` and ``user_defined``, when given, are what :func:`piece_tables` and
+        the USER_DEFINED texts of ``pieces`` are (the loader has them already)."""
         # (every table below is built by whole-list operations, C loops: a model loads in
         # about the time protobuf takes to read it)
         self._tokens, self.scores, self.types = piece_columns(pieces)
         self.byte_fallback = byte_fallback
         # pieces_ of model_interface.cc (may be merged into) and reserved_id_map_ (CONTROL,
-        # UNKNOWN, BYTE)
-        is_reserved = list(map(_RESERVED.__contains__, self.types))
-        reserved, normal = split_ids(self._tokens, is_reserved)
+        # UNKNOWN, BYTE), and the merge ranks: piece_tables
+        if tables is None:
+            tables = piece_tables(self._tokens, self.scores, self.types)
+        vocab, normal, ranks = tables
         self.unk_id = self.types.index(UNKNOWN) if UNKNOWN in self.types else -1
         self._normal = normal
         #: token -> ID as SentencePiece's PieceToId answers (reserved pieces first, should
         #: a file spell two pieces alike; a checked file does not)
-        self.vocab: dict[str, int] = {**normal, **reserved}
-        # core.bpe.merge joins the lowest rank first. A piece's rank is the place of its
-        # score among the distinct scores, best first (equal scores, equal ranks; -inf
-        # last): small ints, which compare fast with merge's NO_MERGE where floats do not.
-        # A NaN score has no place (SentencePiece's comparisons do not order it either):
-        # then the rank is minus the score, on merge's heap path, as before (_MinusScore).
-        scores = list(map(self.scores.__getitem__, normal.values()))
-        self._heap_only = any(map(math.isnan, scores))
+        self.vocab: dict[str, int] = vocab
+        # A NaN score has no place among the others (SentencePiece's comparisons do not
+        # order it either): then the rank is minus the score, on merge's heap path, as
+        # before (_MinusScore).
+        self._heap_only = ranks is None
         self._merge_rank: dict[str, int] | _MinusScore
-        if self._heap_only:
+        if ranks is None:
+            scores = map(self.scores.__getitem__, normal.values())
             self._merge_rank = _MinusScore(dict(zip(normal, scores)))
         else:
-            best_first = sorted(set(scores), reverse=True)
-            place = dict(zip(best_first, range(len(best_first))))
-            self._merge_rank = dict(zip(normal, map(place.__getitem__, scores)))
-        normal_types = map(self.types.__getitem__, normal.values())
-        self._unused = frozenset(compress(normal, map(UNUSED.__eq__, normal_types)))
-        self._byte_ids = [reserved.get(byte_piece(b), self.unk_id) for b in range(256)]
-        user = list(compress(self._tokens, map(USER_DEFINED.__eq__, self.types)))
-        self._matcher = PrefixMatcher(user)
-        self._user_first = frozenset(s[0] for s in user)
+            self._merge_rank = ranks
         self._has_unused = UNUSED in self.types
+        self._unused: frozenset[str] = frozenset()
+        if self._has_unused:
+            normal_types = map(self.types.__getitem__, normal.values())
+            self._unused = frozenset(compress(normal, map(UNUSED.__eq__, normal_types)))
+        self._byte_ids = [self._reserved_id(byte_piece(b)) for b in range(256)]
+        #: the USER_DEFINED pieces, by ID (the normalizer needs them too)
+        if user_defined is None:
+            user_defined = list(
+                map(self._tokens.__getitem__, ids_of_type(self.types, USER_DEFINED))
+            )
+        self.user_defined = user_defined
+        self._matcher = PrefixMatcher(self.user_defined)
+        self._user_first = frozenset(s[0] for s in self.user_defined)
         self._cut = WordCuts(normal)
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = {}
         self._ids_cache: dict[str, tuple[int, ...]] = {}  # encode_word's: word -> its IDs
+
+    def _reserved_id(self, piece: str) -> int:
+        """The ID of ``piece`` if it is a reserved one (a byte piece), else ``<unk>``'s."""
+        found = self.vocab.get(piece)
+        return found if found is not None and self.types[found] in _RESERVED else self.unk_id
 
     @property
     def pieces(self) -> list[ProtoPiece]:
@@ -213,6 +234,23 @@ class SentencePieceBPE:
         if not self.byte_fallback and self.unk_id in ids:
             ids = _merge_unknown_ids(ids, self.unk_id)
         return ids
+
+    def encode_words(self, words: list[str], out: list[int]) -> None:
+        """``out += encode_word(w)`` for each of ``words`` (a pre-tokenizer's): in C where
+        tokplay_native was built (:mod:`core.pipeline.sentencepiece.native_words`).
+
+        >>> m = SentencePieceBPE([ProtoPiece("<unk>", 0, UNKNOWN), ProtoPiece("a", -1),
+        ...                       ProtoPiece("b", -2), ProtoPiece("ab", -3)])
+        >>> out = [7]; m.encode_words(["ab", "", "ba"], out); out
+        [7, 3, 2, 1]
+        """
+        encode_words(self, words, out)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (to a worker process) without the C twin's object: the copy makes its own."""
+        state = self.__dict__.copy()
+        state.pop(NATIVE_WORDS, None)
+        return state
 
     def _word_ids(self, word: str) -> list[int]:
         """:meth:`_word`'s IDs alone (``_finish`` without offsets, no UNUSED pieces)."""
@@ -406,8 +444,6 @@ def _merge_unknown_ids(ids: list[int], unk: int) -> list[int]:
     return [i for k, i in enumerate(ids) if i != unk or k == 0 or ids[k - 1] != unk]
 
 
-#: reserved_id_map_ of model_interface.cc: pieces never merged into
-_RESERVED = frozenset((CONTROL, UNKNOWN, BYTE))
 
 
 def cut_regex(normal: Mapping[str, int]) -> re.Pattern[str] | None:
@@ -419,18 +455,15 @@ def cut_regex(normal: Mapping[str, int]) -> re.Pattern[str] | None:
     >>> cut_regex({"▁a": 0, "▁b": 1}).split("▁ab\\n▁b")
     ['', '▁ab', '\\n', '▁b']
     """
-    before, after = space_neighbours(normal)
-    return _cut_pattern(before, after, _char_ranges(set("".join(normal))))
-
-
-def _cls(chars: set[str]) -> str:
-    return "".join(re.escape(c) for c in sorted(chars))
+    chars, before, after = piece_chars(normal)
+    return _cut_pattern(before, after, _char_ranges(chars))
 
 
 def _cut_pattern(before: set[str], after: set[str], used: str) -> re.Pattern[str]:
+    # (character classes as ranges: Mistral's pieces put ~2,000 characters after a ▁)
     parts = [
-        f"(?<![{_cls(before)}])(?={SPACE})" if before else f"(?={SPACE})",
-        f"(?<={SPACE})(?![{_cls(after)}])" if after else f"(?<={SPACE})",
+        f"(?<![{_char_ranges(before)}])(?={SPACE})" if before else f"(?={SPACE})",
+        f"(?<={SPACE})(?![{_char_ranges(after)}])" if after else f"(?<={SPACE})",
     ]
     if used:
         parts.append(f"(?<=[^{used}])|(?=[^{used}])")
@@ -450,8 +483,7 @@ class WordCuts:
     """
 
     def __init__(self, normal: Mapping[str, int]) -> None:
-        before, after = space_neighbours(normal)
-        chars = set("".join(normal))
+        chars, before, after = piece_chars(normal)
         used = _char_ranges(chars)
         self._full = _cut_pattern(before, after, used)
         self._runs: re.Pattern[str] | None = None
@@ -467,6 +499,23 @@ class WordCuts:
         if self._runs is not None:
             return self._runs.findall(text)
         return [w for w in self._full.split(text) if w]
+
+
+def piece_chars(pieces: Iterable[str]) -> tuple[set[str], set[str], set[str]]:
+    """Every character of ``pieces``, and those seen right before and right after a ▁
+    inside a piece (:func:`space_neighbours`); one C pass when ``tokplay_native.spm`` is
+    built.
+
+    >>> [sorted(chars) for chars in piece_chars(["▁a", "b▁▁"])]
+    [['a', 'b', '▁'], ['b', '▁'], ['a', '▁']]
+    """
+    spm = native.spm
+    if spm is not None:
+        used, before, after = spm.piece_chars(pieces)
+        return used, before, after
+    pieces = list(pieces)
+    before, after = space_neighbours(pieces)
+    return set("".join(pieces)), before, after
 
 
 def space_neighbours(pieces: Iterable[str]) -> tuple[set[str], set[str]]:
@@ -505,6 +554,9 @@ def _char_ranges(chars: set[str]) -> str:
     >>> _char_ranges({"a", "b", "c", "x", "-"})
     '\\\\-a-cx'
     """
+    spm = native.spm
+    if spm is not None:
+        return str(spm.char_ranges(chars))  # (one C pass: thousands of characters in CJK vocabs)
     runs: list[list[int]] = []
     for o in sorted(map(ord, chars)):
         if runs and runs[-1][1] == o - 1:

@@ -6,7 +6,7 @@ invalid byte → U+FFFD), control pieces → ``""``, ``<unk>`` → ``" ⁇ "``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from core.pipeline.sentencepiece.proto import (
     BYTE,
@@ -55,8 +55,16 @@ class SentencePieceDecoder:
         add_dummy_prefix: bool = True,
         remove_extra_whitespaces: bool = False,
         piece_type: dict[str, int] | None = None,
+        piece_ids: Mapping[str, int] | None = None,
+        types: Sequence[int] = (),
     ) -> None:
         # a piece the file does not have is "unknown" to PieceToId (and decoded as is)
+        # (piece_ids and types, a model's own tables, say the same as piece_type without a
+        # table of their own: a piece's type is types[piece_ids[piece]])
+        if piece_ids is not None:
+            piece_type = {}
+        #: piece -> ID, and the types by ID, when they stand for piece_type
+        self.piece_ids, self.types = piece_ids, types
         self._default = NORMAL if piece_type is None else UNKNOWN
         #: the type of a piece the table lacks; public, as every setting that changes the
         #: output is, so that core.fingerprint sees it
@@ -75,7 +83,11 @@ class SentencePieceDecoder:
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         out = [""] * len(tokens)
-        types = self.piece_type
+        if self.piece_ids is None:
+            kinds = list(map(self.piece_type.get, tokens, [self._default] * len(tokens)))
+        else:
+            ids = map(self.piece_ids.get, tokens)
+            kinds = [self._default if i is None else self.types[i] for i in ids]
         is_bos_ws = True  # still expecting the dummy prefix's ▁ to drop
         bos_ws_seen = False
         text_empty = True
@@ -97,8 +109,7 @@ class SentencePieceDecoder:
                     k += n
             text_empty = False
 
-        for i, tok in enumerate(tokens):
-            kind = types.get(tok, self._default)
+        for i, (tok, kind) in enumerate(zip(tokens, kinds)):
             if kind == BYTE:
                 continue
             flush(byte_start, i)

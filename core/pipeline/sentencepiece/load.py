@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import compress
 
 from core.errors import FormatError
 from core.pipeline.piece import Piece
@@ -37,6 +36,7 @@ from core.pipeline.sentencepiece.proto import (
     parse_model_proto,
     sniff_model_proto,
 )
+from core.pipeline.sentencepiece.tables import ids_of_type, piece_tables, type_codes
 from core.pipeline.tokenizer import PipelineTokenizer
 from core.pipeline.unigram import UnigramModel, sentencepiece_unigram
 
@@ -103,24 +103,39 @@ class SentencePieceModel:
     eos_id: int
 
 
-def _pieces_look_right(proto: ModelProto) -> bool:
+def _pieces_look_right(
+    proto: ModelProto, vocab: dict[str, int] | None = None, codes: bytes | None = None
+) -> bool:
     """True when :func:`_check_pieces` has nothing to refuse, found with whole-list
     operations (C loops); only when this says no does the check walk piece by piece, to
-    name the first problem as SentencePiece would."""
+    name the first problem as SentencePiece would. ``vocab``, when given, is ``text -> ID``
+    for ``proto``'s pieces (the BPE model builds it anyway): its size and look-ups then
+    replace a set of every text; ``codes`` is ``type_codes(proto.piece_types)``."""
     texts, types = proto.piece_texts, proto.piece_types
-    if not texts or "" in texts or len(set(texts)) != len(texts) or types.count(UNKNOWN) != 1:
+    if vocab is None:
+        vocab = dict(zip(texts, range(len(texts))))
+    count = types.count if codes is None else codes.count  # (a byte count: no int compares)
+    if not texts or "" in vocab or len(vocab) != len(texts) or count(UNKNOWN) != 1:
         return False
-    if BYTE not in types:
+    bytes_found = count(BYTE)
+    if not bytes_found:
         return not proto.trainer_spec.byte_fallback
-    if not proto.trainer_spec.byte_fallback:
+    if not proto.trainer_spec.byte_fallback or bytes_found != 256:
         return False
-    byte_pieces = set(compress(texts, map(BYTE.__eq__, types)))
-    return byte_pieces <= BYTE_PIECES.keys() and len(byte_pieces) == 256
+    # 256 BYTE pieces, each spelled once: they are <0x00>..<0xFF> when each of those is one
+    ids = list(map(vocab.get, BYTE_PIECES))
+    return None not in ids and all(types[i] == BYTE for i in ids)
 
 
-def _check_pieces(proto: ModelProto, name: str) -> None:
-    """What model_interface.cc's InitializePieces refuses, refused the same way."""
-    if _pieces_look_right(proto):
+def _check_pieces(
+    proto: ModelProto,
+    name: str,
+    vocab: dict[str, int] | None = None,
+    codes: bytes | None = None,
+) -> None:
+    """What model_interface.cc's InitializePieces refuses, refused the same way (``vocab``
+    and ``codes``: see :func:`_pieces_look_right`)."""
+    if _pieces_look_right(proto, vocab, codes):
         return
     if not proto.piece_texts:
         raise FormatError(
@@ -200,7 +215,13 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
             f"{name}: SentencePiece {kind} models are not supported; BPE and Unigram ones "
             "are (trainer_spec.model_type)"
         )
-    _check_pieces(proto, name)
+    texts, types = proto.piece_texts, proto.piece_types
+    # (a BPE model's tables, built first: the checks below read its vocab)
+    tables = (
+        piece_tables(texts, proto.piece_scores, types) if spec.model_type == BPE else None
+    )
+    codes = type_codes(types)
+    _check_pieces(proto, name, None if tables is None else tables[0], codes)
     if spec.model_type == UNIGRAM:
         _check_scores(proto, name)
     deno = proto.denormalizer_spec
@@ -209,8 +230,7 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
             f"{name}: the model has a denormalization rule (denormalizer_spec), which is not "
             "supported yet"
         )
-    texts, types = proto.piece_texts, proto.piece_types
-    user = list(compress(texts, map(USER_DEFINED.__eq__, types)))
+    user = list(map(texts.__getitem__, ids_of_type(types, USER_DEFINED, codes)))
     normalizer = SentencePieceNormalizer.from_spec(
         proto.normalizer_spec,
         treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix,
@@ -221,15 +241,17 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
     if spec.model_type == UNIGRAM:
         model = sentencepiece_unigram(proto, byte_fallback=spec.byte_fallback)
     else:
-        model = SentencePieceBPE(proto, byte_fallback=spec.byte_fallback)
-    piece_type = dict(zip(model.vocab, map(types.__getitem__, model.vocab.values())))
+        model = SentencePieceBPE(
+            proto, byte_fallback=spec.byte_fallback, tables=tables, user_defined=user
+        )
     unk_id = model.unk_id if model.unk_id is not None else -1  # (checked: a file has one)
     decoder = SentencePieceDecoder(
         unk_piece=texts[unk_id],
         unk_surface=spec.unk_surface,
         add_dummy_prefix=proto.normalizer_spec.add_dummy_prefix,
         remove_extra_whitespaces=proto.normalizer_spec.remove_extra_whitespaces,
-        piece_type=piece_type,
+        piece_ids=model.vocab,  # (a piece's type: types[vocab[piece]], as PieceToId)
+        types=types,
     )
 
     def control_id(piece: str) -> int:
@@ -303,8 +325,8 @@ def tokenizer_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") ->
     )
     # Control pieces are special but never matched in the input text, so they are not
     # PipelineTokenizer added tokens (those always are matched): listed here instead.
-    is_control = list(map(CONTROL.__eq__, types))
-    controls = dict(zip(compress(texts, is_control), compress(range(len(texts)), is_control)))
+    control_ids = ids_of_type(types, CONTROL)
+    controls = dict(zip(map(texts.__getitem__, control_ids), control_ids))
     tok.special_tokens = list(controls)
     tok.special_token_ids = controls
     if unigram:

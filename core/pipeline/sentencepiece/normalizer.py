@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from core.errors import FormatError
 from core.pipeline.piece import Piece, Span, cover
-from core.pipeline.sentencepiece.char_table import CharTable
+from core.pipeline.sentencepiece.char_table import CharRules, CharTable
 from core.pipeline.sentencepiece.proto import SPACE, NormalizerSpec
 
 __all__ = ["CharsMap", "PrefixMatcher", "SentencePieceNormalizer"]
@@ -40,6 +40,29 @@ class CharsMap:
         self.units = list(struct.unpack_from(f"<{size // 4}I", blob, 4))
         self.normalized = blob[4 + size :]
         self._cache: dict[int, str] = {}
+        # (built on the first text; private: a fingerprint reads public attributes only)
+        self._child_keys: bytes | None = None
+        self._char_rules: CharRules | None = None
+
+    def child_keys(self) -> bytes:
+        """Per unit, its label XOR the low byte of its index. Node ``x``'s child along byte
+        ``b`` is unit ``x ^ b``, in ``x``'s block of 256, whose label is ``b``: exactly the
+        units of the block whose key is ``x``'s low byte (then checked, a leaf's flag
+        aside). ``bytes.find`` lists a node's children without a 256-step loop (CharTable).
+
+        >>> CharsMap(bytes([4, 0, 0, 0, 0, 0, 0, 0]) + b"x", "m").child_keys()
+        b'\\x00'
+        """
+        if self._child_keys is None:
+            self._child_keys = bytes([(unit ^ p) & 0xFF for p, unit in enumerate(self.units)])
+        return self._child_keys
+
+    def char_rules(self) -> CharRules:
+        """Each character a rule may start with, as this map makes it alone (built once,
+        on the first text: :class:`~core.pipeline.sentencepiece.char_table.CharRules`)."""
+        if self._char_rules is None:
+            self._char_rules = CharRules(self)
+        return self._char_rules
 
     def first_chars(self) -> str:
         """A regex character class of the characters a rule may start with: those whose
@@ -61,10 +84,12 @@ class CharsMap:
                 ranges.append((lead, lead))
             elif 0xC2 <= lead <= 0xDF:
                 ranges.append(((lead & 0x1F) << 6, ((lead & 0x1F) << 6) + 0x3F))
-            elif 0xE0 <= lead <= 0xEF:
-                ranges.append(((lead & 0x0F) << 12, ((lead & 0x0F) << 12) + 0xFFF))
+            elif 0xE0 <= lead <= 0xEF:  # (E0 from U+0800, F0 from U+10000: no overlong form)
+                low = (lead & 0x0F) << 12
+                ranges.append((max(low, 0x800), low + 0xFFF))
             elif 0xF0 <= lead <= 0xF4:
-                ranges.append(((lead & 0x07) << 18, min(((lead & 0x07) << 18) + 0x3FFFF, 0x10FFFF)))
+                low = (lead & 0x07) << 18
+                ranges.append((max(low, 0x10000), min(low + 0x3FFFF, 0x10FFFF)))
         inner = "".join(
             re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}"
             for lo, hi in ranges
@@ -287,7 +312,9 @@ class SentencePieceNormalizer:
         if self.remove_extra_whitespaces:
             # _general's squeezing, on the whole string: the same unless a rule's
             # replacement holds two spaces in a row (then _mapped says not exact)
-            mapped = _SPACES.sub(" ", mapped).lstrip(" ")
+            if "  " in mapped:
+                mapped = _SPACES.sub(" ", mapped)
+            mapped = mapped.lstrip(" ")
             if not mapped:  # (all spaces, or rules that remove characters: _general)
                 return self._general(Piece.of(text), space).text
         out = mapped.replace(" ", space) if space != " " else mapped

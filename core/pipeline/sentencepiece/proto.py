@@ -32,6 +32,7 @@ from itertools import compress
 from dataclasses import dataclass, field
 from typing import Any
 
+from core import native
 from core.errors import FormatError
 
 __all__ = [
@@ -255,6 +256,10 @@ def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, Any, int
     """Yield ``(field_number, wire_type, value, at)`` for each field of ``buf[pos:end]``
     (see :func:`_field`); ``at`` is the byte offset of the field's key. Groups are skipped.
     """
+    spm = native.spm
+    if spm is not None:  # (the fields C reads cleanly; the rest, and any error, below)
+        found, pos = spm.fields(buf, pos, end)
+        yield from found
     while pos < end:
         at = pos
         number, wire, value, pos = _field(buf, pos, end)
@@ -385,6 +390,20 @@ def _bulk_pieces(buf: bytes, pos: int, model: ModelProto) -> int:
     return pos + sum(b"".join(sizes)) + 2 * len(sizes)  # (each: key, length, message)
 
 
+def _native_pieces(buf: bytes, pos: int, model: ModelProto) -> int:
+    """:func:`_bulk_pieces` by ``tokplay_native.spm``: every piece from ``pos`` on that it
+    reads cleanly, in one C pass (it stops where :func:`_parse_piece` would raise, or
+    before a piece written unusually, which the loop of :func:`parse_model_proto` reads)."""
+    texts, scores, types, after = native.spm.pieces(buf, pos)  # type: ignore[union-attr]
+    if model.piece_texts:
+        model.piece_texts += texts
+        model.piece_scores += scores
+        model.piece_types += types
+    else:  # (the usual case: every piece in one run, taken as it is)
+        model.piece_texts, model.piece_scores, model.piece_types = texts, scores, types
+    return int(after)
+
+
 def _first_difference(a: bytes, b: bytes) -> int:
     """The first index where ``a`` and ``b`` (of one length) differ, else their length;
     found by halving, so each step is one comparison in C.
@@ -418,12 +437,20 @@ _TRAINER_BOOLS = {24: "treat_whitespace_as_suffix", 26: "allow_whitespace_only_p
                   25: "split_digits", 22: "split_by_whitespace", 35: "byte_fallback"}  # fmt: skip
 _TRAINER_STRS = {45: "unk_piece", 46: "bos_piece", 47: "eos_piece", 48: "pad_piece",
                  44: "unk_surface"}  # fmt: skip
-_TRAINER_LISTS = {30: "control_symbols", 31: "user_defined_symbols"}
 
 
 def _parse_trainer(buf: bytes, start: int, end: int, spec: TrainerSpec) -> None:
+    # (the list fields first, with no call per field: Mistral's files have ~750 of them)
+    lists = {30: spec.control_symbols, 31: spec.user_defined_symbols}
     for number, wire, value, _ in _fields(buf, start, end):
-        if number in _TRAINER_INTS and _expect(wire, 0):
+        into = lists.get(number)
+        if into is not None and wire == 2:
+            try:
+                into.append(buf[value[0] : value[1]].decode("utf-8"))
+            except UnicodeDecodeError:
+                what = f"trainer_spec field {number} is not valid UTF-8"
+                raise _Broken(value[0], what) from None
+        elif number in _TRAINER_INTS and _expect(wire, 0):
             if number == 3 and not 1 <= _int32(value) <= 4:
                 continue  # unknown enum value: protobuf leaves the field as it was
             setattr(spec, _TRAINER_INTS[number], _int32(value))
@@ -435,9 +462,6 @@ def _parse_trainer(buf: bytes, start: int, end: int, spec: TrainerSpec) -> None:
                 _TRAINER_STRS[number],
                 _text(buf, value, f"trainer_spec field {number}"),
             )
-        elif number in _TRAINER_LISTS and _expect(wire, 2):
-            text = _text(buf, value, f"trainer_spec field {number}")
-            getattr(spec, _TRAINER_LISTS[number]).append(text)
 
 
 def _parse_normalizer(
@@ -482,10 +506,11 @@ def parse_model_proto(data: bytes, *, name: str = "tokenizer.model") -> ModelPro
     buf = bytes(data)
     model = ModelProto()
     pos, end = 0, len(buf)
+    bulk = _bulk_pieces if native.spm is None else _native_pieces
     try:
         while pos < end:
             if buf[pos] == 0x0A:  # a piece: the plain ones in bulk
-                after = _bulk_pieces(buf, pos, model)
+                after = bulk(buf, pos, model)
                 if after != pos:
                     pos = after
                     continue

@@ -1,0 +1,135 @@
+"""The tables a SentencePiece model is built from, out of its piece columns (texts,
+scores, types by ID): which IDs have a type, ``text -> ID``, and the merge ranks of
+:class:`~core.pipeline.sentencepiece.bpe.SentencePieceBPE`.
+
+A model of 32,000 pieces is loaded every time a page opens it, so nothing here loops over
+the pieces in Python: whole-list operations (C loops inside CPython), or one pass of
+``tokplay_native.spm`` where it was built (:mod:`core.native`), with the same results.
+
+>>> ids_of_type([1, 3, 1, 3], CONTROL)
+[1, 3]
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import compress
+
+from core import native
+from core.pipeline.sentencepiece.proto import BYTE, CONTROL, UNKNOWN, split_ids
+
+__all__ = ["RESERVED", "PieceTables", "ids_of_type", "piece_tables", "type_codes"]
+
+#: reserved_id_map_ of model_interface.cc: pieces never merged into
+RESERVED = frozenset((CONTROL, UNKNOWN, BYTE))
+#: :func:`piece_tables`' answer: ``(vocab, normal, ranks)``
+PieceTables = tuple[dict[str, int], Mapping[str, int], dict[str, int] | None]
+
+
+def type_codes(types: Sequence[int]) -> bytes | None:
+    """The piece types as one byte each (one C pass), to count and find them by byte
+    searches; None when a type does not fit a byte (a parsed file's are 1..6).
+
+    >>> type_codes([1, 3]), type_codes([300])
+    (b'\\x01\\x03', None)
+    """
+    try:
+        return bytes(types)
+    except (ValueError, TypeError):
+        return None
+
+
+def ids_of_type(types: Sequence[int], kind: int, codes: bytes | None = None) -> list[int]:
+    """The IDs whose type is ``kind``, found by a byte search (C) where every type fits a
+    byte: a model of 32,000 pieces has a few hundred CONTROL ones. ``codes``:
+    ``type_codes(types)``, when the caller has it.
+
+    >>> ids_of_type([1, CONTROL, 1, CONTROL], CONTROL), ids_of_type([300, 3], 300)
+    ([1, 3], [0])
+    """
+    if codes is None:
+        codes = type_codes(types)
+    if codes is None or not 0 <= kind < 256:  # (a type beyond a byte: one at a time)
+        return [i for i, t in enumerate(types) if t == kind]
+    return [m.start() for m in re.finditer(re.escape(bytes([kind])), codes)]
+
+
+def piece_tables(texts: list[str], scores: list[float], types: list[int]) -> PieceTables:
+    """The tables :class:`SentencePieceBPE` encodes with, from its piece columns:
+
+    - ``vocab``: ``text -> ID`` as SentencePiece's PieceToId answers (a reserved piece
+      first, then the first ID, should a text be spelled twice; a checked file never does);
+    - ``normal``: ``text -> ID`` for the pieces that may be merged into (``pieces_`` of
+      model_interface.cc: NORMAL, USER_DEFINED, UNUSED; not CONTROL, UNKNOWN, BYTE);
+    - ``ranks``: each of those pieces' rank for :func:`core.bpe.merge`, which joins the
+      lowest rank first: the place of its score among their distinct scores, best first
+      (equal scores, equal ranks; -inf last). Small ints compare fast with merge's
+      NO_MERGE, where floats do not. None when some score is NaN (it has no place).
+
+    One C pass when ``tokplay_native.spm`` is built and every text is spelled once.
+
+    >>> vocab, normal, ranks = piece_tables(["<unk>", "a", "b", "ab"], [0.0, -1.0, -1.0, -3.0],
+    ...                                     [UNKNOWN, 1, 1, 1])
+    >>> vocab, dict(normal), ranks
+    ({'<unk>': 0, 'a': 1, 'b': 2, 'ab': 3}, {'a': 1, 'b': 2, 'ab': 3}, {'a': 0, 'b': 0, 'ab': 1})
+    """
+    spm = native.spm
+    if spm is not None and type(texts) is type(scores) is type(types) is list:
+        try:
+            built = spm.tables(texts, scores, types)
+        except TypeError:  # (a text that is no str, a type that is no int: the pure way)
+            built = None
+        if built is not None:
+            vocab, ranks = built
+            return vocab, _NormalIds(ranks, vocab), ranks
+    return _pure_tables(texts, scores, types)
+
+
+def _pure_tables(
+    texts: Sequence[str], scores: Sequence[float], types: Sequence[int]
+) -> PieceTables:
+    """:func:`piece_tables` by whole-list operations (its twin where C is not built)."""
+    vocab = dict(zip(texts, range(len(texts))))
+    if len(vocab) == len(texts):  # every text spelled once: the IDs are vocab's
+        is_normal = list(map(operator.not_, map(RESERVED.__contains__, types)))
+        chosen = list(map(scores.__getitem__, compress(range(len(texts)), is_normal)))
+        ranks = _ranks(list(compress(texts, is_normal)), chosen)
+        if ranks is not None:
+            return vocab, _NormalIds(ranks, vocab), ranks
+    reserved, normal = split_ids(list(texts), list(map(RESERVED.__contains__, types)))
+    chosen = list(map(scores.__getitem__, normal.values()))
+    return {**normal, **reserved}, normal, _ranks(list(normal), chosen)
+
+
+def _ranks(pieces: list[str], scores: list[float]) -> dict[str, int] | None:
+    """``piece -> rank``: the place of its score among ``scores``' distinct values, best
+    first; None when a score is NaN."""
+    if any(map(math.isnan, scores)):
+        return None
+    best_first = sorted(set(scores), reverse=True)
+    place = dict(zip(best_first, range(len(best_first))))
+    return dict(zip(pieces, map(place.__getitem__, scores)))
+
+
+class _NormalIds(Mapping[str, int]):
+    """``text -> ID`` for the pieces that may be merged into, when every piece is spelled
+    once: the keys of their ranks, the IDs of the vocab (no third table of 32,000 keys)."""
+
+    __slots__ = ("_ranks", "_vocab")
+
+    def __init__(self, ranks: dict[str, int], vocab: dict[str, int]) -> None:
+        self._ranks, self._vocab = ranks, vocab
+
+    def __getitem__(self, piece: str) -> int:
+        if piece not in self._ranks:
+            raise KeyError(piece)
+        return self._vocab[piece]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ranks)
+
+    def __len__(self) -> int:
+        return len(self._ranks)

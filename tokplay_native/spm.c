@@ -1,0 +1,836 @@
+/* The loops behind a SentencePiece model's load, in C: twins of the pure code in
+ * core/pipeline/sentencepiece/ (proto.py, tables.py, bpe.py) and core/formats/gguf.py.
+ * The files read are untrusted input: every length and offset is checked against the end
+ * of the buffer before it is used.
+ *
+ *   pieces(buf, pos)            the run of ModelProto.pieces (field 1) from pos:
+ *                               (texts, scores, types, end)
+ *   fields(buf, start, end)     any message's fields: (fields, stop)
+ *   gguf_strings(buf, pos, stop, count, big_endian)
+ *                               up to count GGUF strings (u64 length, UTF-8): (strings, end)
+ *   tables(texts, scores, types)   SentencePieceBPE's vocab and merge ranks, one pass
+ *   piece_chars(pieces)         every character, and those around a U+2581, as sets
+ *   char_ranges(chars)          a regex character class's inside for those characters
+ *
+ * The readers read only what they can read cleanly and stop before anything else (a piece
+ * written in an unusual way, a truncated or invalid field, a string running past `stop`):
+ * the pure reader goes on from there, reads what it can and raises its one-line error for
+ * the rest. So a file reads to the same values, or fails with the same error, with or
+ * without this module; tables() answers None where the pure code has a case of its own
+ * (a text spelled twice, a NaN score). tests/test_native_spm.py checks every pair on real
+ * and on mutated files.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <math.h>
+#include <string.h>
+
+/* A varint at buf[*pos:end] into *out; 0 when it is not read cleanly: it runs past end, or
+ * it is longer than max_bytes (the pure reader then says why, or reads a value so large
+ * that only it keeps every bit). */
+static int
+varint(const unsigned char *buf, Py_ssize_t *pos, Py_ssize_t end, int max_bytes,
+       uint64_t *out)
+{
+    uint64_t result = 0;
+    Py_ssize_t p = *pos;
+    for (int i = 0; i < max_bytes; i++) {
+        if (p >= end)
+            return 0;
+        unsigned char b = buf[p++];
+        if (i == 9 && b > 1)
+            return 0; /* more than 64 bits */
+        result |= (uint64_t)(b & 0x7F) << (7 * i);
+        if (b < 0x80) {
+            *out = result;
+            *pos = p;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* buf[0:n] as a str when it is valid UTF-8 (the Unicode standard's table 3-7, which
+ * Python's strict decoder follows); NULL with no exception set when it is not, NULL with
+ * one set on an error. Pieces are short and mostly "▁" and ASCII: one pass to check and
+ * measure, one to copy, with no intermediate buffer. */
+static PyObject *
+utf8_str(const unsigned char *buf, Py_ssize_t n)
+{
+    Py_ssize_t i = 0, chars = 0;
+    Py_UCS4 max = 0;
+    while (i < n) {
+        unsigned char b = buf[i];
+        Py_UCS4 c;
+        int len;
+        if (b < 0x80) {
+            c = b;
+            len = 1;
+        }
+        else if (b >= 0xC2 && b <= 0xDF) {
+            if (n - i < 2 || (buf[i + 1] & 0xC0) != 0x80)
+                return NULL;
+            c = ((Py_UCS4)(b & 0x1F) << 6) | (buf[i + 1] & 0x3F);
+            len = 2;
+        }
+        else if (b >= 0xE0 && b <= 0xEF) {
+            if (n - i < 3)
+                return NULL;
+            unsigned char b1 = buf[i + 1], b2 = buf[i + 2];
+            unsigned char lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
+            if (b1 < lo || b1 > hi || (b2 & 0xC0) != 0x80)
+                return NULL;
+            c = ((Py_UCS4)(b & 0x0F) << 12) | ((Py_UCS4)(b1 & 0x3F) << 6) | (b2 & 0x3F);
+            len = 3;
+        }
+        else if (b >= 0xF0 && b <= 0xF4) {
+            if (n - i < 4)
+                return NULL;
+            unsigned char b1 = buf[i + 1], b2 = buf[i + 2], b3 = buf[i + 3];
+            unsigned char lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
+            if (b1 < lo || b1 > hi || (b2 & 0xC0) != 0x80 || (b3 & 0xC0) != 0x80)
+                return NULL;
+            c = ((Py_UCS4)(b & 0x07) << 18) | ((Py_UCS4)(b1 & 0x3F) << 12) |
+                ((Py_UCS4)(b2 & 0x3F) << 6) | (b3 & 0x3F);
+            len = 4;
+        }
+        else
+            return NULL;
+        if (c > max)
+            max = c;
+        i += len;
+        chars++;
+    }
+    if (max < 0x80)
+        return PyUnicode_FromStringAndSize((const char *)buf, n);
+    PyObject *out = PyUnicode_New(chars, max);
+    if (out == NULL)
+        return NULL;
+    int kind = PyUnicode_KIND(out);
+    void *data = PyUnicode_DATA(out);
+    Py_ssize_t k = 0;
+    for (i = 0; i < n; k++) {
+        unsigned char b = buf[i];
+        Py_UCS4 c;
+        if (b < 0x80)
+            c = b, i += 1;
+        else if (b < 0xE0)
+            c = ((Py_UCS4)(b & 0x1F) << 6) | (buf[i + 1] & 0x3F), i += 2;
+        else if (b < 0xF0)
+            c = ((Py_UCS4)(b & 0x0F) << 12) | ((Py_UCS4)(buf[i + 1] & 0x3F) << 6) |
+                (buf[i + 2] & 0x3F), i += 3;
+        else
+            c = ((Py_UCS4)(b & 0x07) << 18) | ((Py_UCS4)(buf[i + 1] & 0x3F) << 12) |
+                ((Py_UCS4)(buf[i + 2] & 0x3F) << 6) | (buf[i + 3] & 0x3F), i += 4;
+        PyUnicode_WRITE(kind, data, k, c);
+    }
+    return out;
+}
+
+/* One piece message buf[start:end] as proto.py's _parse_piece reads it. 1 with *text (a
+ * new reference), *score and *type set; 0 when it is not read cleanly (no exception set);
+ * -1 on an error (exception set). */
+static int
+one_piece(const unsigned char *buf, Py_ssize_t start, Py_ssize_t end, PyObject **text,
+          double *score, long *type)
+{
+    Py_ssize_t p = start, text_at = -1, text_len = 0;
+    double s = 0.0;
+    long t = 1; /* NORMAL */
+    while (p < end) {
+        uint64_t key, value;
+        /* field numbers fit in 29 bits: a longer key is left to the pure reader */
+        if (!varint(buf, &p, end, 5, &key) || (key >> 3) == 0)
+            return 0;
+        uint64_t number = key >> 3;
+        switch (key & 7) {
+        case 0:
+            if (!varint(buf, &p, end, 10, &value))
+                return 0;
+            if (number == 3) {
+                /* protobuf's enum: the low 32 bits, two's complement; unknown values kept
+                 * as unknown fields (the type stays what it was) */
+                int32_t v = (int32_t)(uint32_t)(value & 0xFFFFFFFFu);
+                if (v >= 1 && v <= 6)
+                    t = v;
+            }
+            break;
+        case 1:
+            if (end - p < 8)
+                return 0;
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4)
+                return 0;
+            if (number == 2) {
+                s = PyFloat_Unpack4((const char *)buf + p, 1);
+                if (s == -1.0 && PyErr_Occurred())
+                    return -1;
+            }
+            p += 4;
+            break;
+        case 2:
+            if (!varint(buf, &p, end, 10, &value) || value > (uint64_t)(end - p))
+                return 0;
+            if (number == 1) {
+                if (text_at >= 0)
+                    return 0; /* the pure reader decodes (and may refuse) each */
+                text_at = p;
+                text_len = (Py_ssize_t)value;
+            }
+            p += (Py_ssize_t)value;
+            break;
+        default: /* groups and wire types protobuf never writes */
+            return 0;
+        }
+    }
+    PyObject *decoded;
+    if (text_at < 0)
+        decoded = PyUnicode_FromStringAndSize("", 0);
+    else {
+        decoded = utf8_str(buf + text_at, text_len);
+        if (decoded == NULL)
+            return PyErr_Occurred() ? -1 : 0; /* (not UTF-8: the pure reader names the byte) */
+    }
+    if (decoded == NULL)
+        return -1;
+    /* hashed now, while its bytes are in the cache: every table is keyed by it */
+    if (PyObject_Hash(decoded) == -1) {
+        Py_DECREF(decoded);
+        return -1;
+    }
+    *text = decoded;
+    *score = s;
+    *type = t;
+    return 1;
+}
+
+/* Append a new reference to list (stealing it); -1 on error. */
+static int
+append_new(PyObject *list, PyObject *item)
+{
+    if (item == NULL)
+        return -1;
+    int rc = PyList_Append(list, item);
+    Py_DECREF(item);
+    return rc;
+}
+
+PyDoc_STRVAR(pieces_doc,
+"pieces(buf, pos) -> (texts, scores, types, end)\n\n"
+"The ModelProto.pieces (field 1, key byte 0x0A) that follow one another from buf[pos], as\n"
+"core.pipeline.sentencepiece.proto._parse_piece reads each: its text (str), score\n"
+"(float32 as float) and type (1..6). Stops before the first field that is not such a piece\n"
+"or is not read cleanly; end is where the pieces read end (pos when none).");
+
+static PyObject *
+pieces(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "pieces() takes 2 arguments (buf, pos)");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    PyObject *texts = NULL, *scores = NULL, *types = NULL, *result = NULL;
+    if (pos == -1 && PyErr_Occurred())
+        goto done;
+    if (pos < 0 || pos > view.len) {
+        PyErr_SetString(PyExc_ValueError, "pieces(): pos is outside the buffer");
+        goto done;
+    }
+    texts = PyList_New(0);
+    scores = PyList_New(0);
+    types = PyList_New(0);
+    if (texts == NULL || scores == NULL || types == NULL)
+        goto done;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t end = view.len;
+    while (pos < end && buf[pos] == 0x0A) {
+        Py_ssize_t p = pos + 1;
+        uint64_t length;
+        if (!varint(buf, &p, end, 10, &length) || length > (uint64_t)(end - p))
+            break;
+        PyObject *text = NULL;
+        double score;
+        long type;
+        int rc = one_piece(buf, p, p + (Py_ssize_t)length, &text, &score, &type);
+        if (rc < 0)
+            goto done;
+        if (rc == 0)
+            break;
+        if (append_new(texts, text) < 0 || append_new(scores, PyFloat_FromDouble(score)) < 0 ||
+            append_new(types, PyLong_FromLong(type)) < 0)
+            goto done;
+        pos = p + (Py_ssize_t)length;
+    }
+    result = Py_BuildValue("(OOOn)", texts, scores, types, pos);
+done:
+    Py_XDECREF(texts);
+    Py_XDECREF(scores);
+    Py_XDECREF(types);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+PyDoc_STRVAR(gguf_strings_doc,
+"gguf_strings(buf, pos, stop, count, big_endian) -> (strings, end)\n\n"
+"Up to count GGUF strings (a u64 length, then that many UTF-8 bytes) from buf[pos], as\n"
+"core.formats.gguf's _Reader.strings reads them while they lie whole before stop. Stops\n"
+"before a string that runs past stop (or past the buffer) or is not valid UTF-8; end is\n"
+"where the strings read end.");
+
+static PyObject *
+gguf_strings(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "gguf_strings() takes 5 arguments (buf, pos, stop, count, big_endian)");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *out = NULL, *result = NULL;
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    if (pos == -1 && PyErr_Occurred())
+        goto done;
+    Py_ssize_t stop = PyLong_AsSsize_t(args[2]);
+    if (stop == -1 && PyErr_Occurred())
+        goto done;
+    Py_ssize_t count = PyLong_AsSsize_t(args[3]);
+    if (count == -1 && PyErr_Occurred())
+        goto done;
+    int big = PyObject_IsTrue(args[4]);
+    if (big < 0)
+        goto done;
+    if (pos < 0 || pos > view.len || count < 0) {
+        PyErr_SetString(PyExc_ValueError, "gguf_strings(): pos or count out of range");
+        goto done;
+    }
+    if (stop > view.len)
+        stop = view.len;
+    out = PyList_New(0);
+    if (out == NULL)
+        goto done;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (stop - pos < 8)
+            break;
+        uint64_t n = 0;
+        for (int i = 0; i < 8; i++) {
+            uint64_t b = buf[pos + (big ? i : 7 - i)];
+            n = (n << 8) | b;
+        }
+        Py_ssize_t start = pos + 8;
+        if (n > (uint64_t)(stop - start))
+            break;
+        PyObject *s = utf8_str(buf + start, (Py_ssize_t)n);
+        if (s == NULL) {
+            if (PyErr_Occurred())
+                goto done;
+            break; /* (not UTF-8: the pure reader names the byte) */
+        }
+        if (append_new(out, s) < 0)
+            goto done;
+        pos = start + (Py_ssize_t)n;
+    }
+    result = Py_BuildValue("(On)", out, pos);
+done:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* ─── tables ─────────────────────────────────────────────────────────────────────────── */
+
+/* An empty dict with room for n keys: a tenth of a load goes to growing the dicts
+ * otherwise. _PyDict_NewPresized is private but exported from 3.11 through 3.13 (put back
+ * in 3.13 by cpython gh-112026, for Cython among others); elsewhere a plain dict. */
+static PyObject *
+new_dict(Py_ssize_t n)
+{
+#if defined(PY_VERSION_HEX) && PY_VERSION_HEX < 0x030E0000 && !defined(Py_LIMITED_API)
+    return _PyDict_NewPresized(n);
+#else
+    (void)n;
+    return PyDict_New();
+#endif
+}
+
+/* An order-preserving unsigned key of a (non-NaN) double: equal doubles (0.0 and -0.0
+ * too) give equal keys, a larger double a larger key. */
+static uint64_t
+order_key(double d)
+{
+    uint64_t bits;
+    if (d == 0.0)
+        d = 0.0;
+    memcpy(&bits, &d, sizeof bits);
+    return (bits >> 63) ? ~bits : bits | ((uint64_t)1 << 63);
+}
+
+/* Dense ranks, best (largest) first, of keys[0:n] into rank[]: equal keys, equal ranks.
+ * An LSD radix sort of the indices (eight passes over one byte each): linear in n. */
+static int
+dense_ranks(const uint64_t *keys, Py_ssize_t n, Py_ssize_t *rank)
+{
+    Py_ssize_t *order = PyMem_New(Py_ssize_t, n ? n : 1);
+    Py_ssize_t *spare = PyMem_New(Py_ssize_t, n ? n : 1);
+    if (order == NULL || spare == NULL) {
+        PyMem_Free(order);
+        PyMem_Free(spare);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        order[i] = i;
+    for (int shift = 0; shift < 64; shift += 8) {
+        Py_ssize_t count[257] = {0};
+        for (Py_ssize_t i = 0; i < n; i++)
+            count[((keys[i] >> shift) & 0xFF) + 1]++;
+        if (n == 0 || count[((keys[0] >> shift) & 0xFF) + 1] == n)
+            continue; /* one digit for all (float32 scores leave the low bits zero) */
+        for (int b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (Py_ssize_t i = 0; i < n; i++)
+            spare[count[(keys[order[i]] >> shift) & 0xFF]++] = order[i];
+        Py_ssize_t *t = order;
+        order = spare;
+        spare = t;
+    }
+    Py_ssize_t r = -1;
+    for (Py_ssize_t k = n - 1; k >= 0; k--) {
+        if (k == n - 1 || keys[order[k]] != keys[order[k + 1]])
+            r++;
+        rank[order[k]] = r;
+    }
+    PyMem_Free(order);
+    PyMem_Free(spare);
+    return 0;
+}
+
+PyDoc_STRVAR(tables_doc,
+"tables(texts, scores, types) -> (vocab, ranks) or None\n\n"
+"SentencePieceBPE's two tables in one pass, for pieces spelled once each: vocab, text -> ID;\n"
+"ranks, for each piece that may be merged into (types other than 2, 3, 6: CONTROL, UNKNOWN,\n"
+"BYTE), text -> the place of its score among those pieces' distinct scores, best first.\n"
+"None when a text is spelled twice, or a score is not a float or is NaN: the caller's own\n"
+"way then (core.pipeline.sentencepiece.bpe.piece_tables). TypeError unless the texts are\n"
+"strs and the types ints.");
+
+static PyObject *
+tables(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyList_Check(args[0]) || !PyList_Check(args[1]) ||
+        !PyList_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "tables() takes 3 lists (texts, scores, types)");
+        return NULL;
+    }
+    PyObject *texts = args[0], *scores = args[1], *types = args[2];
+    Py_ssize_t n = PyList_GET_SIZE(texts);
+    if (PyList_GET_SIZE(scores) != n || PyList_GET_SIZE(types) != n) {
+        PyErr_SetString(PyExc_ValueError, "tables(): the three lists differ in length");
+        return NULL;
+    }
+    /* exact types only: no Python code (a __hash__, an __eq__) may run and change the lists
+     * while they are read by index */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(texts, i)) ||
+            !PyLong_CheckExact(PyList_GET_ITEM(types, i))) {
+            PyErr_SetString(PyExc_TypeError, "tables(): texts must be strs, types ints");
+            return NULL;
+        }
+        PyObject *score = PyList_GET_ITEM(scores, i);
+        if (!PyFloat_CheckExact(score) || isnan(PyFloat_AS_DOUBLE(score)))
+            Py_RETURN_NONE;
+    }
+    /* (sized for n keys up front: the dicts are never resized while filled) */
+    PyObject *vocab = new_dict(n), *ranks = NULL, *result = NULL;
+    PyObject **id_of = PyMem_New(PyObject *, n ? n : 1);
+    uint64_t *keys = PyMem_New(uint64_t, n ? n : 1);
+    Py_ssize_t *ids = PyMem_New(Py_ssize_t, n ? n : 1), *rank = PyMem_New(Py_ssize_t, n ? n : 1);
+    Py_ssize_t made = 0; /* id_of[0:made] are new references */
+    if (vocab == NULL || id_of == NULL || keys == NULL || ids == NULL || rank == NULL) {
+        if (vocab != NULL)
+            PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t m = 0; /* mergeable pieces: ids[0:m], their scores' keys keys[0:m] */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *id = PyLong_FromSsize_t(i);
+        if (id == NULL)
+            goto done;
+        id_of[made++] = id;
+        if (PyDict_SetItem(vocab, PyList_GET_ITEM(texts, i), id) < 0)
+            goto done;
+        int overflow;
+        long t = PyLong_AsLongAndOverflow(PyList_GET_ITEM(types, i), &overflow);
+        if (overflow || !(t == 2 || t == 3 || t == 6)) {
+            keys[m] = order_key(PyFloat_AS_DOUBLE(PyList_GET_ITEM(scores, i)));
+            ids[m++] = i;
+        }
+    }
+    if (PyDict_GET_SIZE(vocab) != n) { /* a text spelled twice */
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    if (dense_ranks(keys, m, rank) < 0)
+        goto done;
+    ranks = new_dict(m);
+    if (ranks == NULL)
+        goto done;
+    /* a rank r < m <= n is the int object of ID r: no second int per piece */
+    for (Py_ssize_t j = 0; j < m; j++)
+        if (PyDict_SetItem(ranks, PyList_GET_ITEM(texts, ids[j]), id_of[rank[j]]) < 0)
+            goto done;
+    result = PyTuple_Pack(2, vocab, ranks);
+done:
+    for (Py_ssize_t i = 0; i < made; i++)
+        Py_DECREF(id_of[i]);
+    PyMem_Free(id_of);
+    PyMem_Free(keys);
+    PyMem_Free(ids);
+    PyMem_Free(rank);
+    Py_XDECREF(vocab);
+    Py_XDECREF(ranks);
+    return result;
+}
+
+/* ─── characters ─────────────────────────────────────────────────────────────────────── */
+
+#define N_CODES 0x110000
+#define SPACE_CHAR 0x2581
+
+/* A set of code points as bits: the Basic Multilingual Plane (8 KB) until a character
+ * past it is seen, then all of Unicode (136 KB, mostly untouched pages). */
+typedef struct {
+    uint64_t *w;
+    Py_ssize_t words;
+} Bits;
+
+static int
+bits_init(Bits *b)
+{
+    b->words = 0x10000 / 64;
+    b->w = PyMem_Calloc(b->words, sizeof(uint64_t));
+    if (b->w == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* Room for every code point; -1 on error. */
+static int
+bits_widen(Bits *b)
+{
+    if (b->words == N_CODES / 64)
+        return 0;
+    uint64_t *w = PyMem_Realloc(b->w, (N_CODES / 64) * sizeof(uint64_t));
+    if (w == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(w + b->words, 0, (N_CODES / 64 - b->words) * sizeof(uint64_t));
+    b->w = w;
+    b->words = N_CODES / 64;
+    return 0;
+}
+
+/* (the caller has widened b for c) */
+static void
+bit_set(Bits *b, Py_UCS4 c)
+{
+    b->w[c >> 6] |= (uint64_t)1 << (c & 63);
+}
+
+static int
+bit_get(const Bits *b, Py_UCS4 c)
+{
+    return (Py_ssize_t)(c >> 6) < b->words && (b->w[c >> 6] >> (c & 63) & 1);
+}
+
+/* The set of the code points marked in bits, as one-character strs. */
+static PyObject *
+bits_to_set(const Bits *bits)
+{
+    PyObject *out = PySet_New(NULL);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t w = 0; w < bits->words; w++) {
+        uint64_t word = bits->w[w];
+        for (int b = 0; word; b++, word >>= 1) {
+            if (!(word & 1))
+                continue;
+            PyObject *ch = PyUnicode_FromOrdinal((int)(w * 64 + b));
+            if (ch == NULL || PySet_Add(out, ch) < 0) {
+                Py_XDECREF(ch);
+                Py_DECREF(out);
+                return NULL;
+            }
+            Py_DECREF(ch);
+        }
+    }
+    return out;
+}
+
+PyDoc_STRVAR(piece_chars_doc,
+"piece_chars(pieces) -> (used, before, after)\n\n"
+"For an iterable of str: the set of every character in them, and the characters seen right\n"
+"before and right after a U+2581 inside one of them (as sets of one-character strs):\n"
+"core.pipeline.sentencepiece.bpe's set(''.join(pieces)) and space_neighbours(pieces).");
+
+static PyObject *
+piece_chars(PyObject *self, PyObject *pieces)
+{
+    PyObject *iter = PyObject_GetIter(pieces), *item, *result = NULL;
+    PyObject *used = NULL, *before = NULL, *after = NULL;
+    if (iter == NULL)
+        return NULL;
+    Bits b_used = {NULL, 0}, b_before = {NULL, 0}, b_after = {NULL, 0};
+    if (bits_init(&b_used) < 0 || bits_init(&b_before) < 0 || bits_init(&b_after) < 0)
+        goto done;
+    while ((item = PyIter_Next(iter)) != NULL) {
+        if (!PyUnicode_Check(item)
+#if PY_VERSION_HEX < 0x030C0000
+            || PyUnicode_READY(item) < 0
+#endif
+        ) {
+            Py_DECREF(item);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "piece_chars(): every piece must be a str");
+            goto done;
+        }
+        if (PyUnicode_KIND(item) == PyUnicode_4BYTE_KIND &&
+            (bits_widen(&b_used) < 0 || bits_widen(&b_before) < 0 || bits_widen(&b_after) < 0)) {
+            Py_DECREF(item);
+            goto done;
+        }
+        int kind = PyUnicode_KIND(item);
+        const void *data = PyUnicode_DATA(item);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(item);
+        for (Py_ssize_t i = 0; i < len; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            bit_set(&b_used, c);
+            if (c == SPACE_CHAR) {
+                if (i > 0)
+                    bit_set(&b_before, PyUnicode_READ(kind, data, i - 1));
+                if (i + 1 < len)
+                    bit_set(&b_after, PyUnicode_READ(kind, data, i + 1));
+            }
+        }
+        Py_DECREF(item);
+    }
+    if (PyErr_Occurred())
+        goto done;
+    used = bits_to_set(&b_used);
+    before = used ? bits_to_set(&b_before) : NULL;
+    after = before ? bits_to_set(&b_after) : NULL;
+    if (after != NULL)
+        result = PyTuple_Pack(3, used, before, after);
+done:
+    PyMem_Free(b_used.w);
+    PyMem_Free(b_before.w);
+    PyMem_Free(b_after.w);
+    Py_XDECREF(used);
+    Py_XDECREF(before);
+    Py_XDECREF(after);
+    Py_DECREF(iter);
+    return result;
+}
+
+/* re.escape's special characters (Python 3.7+): each is written with a backslash */
+static int
+escaped(Py_UCS4 c)
+{
+    return c < 128 && strchr("()[]{}?*+-|^$\\.&~# \t\n\r\v\f", (int)c) != NULL && c != 0;
+}
+
+static Py_ssize_t
+put_char(Py_UCS4 *out, Py_ssize_t at, Py_UCS4 c)
+{
+    if (escaped(c))
+        out[at++] = '\\';
+    out[at++] = c;
+    return at;
+}
+
+PyDoc_STRVAR(char_ranges_doc,
+"char_ranges(chars) -> str\n\n"
+"The inside of a regex character class for an iterable of one-character strs, runs of\n"
+"code points as ranges, each end as re.escape writes it:\n"
+"core.pipeline.sentencepiece.bpe._char_ranges.");
+
+static PyObject *
+char_ranges(PyObject *self, PyObject *chars)
+{
+    PyObject *iter = PyObject_GetIter(chars), *item, *result = NULL;
+    if (iter == NULL)
+        return NULL;
+    Py_UCS4 *out = NULL;
+    Bits bits = {NULL, 0};
+    if (bits_init(&bits) < 0)
+        goto done;
+    Py_ssize_t count = 0;
+    while ((item = PyIter_Next(iter)) != NULL) {
+        if (!PyUnicode_Check(item) ||
+#if PY_VERSION_HEX < 0x030C0000
+            PyUnicode_READY(item) < 0 ||
+#endif
+            PyUnicode_GET_LENGTH(item) != 1) {
+            Py_DECREF(item);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "char_ranges(): one-character strs only");
+            goto done;
+        }
+        Py_UCS4 c = PyUnicode_READ_CHAR(item, 0);
+        Py_DECREF(item);
+        if (c >= 0x10000 && bits_widen(&bits) < 0)
+            goto done;
+        if (!bit_get(&bits, c)) {
+            bit_set(&bits, c);
+            count++;
+        }
+    }
+    if (PyErr_Occurred())
+        goto done;
+    out = PyMem_New(Py_UCS4, 5 * count + 1);
+    if (out == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t at = 0;
+    long first = -1, last = -1, limit = (long)bits.words * 64;
+    for (long c = 0; c <= limit; c++) {
+        int on = c < limit && bit_get(&bits, (Py_UCS4)c);
+        if (on && first >= 0 && c == last + 1) {
+            last = c;
+            continue;
+        }
+        if (first >= 0) {
+            at = put_char(out, at, (Py_UCS4)first);
+            if (last != first) {
+                out[at++] = '-';
+                at = put_char(out, at, (Py_UCS4)last);
+            }
+            first = -1;
+        }
+        if (on)
+            first = last = c;
+        else if (c < limit && (c & 63) == 0 && bits.w[c >> 6] == 0)
+            c += 63; /* (a word with no character: skip it) */
+    }
+    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, at);
+done:
+    PyMem_Free(bits.w);
+    PyMem_Free(out);
+    Py_DECREF(iter);
+    return result;
+}
+
+/* ─── any message ────────────────────────────────────────────────────────────────────── */
+
+PyDoc_STRVAR(fields_doc,
+"fields(buf, start, end) -> (fields, stop)\n\n"
+"The fields of the message buf[start:end] as proto.py's _fields yields them: (number,\n"
+"wire_type, value, at) with value an int (wire types 0, 1, 5) or a (start, stop) pair (2).\n"
+"Stops before a field it does not read cleanly (a group, a key over 5 bytes, a varint over\n"
+"64 bits, anything truncated or malformed): stop is where the pure reader goes on.");
+
+static PyObject *
+fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "fields() takes 3 arguments (buf, start, end)");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *out = NULL, *result = NULL;
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    if (pos == -1 && PyErr_Occurred())
+        goto done;
+    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
+    if (end == -1 && PyErr_Occurred())
+        goto done;
+    if (pos < 0 || end > view.len || pos > end) {
+        PyErr_SetString(PyExc_ValueError, "fields(): start or end outside the buffer");
+        goto done;
+    }
+    out = PyList_New(0);
+    if (out == NULL)
+        goto done;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    while (pos < end) {
+        Py_ssize_t p = pos;
+        uint64_t key, v;
+        if (!varint(buf, &p, end, 5, &key) || (key >> 3) == 0)
+            break;
+        int wire = (int)(key & 7);
+        PyObject *value;
+        if (wire == 0) {
+            if (!varint(buf, &p, end, 10, &v))
+                break;
+            value = PyLong_FromUnsignedLongLong(v);
+        }
+        else if (wire == 1 || wire == 5) {
+            int size = wire == 1 ? 8 : 4;
+            if (end - p < size)
+                break;
+            v = 0;
+            for (int i = size - 1; i >= 0; i--)
+                v = (v << 8) | buf[p + i];
+            p += size;
+            value = PyLong_FromUnsignedLongLong(v);
+        }
+        else if (wire == 2) {
+            if (!varint(buf, &p, end, 10, &v) || v > (uint64_t)(end - p))
+                break;
+            value = Py_BuildValue("(nn)", p, p + (Py_ssize_t)v);
+            p += (Py_ssize_t)v;
+        }
+        else
+            break; /* groups (skipped by the pure reader) and wire types never written */
+        if (value == NULL)
+            goto done;
+        PyObject *item = Py_BuildValue("(KiNn)", (unsigned long long)(key >> 3), wire, value, pos);
+        if (append_new(out, item) < 0)
+            goto done;
+        pos = p;
+    }
+    result = Py_BuildValue("(On)", out, pos);
+
+done:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"pieces", (PyCFunction)(void (*)(void))pieces, METH_FASTCALL, pieces_doc},
+    {"gguf_strings", (PyCFunction)(void (*)(void))gguf_strings, METH_FASTCALL,
+     gguf_strings_doc},
+    {"tables", (PyCFunction)(void (*)(void))tables, METH_FASTCALL, tables_doc},
+    {"piece_chars", (PyCFunction)piece_chars, METH_O, piece_chars_doc},
+    {"char_ranges", (PyCFunction)char_ranges, METH_O, char_ranges_doc},
+    {"fields", (PyCFunction)(void (*)(void))fields, METH_FASTCALL, fields_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "tokplay_native.spm",
+    "The readers behind a SentencePiece model's load, in C (see spm.c).", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit_spm(void)
+{
+    return PyModule_Create(&module);
+}

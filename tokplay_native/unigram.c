@@ -1,0 +1,801 @@
+/* Unigram's Viterbi pass in C: the twin of core/pipeline/unigram.py's
+ * UnigramModel.best_path (sentencepiece's EncodeOptimized, Hugging Face's
+ * encode_optimized). Same loop, same order of comparisons, same float rounding, so the
+ * same best path on every input, ties included (tests/test_native_unigram.py checks it
+ * against the pure search on arbitrary text and on real model files).
+ *
+ *   Lattice(candidates, scores, unk_score, float32, reset, byte_ids)
+ *       built once per model: `candidates` maps each piece the search may match to its ID
+ *       (-1: in the trie but never a node, an UNUSED piece), `scores` the score by ID;
+ *       `float32` rounds every path score to a C float as sentencepiece does (else
+ *       double, as Hugging Face); `reset` is the score reset (1e5, or inf); `byte_ids` the
+ *       256 byte pieces' IDs (-1 where missing).
+ *   .best_path(text, start=0.0) -> ([(start, end, id)], score)   id -1: an unknown char
+ *   .encode(text, byte_fallback, unk_id) -> [id]   the sentencepiece finish of
+ *       best_path(text): an unknown character as its byte pieces (byte_fallback; none when
+ *       one is missing), else a run of unknown characters as one unk_id (-1 when the model
+ *       has none: the caller raises its error)
+ *
+ * The pure search sums in Python floats (doubles) and stores each sum in an
+ * array("f") or array("d"): a double sum of two values rounded once to float. Here the
+ * same: every sum is a double, rounded to float when `float32`, kept in a double array.
+ *
+ *   .tokenize_hf(text, unk_id, byte_fallback) -> [(id, start, end)] or None
+ *       Hugging Face's finish of best_path(text) (the pure _finish_huggingface): unknown
+ *       nodes and unk_id pieces next to each other fused, the fused string looked up in
+ *       `candidates`, else its byte pieces (byte_fallback, when all are there), else
+ *       unk_id; None when that is needed and unk_id is -1 (the caller raises its error)
+ *
+ * The trie is over code points: node 0 is the root; an edge (node, code point) -> child
+ * lives in one open-addressing hash table sized from the pieces' total length (no growth,
+ * memory linear in the vocabulary), each entry holding the child's value: the piece's ID,
+ * or -1 (a prefix of a piece only, or an UNUSED piece), as the pure search's dict of
+ * pieces and prefixes. Every walk starts at the root, so its edges below U+10000 are also
+ * in a direct table.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define EMPTY_KEY UINT64_MAX
+#define NO_START (-1)
+
+typedef struct {
+    uint64_t key;     /* (node << 21) | code point, EMPTY_KEY where free */
+    uint32_t child;   /* the edge's child node */
+    int32_t value;    /* the child's piece ID, or -1 */
+} Edge;
+
+#define ROOT_DIRECT 0x10000
+
+typedef struct {
+    PyObject_HEAD
+    Edge *edges;
+    size_t mask;      /* table size - 1 (a power of two) */
+    int shift;        /* 64 - log2(table size): a key's slot is its hash's top bits */
+    int32_t *root;    /* code point < ROOT_DIRECT -> the root's edge (its slot), or -1 */
+    size_t nodes;
+    PyObject *candidates; /* piece -> ID, for the Hugging Face finish's look-ups */
+    PyObject **id_objs;   /* ID -> its int object, made on first use (IDs < n_scores) */
+    double *scores;   /* by ID */
+    Py_ssize_t n_scores;
+    double unk_score;
+    double reset;
+    int float32;
+    int32_t byte_ids[256];
+} Lattice;
+
+static inline size_t
+slot_of(uint64_t key, int shift)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> shift); /* Fibonacci hashing */
+}
+
+/* The edge from `node` along code point `cp`, or NULL. */
+static inline const Edge *
+edge_get(const Lattice *self, uint32_t node, Py_UCS4 cp)
+{
+    if (node == 0 && cp < ROOT_DIRECT) {
+        int32_t slot = self->root[cp];
+        return slot < 0 ? NULL : &self->edges[slot];
+    }
+    uint64_t key = ((uint64_t)node << 21) | (uint64_t)cp;
+    size_t i = slot_of(key, self->shift);
+    for (;;) {
+        const Edge *e = &self->edges[i];
+        if (e->key == key)
+            return e;
+        if (e->key == EMPTY_KEY)
+            return NULL;
+        i = (i + 1) & self->mask;
+    }
+}
+
+/* The edge from `node` along `cp`, made when missing (the table has room: sized from the
+ * total length of all pieces, an upper bound on the edges). */
+static Edge *
+edge_add(Lattice *self, uint32_t node, Py_UCS4 cp)
+{
+    uint64_t key = ((uint64_t)node << 21) | (uint64_t)cp;
+    size_t i = slot_of(key, self->shift);
+    for (;;) {
+        Edge *e = &self->edges[i];
+        if (e->key == key)
+            return e;
+        if (e->key == EMPTY_KEY) {
+            e->key = key;
+            e->child = (uint32_t)self->nodes++;
+            e->value = -1;
+            if (node == 0 && cp < ROOT_DIRECT)
+                self->root[cp] = (int32_t)i;
+            return e;
+        }
+        i = (i + 1) & self->mask;
+    }
+}
+
+static void
+Lattice_dealloc(Lattice *self)
+{
+    PyMem_Free(self->edges);
+    PyMem_Free(self->root);
+    PyMem_Free(self->scores);
+    Py_XDECREF(self->candidates);
+    if (self->id_objs != NULL) {
+        for (Py_ssize_t i = 0; i < self->n_scores; i++)
+            Py_XDECREF(self->id_objs[i]);
+        PyMem_Free(self->id_objs);
+    }
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The table again at the smallest size that keeps it at most half full: sized first from
+ * the pieces' total length, it holds fewer edges where pieces share prefixes (a 250,000-
+ * piece model: a third), and a small table is a fast one (it stays in cache). */
+static int
+shrink_table(Lattice *self)
+{
+    size_t used = self->nodes - 1; /* (an edge per node but the root) */
+    size_t cap = 16;
+    int bits = 4;
+    while (cap < 2 * used) {
+        cap <<= 1;
+        bits++;
+    }
+    if (cap >= self->mask + 1)
+        return 0;
+    Edge *edges = PyMem_Malloc(cap * sizeof(Edge));
+    if (edges == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++)
+        edges[i].key = EMPTY_KEY;
+    int shift = 64 - bits;
+    for (size_t j = 0; j <= self->mask; j++) {
+        const Edge *old = &self->edges[j];
+        if (old->key == EMPTY_KEY)
+            continue;
+        size_t i = slot_of(old->key, shift);
+        while (edges[i].key != EMPTY_KEY)
+            i = (i + 1) & (cap - 1);
+        edges[i] = *old;
+        Py_UCS4 cp = (Py_UCS4)(old->key & ((1u << 21) - 1));
+        if ((old->key >> 21) == 0 && cp < ROOT_DIRECT)
+            self->root[cp] = (int32_t)i;
+    }
+    PyMem_Free(self->edges);
+    self->edges = edges;
+    self->mask = cap - 1;
+    self->shift = shift;
+    return 0;
+}
+
+static int
+build_trie(Lattice *self, PyObject *candidates)
+{
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    size_t total = 1;
+    while (PyDict_Next(candidates, &pos, &key, &val)) {
+        if (!PyUnicode_Check(key)) {
+            PyErr_SetString(PyExc_TypeError, "candidates: pieces must be str");
+            return -1;
+        }
+        total += (size_t)PyUnicode_GET_LENGTH(key);
+    }
+    if (total >= ((size_t)1 << 31)) {
+        PyErr_SetString(PyExc_OverflowError, "too many pieces for the native lattice");
+        return -1;
+    }
+    size_t cap = 16;
+    int bits = 4;
+    while (cap < 2 * total) {
+        cap <<= 1;
+        bits++;
+    }
+    self->shift = 64 - bits;
+    self->edges = PyMem_Malloc(cap * sizeof(Edge));
+    self->root = PyMem_Malloc(ROOT_DIRECT * sizeof(int32_t));
+    if (self->edges == NULL || self->root == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++)
+        self->edges[i].key = EMPTY_KEY;
+    memset(self->root, 0xFF, ROOT_DIRECT * sizeof(int32_t)); /* all -1 */
+    self->mask = cap - 1;
+    self->nodes = 1;
+    pos = 0;
+    while (PyDict_Next(candidates, &pos, &key, &val)) {
+        long id = PyLong_AsLong(val);
+        if (id == -1 && PyErr_Occurred())
+            return -1;
+        if (id < -1 || id >= self->n_scores) {
+            PyErr_SetString(PyExc_ValueError, "candidates: an ID without a score");
+            return -1;
+        }
+        int kind = PyUnicode_KIND(key);
+        const void *data = PyUnicode_DATA(key);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(key);
+        uint32_t node = 0;
+        Edge *last = NULL;
+        for (Py_ssize_t i = 0; i < len; i++) {
+            last = edge_add(self, node, PyUnicode_READ(kind, data, i));
+            node = last->child;
+        }
+        if (last != NULL) /* (the empty piece is never a node: no walk ends at the root) */
+            last->value = (int32_t)id;
+    }
+    return shrink_table(self);
+}
+
+static PyObject *
+Lattice_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"candidates", "scores", "unk_score", "float32", "reset",
+                             "byte_ids", NULL};
+    PyObject *candidates, *scores, *byte_ids;
+    double unk_score, reset;
+    int float32;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OdpdO", kwlist, &PyDict_Type,
+                                     &candidates, &scores, &unk_score, &float32, &reset,
+                                     &byte_ids))
+        return NULL;
+    Lattice *self = (Lattice *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->unk_score = unk_score;
+    self->reset = reset;
+    self->float32 = float32;
+    PyObject *seq = PySequence_Fast(scores, "scores must be a sequence of floats");
+    if (seq == NULL)
+        goto fail;
+    self->n_scores = PySequence_Fast_GET_SIZE(seq);
+    self->scores = PyMem_Malloc((size_t)(self->n_scores ? self->n_scores : 1) * sizeof(double));
+    if (self->scores == NULL) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < self->n_scores; i++) {
+        double s = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (s == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            goto fail;
+        }
+        self->scores[i] = s;
+    }
+    Py_DECREF(seq);
+    seq = PySequence_Fast(byte_ids, "byte_ids must be a sequence of 256 ints");
+    if (seq == NULL)
+        goto fail;
+    if (PySequence_Fast_GET_SIZE(seq) != 256) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "byte_ids must be a sequence of 256 ints");
+        goto fail;
+    }
+    for (int b = 0; b < 256; b++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, b));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            goto fail;
+        }
+        self->byte_ids[b] = (v < 0 || v > INT32_MAX) ? -1 : (int32_t)v;
+    }
+    Py_DECREF(seq);
+    if (build_trie(self, candidates) < 0)
+        goto fail;
+    Py_INCREF(candidates);
+    self->candidates = candidates;
+    self->id_objs = PyMem_Calloc((size_t)(self->n_scores ? self->n_scores : 1), sizeof(PyObject *));
+    if (self->id_objs == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+/* Whether a method got min..max positional arguments (else a TypeError, 0). */
+static int
+arg_count(const char *name, Py_ssize_t nargs, Py_ssize_t min, Py_ssize_t max)
+{
+    if (nargs >= min && nargs <= max)
+        return 1;
+    PyErr_Format(PyExc_TypeError, "%s() takes %zd to %zd arguments (%zd given)", name, min,
+                 max, nargs);
+    return 0;
+}
+
+/* `arg` if it is a str, else NULL with a TypeError. */
+static PyObject *
+str_arg(PyObject *arg)
+{
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "text must be str, not %.100s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(arg) < 0) /* (a legacy string: its code points made readable) */
+        return NULL;
+#endif
+    return arg;
+}
+
+/* The search's state at each position of a text of n characters: the best score of a
+ * path ending there, where its last node starts (NO_START: none yet) and its ID. */
+typedef struct {
+    double best;
+    int32_t start;
+    int32_t id;
+} Cell;
+
+typedef struct {
+    Cell *cells;
+} Viterbi;
+
+static void
+viterbi_free(Viterbi *v)
+{
+    PyMem_Free(v->cells);
+}
+
+/* The pure best_path's loop over `data` (n code points of type T), from score `start`. */
+#define VITERBI_LOOP(T)                                                                   \
+    do {                                                                                  \
+        const T *chars = (const T *)data;                                                 \
+        for (Py_ssize_t s = 0; s < n; s++) {                                              \
+            double here = cells[s].best;                                                  \
+            if (!(-reset <= here && here <= reset)) {                                     \
+                /* sentencepiece 0.2.3's score reset (NaN too, as the pure comparison) */ \
+                for (Py_ssize_t i = s; i <= frontier; i++) {                              \
+                    if (i == s || cells[i].start != NO_START) {                           \
+                        double d = cells[i].best - here;                                  \
+                        cells[i].best = f32 ? (double)(float)d : d;                       \
+                    }                                                                     \
+                }                                                                         \
+                here = 0.0;                                                               \
+            }                                                                             \
+            int single = 0;                                                               \
+            uint32_t node = 0;                                                            \
+            for (Py_ssize_t k = s + 1; k <= n; k++) {                                     \
+                const Edge *e = edge_get(self, node, (Py_UCS4)chars[k - 1]);              \
+                if (e == NULL)                                                            \
+                    break;                                                                \
+                node = e->child;                                                          \
+                int32_t id = e->value;                                                    \
+                if (id >= 0) {                                                            \
+                    if (k > frontier)                                                     \
+                        frontier = k;                                                     \
+                    double c = scores[id] + here;                                         \
+                    if (f32)                                                              \
+                        c = (double)(float)c;                                             \
+                    Cell *to = &cells[k];                                                 \
+                    if (to->start == NO_START || c > to->best) {                          \
+                        to->best = c;                                                     \
+                        to->start = (int32_t)s;                                           \
+                        to->id = id;                                                      \
+                    }                                                                     \
+                    if (k == s + 1)                                                       \
+                        single = 1;                                                       \
+                }                                                                         \
+            }                                                                             \
+            if (!single) {                                                                \
+                if (s + 1 > frontier)                                                     \
+                    frontier = s + 1;                                                     \
+                double c = self->unk_score + here;                                        \
+                if (f32)                                                                  \
+                    c = (double)(float)c;                                                 \
+                Cell *to = &cells[s + 1];                                                 \
+                if (to->start == NO_START || c > to->best) {                              \
+                    to->best = c;                                                         \
+                    to->start = (int32_t)s;                                               \
+                    to->id = -1;                                                          \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    } while (0)
+
+static int
+viterbi(const Lattice *self, PyObject *text, double start, Viterbi *v)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    v->cells = NULL;
+    if (n >= INT32_MAX) { /* (positions are int32: a text of 2**31 characters is refused) */
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t size = (size_t)n + 1;
+    Cell *cells = v->cells = PyMem_Malloc(size * sizeof(Cell));
+    if (cells == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const int f32 = self->float32;
+    const double reset = self->reset;
+    const double *scores = self->scores;
+    for (size_t i = 0; i < size; i++) {
+        cells[i].best = 0.0;
+        cells[i].start = NO_START;
+        cells[i].id = 0;
+    }
+    cells[0].best = f32 ? (double)(float)start : start;
+    Py_ssize_t frontier = 0; /* the furthest end any node reached (max_frontier) */
+    if (kind == PyUnicode_1BYTE_KIND)
+        VITERBI_LOOP(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        VITERBI_LOOP(Py_UCS2);
+    else
+        VITERBI_LOOP(Py_UCS4);
+    return 0;
+}
+
+/* The best path's node count (walking back from n). */
+static Py_ssize_t
+path_length(const Viterbi *v, Py_ssize_t n)
+{
+    Py_ssize_t count = 0;
+    for (Py_ssize_t end = n; end > 0; end = v->cells[end].start)
+        count++;
+    return count;
+}
+
+static PyObject *
+Lattice_best_path(Lattice *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *text;
+    double start = 0.0;
+    if (!arg_count("best_path", nargs, 1, 2) || (text = str_arg(args[0])) == NULL)
+        return NULL;
+    if (nargs > 1 && (start = PyFloat_AsDouble(args[1])) == -1.0 && PyErr_Occurred())
+        return NULL;
+    Viterbi v;
+    if (viterbi(self, text, start, &v) < 0)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t count = path_length(&v, n);
+    PyObject *path = PyList_New(count);
+    if (path == NULL) {
+        viterbi_free(&v);
+        return NULL;
+    }
+    Py_ssize_t end = n;
+    for (Py_ssize_t i = count - 1; i >= 0; i--) {
+        Py_ssize_t s = v.cells[end].start;
+        PyObject *node = Py_BuildValue("(nni)", s, end, (int)v.cells[end].id);
+        if (node == NULL) {
+            Py_DECREF(path);
+            viterbi_free(&v);
+            return NULL;
+        }
+        PyList_SET_ITEM(path, i, node);
+        end = s;
+    }
+    double score = v.cells[n].best;
+    viterbi_free(&v);
+    return Py_BuildValue("(Nd)", path, score);
+}
+
+/* Append `id` to `out` as an int (one object per ID, kept: an encode's list holds
+ * thousands of them); -1 with an exception on failure. */
+static int
+append_id(Lattice *self, PyObject *out, long id)
+{
+    PyObject *x;
+    if (id >= 0 && id < self->n_scores) {
+        x = self->id_objs[id];
+        if (x == NULL) {
+            x = self->id_objs[id] = PyLong_FromLong(id);
+            if (x == NULL)
+                return -1;
+        }
+        return PyList_Append(out, x);
+    }
+    x = PyLong_FromLong(id);
+    if (x == NULL)
+        return -1;
+    int rc = PyList_Append(out, x);
+    Py_DECREF(x);
+    return rc;
+}
+
+/* UTF-8 bytes of one code point (0 for a surrogate: it has none). */
+static int
+utf8_of(Py_UCS4 cp, unsigned char *buf)
+{
+    if (cp < 0x80) {
+        buf[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        buf[0] = (unsigned char)(0xC0 | (cp >> 6));
+        buf[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp >= 0xD800 && cp <= 0xDFFF)
+        return 0;
+    if (cp < 0x10000) {
+        buf[0] = (unsigned char)(0xE0 | (cp >> 12));
+        buf[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        buf[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    buf[0] = (unsigned char)(0xF0 | (cp >> 18));
+    buf[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    buf[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+    buf[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static PyObject *
+Lattice_encode(Lattice *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *text;
+    int byte_fallback;
+    long unk_id;
+    if (!arg_count("encode", nargs, 3, 3) || (text = str_arg(args[0])) == NULL)
+        return NULL;
+    if ((byte_fallback = PyObject_IsTrue(args[1])) < 0)
+        return NULL;
+    if ((unk_id = PyLong_AsLong(args[2])) == -1 && PyErr_Occurred())
+        return NULL;
+    Viterbi v;
+    if (viterbi(self, text, 0.0, &v) < 0)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    /* the path's ends, left to right */
+    Py_ssize_t count = path_length(&v, n);
+    Py_ssize_t *ends = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(Py_ssize_t));
+    PyObject *out = ends != NULL ? PyList_New(0) : NULL;
+    if (out == NULL) {
+        if (ends == NULL)
+            PyErr_NoMemory();
+        goto fail;
+    }
+    Py_ssize_t end = n;
+    for (Py_ssize_t i = count - 1; i >= 0; i--) {
+        ends[i] = end;
+        end = v.cells[end].start;
+    }
+    int prev_unknown = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t e = ends[i];
+        int32_t id = v.cells[e].id;
+        if (id >= 0) {
+            if (append_id(self, out, id) < 0)
+                goto fail;
+            prev_unknown = 0;
+            continue;
+        }
+        if (!byte_fallback) {
+            if (!prev_unknown && append_id(self, out, unk_id) < 0)
+                goto fail;
+            prev_unknown = 1;
+            continue;
+        }
+        /* an unknown node is one character: its byte pieces, or none if one is missing */
+        Py_UCS4 cp = PyUnicode_READ(kind, data, v.cells[e].start);
+        unsigned char buf[4];
+        int len = utf8_of(cp, buf);
+        if (len == 0) {
+            /* a lone surrogate: str.encode's error, as the pure code raises */
+            PyObject *one = PyUnicode_Substring(text, v.cells[e].start, e);
+            PyObject *raw = one != NULL ? PyUnicode_AsUTF8String(one) : NULL;
+            Py_XDECREF(one);
+            Py_XDECREF(raw);
+            if (raw != NULL)
+                PyErr_SetString(PyExc_UnicodeEncodeError, "surrogates not allowed");
+            goto fail;
+        }
+        int missing = 0;
+        for (int b = 0; b < len; b++)
+            missing |= self->byte_ids[buf[b]] < 0;
+        if (missing)
+            continue;
+        for (int b = 0; b < len; b++)
+            if (append_id(self, out, self->byte_ids[buf[b]]) < 0)
+                goto fail;
+    }
+    PyMem_Free(ends);
+    viterbi_free(&v);
+    return out;
+fail:
+    Py_XDECREF(out);
+    PyMem_Free(ends);
+    viterbi_free(&v);
+    return NULL;
+}
+
+/* Append (id, start, end) to `out`; -1 with an exception on failure. */
+static int
+append_token(PyObject *out, long id, Py_ssize_t start, Py_ssize_t end)
+{
+    PyObject *t = Py_BuildValue("(lnn)", id, start, end);
+    if (t == NULL)
+        return -1;
+    int rc = PyList_Append(out, t);
+    Py_DECREF(t);
+    return rc;
+}
+
+/* One fused stretch text[start:end] of unknown nodes: the piece of that string, else its
+ * byte pieces (byte_fallback, all present), else unk_id. 1: `out` has them; 0: it needs
+ * unk_id and there is none; -1: an exception. */
+static int
+finish_unknown(Lattice *self, PyObject *text, Py_ssize_t start, Py_ssize_t end, long unk_id,
+               int byte_fallback, PyObject *out)
+{
+    PyObject *sub = PyUnicode_Substring(text, start, end);
+    if (sub == NULL)
+        return -1;
+    PyObject *found = PyDict_GetItemWithError(self->candidates, sub); /* borrowed */
+    if (found != NULL) {
+        long id = PyLong_AsLong(found);
+        Py_DECREF(sub);
+        if (id == -1 && PyErr_Occurred())
+            return -1;
+        return append_token(out, id, start, end) < 0 ? -1 : 1;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(sub);
+        return -1;
+    }
+    if (byte_fallback) {
+        PyObject *raw = PyUnicode_AsUTF8String(sub); /* (a surrogate raises, as in Python) */
+        Py_DECREF(sub);
+        if (raw == NULL)
+            return -1;
+        const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(raw);
+        Py_ssize_t len = PyBytes_GET_SIZE(raw);
+        int missing = 0;
+        for (Py_ssize_t b = 0; b < len; b++)
+            missing |= self->byte_ids[bytes[b]] < 0;
+        if (!missing) {
+            for (Py_ssize_t b = 0; b < len; b++) {
+                if (append_token(out, self->byte_ids[bytes[b]], start, end) < 0) {
+                    Py_DECREF(raw);
+                    return -1;
+                }
+            }
+            Py_DECREF(raw);
+            return 1;
+        }
+        Py_DECREF(raw);
+    }
+    else {
+        Py_DECREF(sub);
+    }
+    if (unk_id < 0)
+        return 0;
+    return append_token(out, unk_id, start, end) < 0 ? -1 : 1;
+}
+
+static PyObject *
+Lattice_tokenize_hf(Lattice *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *text;
+    long unk_id;
+    int byte_fallback;
+    if (!arg_count("tokenize_hf", nargs, 3, 3) || (text = str_arg(args[0])) == NULL)
+        return NULL;
+    if ((unk_id = PyLong_AsLong(args[1])) == -1 && PyErr_Occurred())
+        return NULL;
+    if ((byte_fallback = PyObject_IsTrue(args[2])) < 0)
+        return NULL;
+    Viterbi v;
+    if (viterbi(self, text, 0.0, &v) < 0)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t count = path_length(&v, n);
+    Py_ssize_t *ends = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(Py_ssize_t));
+    PyObject *out = ends != NULL ? PyList_New(0) : NULL;
+    if (out == NULL) {
+        if (ends == NULL)
+            PyErr_NoMemory();
+        goto fail;
+    }
+    Py_ssize_t end = n;
+    for (Py_ssize_t i = count - 1; i >= 0; i--) {
+        ends[i] = end;
+        end = v.cells[end].start;
+    }
+    /* fused unknown stretches: [run_start, run_end) pending while run_start >= 0 */
+    Py_ssize_t run_start = -1, run_end = -1;
+    for (Py_ssize_t i = 0; i <= count; i++) {
+        Py_ssize_t e = i < count ? ends[i] : -1;
+        int32_t id = i < count ? v.cells[e].id : 0;
+        int is_unk = i < count && (id < 0 || (unk_id >= 0 && id == unk_id));
+        if (is_unk) {
+            if (run_start < 0)
+                run_start = v.cells[e].start;
+            run_end = e;
+            continue;
+        }
+        if (run_start >= 0) {
+            int rc = finish_unknown(self, text, run_start, run_end, unk_id, byte_fallback, out);
+            if (rc < 0)
+                goto fail;
+            if (rc == 0) { /* no unk_id: the caller raises its error */
+                Py_DECREF(out);
+                PyMem_Free(ends);
+                viterbi_free(&v);
+                Py_RETURN_NONE;
+            }
+            run_start = -1;
+        }
+        if (i < count && append_token(out, id, v.cells[e].start, e) < 0)
+            goto fail;
+    }
+    PyMem_Free(ends);
+    viterbi_free(&v);
+    return out;
+fail:
+    Py_XDECREF(out);
+    PyMem_Free(ends);
+    viterbi_free(&v);
+    return NULL;
+}
+
+static PyObject *
+Lattice_sizeof(Lattice *self, PyObject *Py_UNUSED(ignored))
+{
+    size_t cap = self->mask + 1;
+    size_t bytes = sizeof(Lattice) + cap * sizeof(Edge) + ROOT_DIRECT * sizeof(int32_t) +
+                   (size_t)self->n_scores * sizeof(double);
+    return PyLong_FromSize_t(bytes);
+}
+
+static PyMethodDef Lattice_methods[] = {
+    {"best_path", (PyCFunction)(void (*)(void))Lattice_best_path, METH_FASTCALL,
+     "best_path(text, start=0.0) -> ([(start, end, id)], score): the best path, id -1 "
+     "for an unknown character"},
+    {"encode", (PyCFunction)(void (*)(void))Lattice_encode, METH_FASTCALL,
+     "encode(text, byte_fallback, unk_id) -> [id]: the best path's IDs; an unknown "
+     "character as its byte pieces (byte_fallback), a run of them as one unk_id"},
+    {"tokenize_hf", (PyCFunction)(void (*)(void))Lattice_tokenize_hf, METH_FASTCALL,
+     "tokenize_hf(text, unk_id, byte_fallback) -> [(id, start, end)] or None: Hugging "
+     "Face's finish of the best path (None: it needs unk_id and there is none)"},
+    {"__sizeof__", (PyCFunction)Lattice_sizeof, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject LatticeType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tokplay_native.unigram.Lattice",
+    .tp_basicsize = sizeof(Lattice),
+    .tp_dealloc = (destructor)Lattice_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A Unigram model's search: its pieces as a trie over code points, its scores.",
+    .tp_methods = Lattice_methods,
+    .tp_new = Lattice_new,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "tokplay_native.unigram",
+    "Unigram's Viterbi pass (the twin of core.pipeline.unigram's best_path).", -1, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit_unigram(void)
+{
+    if (PyType_Ready(&LatticeType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&LatticeType);
+    if (PyModule_AddObject(m, "Lattice", (PyObject *)&LatticeType) < 0) {
+        Py_DECREF(&LatticeType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
