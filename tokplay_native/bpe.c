@@ -1,24 +1,28 @@
-/* The BPE merge loop in C: the twin of core/bpe.py's two hot paths and of a byte-level
- * pre-token's BPE in core/tokenizer.py. Same algorithm, same order of look-ups, same
- * answers (tests/test_native.py checks them against the pure functions on arbitrary input).
+/* The BPE merge loop in C: the twin of core/bpe.py's hot paths, of a pre-token's BPE in
+ * core/pretoken_bpe.py and of the pre-token cache's loop in core/text_encoder.py. Same
+ * algorithm, same order of look-ups, same answers (tests/test_native_bpe.py checks them
+ * against the pure code on arbitrary input and on real models).
  *
  * BPE joins the adjacent pair of lowest rank, the leftmost on a tie, until no pair has a
- * rank. A pair's rank is looked up in a Python dict, as the pure code does, so nothing is
- * built at load time and the tables stay the tokenizer's own:
+ * rank (bpe_loop, written once below). Two ways to rank a pair:
  *
- *   merge_joined(parts, ranks)            key = left + right, a join makes left + right
- *                                         (rank files over bytes, SentencePiece over str)
- *   merge_made(parts, ranks, made)        key = (left, right), a join makes made[rank]
- *                                         (merge lists over token IDs)
+ *   merge_joined(parts, ranks)            in a Python dict, by left + right (rank files over
+ *                                         bytes, SentencePiece over str); a join makes it
+ *   merge_made(parts, ranks, made)        in a Python dict, by (left, right); a join makes
+ *                                         made[rank] (merge lists over token IDs)
+ *
+ * and, built once per tokenizer on its first new pre-token, C hash tables that answer the
+ * same without making a Python object per look-up:
+ *
  *   RankTable(encoder).encode(data)       a rank file's BPE of one pre-token's bytes -> IDs
  *   PairTable(ranks, made, byte_ids).encode(data)   the same for a merge list
- *   SpmWords(...)                         a SentencePiece BPE model's words -> IDs
+ *   SpmWords(merge_rank, vocab, ...)      a SentencePiece BPE model's words -> IDs
  *   encode_words(...)                     a pre-token cache's loop over one of those
  *
  * Ranks are ints below NO_MERGE (1 << 62, what a missing pair ranks); the loop rescans an
  * array of ranks after each join (n^2), so callers send only short inputs (core.bpe._LONG
- * parts) and keep their heap for longer ones. The merge_* functions join `parts` in place
- * and return it, as core.bpe.merge does.
+ * parts, 256) and keep their heap for longer ones. The merge_* functions join `parts` in
+ * place and return it, as core.bpe.merge does. Every function holds the GIL throughout.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -22,6 +22,10 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#if PY_VERSION_HEX < 0x030B0000 /* (Python 3.10 names it privately) */
+#define PyFloat_Unpack4(p, le) _PyFloat_Unpack4((const unsigned char *)(p), (le))
+#endif
 #include <stdint.h>
 #include <math.h>
 #include <string.h>
