@@ -18,7 +18,7 @@ import importlib
 import os
 from types import ModuleType
 
-__all__ = ["bpe", "spm", "status", "tables", "train", "unigram"]
+__all__ = ["bpe", "normalize", "spm", "status", "tables", "train", "unigram"]
 
 
 def _load(name: str) -> ModuleType | None:
@@ -40,13 +40,17 @@ unigram: ModuleType | None = _load("unigram")
 tables: ModuleType | None = _load("tables")
 #: A SentencePiece model's readers (:mod:`core.pipeline.sentencepiece.proto`, GGUF strings).
 spm: ModuleType | None = _load("spm")
+#: A char map applied to a text (``normalize_str`` in :mod:`core.pipeline.sentencepiece.normalizer`
+#: and :mod:`core.pipeline.precompiled`).
+normalize: ModuleType | None = _load("normalize")
 
 
 def status() -> dict[str, bool]:
     """Which compiled helpers this process uses (the benchmarks print it).
 
     >>> sorted(status())
-    ['bpe', 'spm', 'tables', 'train', 'unigram']
+    ['bpe', 'normalize', 'spm', 'tables', 'train', 'unigram']
     """
-    return {"bpe": bpe is not None, "spm": spm is not None, "tables": tables is not None,
-            "train": train is not None, "unigram": unigram is not None}  # fmt: skip
+    return {"bpe": bpe is not None, "normalize": normalize is not None, "spm": spm is not None,
+            "tables": tables is not None, "train": train is not None,
+            "unigram": unigram is not None}  # fmt: skip

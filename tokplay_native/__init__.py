@@ -12,7 +12,9 @@ are the whole cost of what they do, and this package runs them in C when it was 
 - ``spm``: reading a SentencePiece model's pieces and a GGUF vocab's strings
   (:mod:`core.pipeline.sentencepiece.proto`, :mod:`core.formats.gguf`);
 - ``tables``: loading a merge list, its merges split into IDs and its pairs indexed
-  (:mod:`core.vocab_index`).
+  (:mod:`core.vocab_index`);
+- ``normalize``: SentencePiece's and Hugging Face's "precompiled" normalization
+  (:mod:`core.pipeline.sentencepiece.normalizer`, :mod:`core.pipeline.precompiled`).
 
 core never imports this package directly: :mod:`core.native` does, and says what was found.
 Each function here has a pure-Python twin in core that gives the same result on every input;

@@ -14,6 +14,8 @@ SentencePiece's:
 - a NUL byte ends the trie walk (C strings).
 
 Every output character keeps the span of the cluster or character it came from.
+``normalize_str`` (the text alone, what encoding reads) runs in C where built
+(``core.native.normalize``), else with ``str.translate`` when no cluster joins characters.
 
 >>> from core.pipeline.piece import Piece
 >>> from core.pipeline.sentencepiece.normalizer import CharsMap
@@ -31,11 +33,47 @@ from core.pipeline.piece import Piece, Span
 from core.pipeline.sentencepiece.normalizer import CharsMap
 from core.regex_compat import HAVE_REGEX, regex
 
-__all__ = ["Precompiled", "graphemes", "precompiled_from_json"]
+__all__ = ["Precompiled", "graphemes", "joining_bitmap", "precompiled_from_json"]
 
 # Extended grapheme clusters. Without the regex package (its stand-in has no \X), an
 # approximation: CR LF, or a character with the combining marks and joiners after it.
 _GRAPHEME = regex.compile(r"\X" if HAVE_REGEX else r"\r\n|[\s\S][\p{M}\u200d]*")
+# A character that may join the one before it in a cluster (or, Prepend, the one after):
+# a text without one (nor CR LF) is clusters of one character each, which the C twin maps
+# without cutting them (most text: Hangul syllables and kana alone never join).
+_JOINING = regex.compile(
+    r"[\p{GCB=Extend}\p{GCB=ZWJ}\p{GCB=SpacingMark}\p{GCB=Prepend}\p{GCB=L}\p{GCB=V}"
+    r"\p{GCB=T}\p{GCB=Regional_Indicator}]+"
+    if HAVE_REGEX
+    else r"[\p{M}\u200d]+"
+)
+#: Where such characters are (no other plane has one: ideographs, unassigned, private use)
+_JOINING_PLANES = ((0, 0x20000), (0xE0000, 0xE1000))
+_joining: list[bytes] = []  # (the bitmap, built on the first use)
+
+
+def joining_bitmap(planes: tuple[tuple[int, int], ...] | None = None) -> bytes:
+    """A bit per code point (low bit first): may it join a grapheme cluster? What the C
+    twin reads to tell when a text needs its clusters cut. Built once (a few hundredths of
+    a second) for the default ``planes`` (None: those where such characters are).
+
+    >>> bits = joining_bitmap()
+    >>> [(bits[c >> 3] >> (c & 7)) & 1 for c in (ord("a"), 0x301, ord("한"), 0x1100)]
+    [0, 1, 0, 1]
+    """
+    if planes is None and _joining:
+        return _joining[0]
+    bits = bytearray(0x110000 // 8)
+    for low, high in planes or _JOINING_PLANES:
+        for m in _JOINING.finditer("".join(map(chr, range(low, high)))):
+            for code in range(low + m.start(), low + m.end()):
+                bits[code >> 3] |= 1 << (code & 7)
+    out = bytes(bits)
+    if planes is None:
+        _joining[:] = [out]
+    return out
+
+
 #: spm_precompiled only tries a whole cluster shorter than this many bytes
 _WHOLE_CLUSTER_BYTES = 6
 
@@ -47,6 +85,23 @@ def graphemes(text: str) -> list[str]:
     [2, 1, 2]
     """
     return _GRAPHEME.findall(text)
+
+
+class _ByCode(dict[int, str]):
+    """``str.translate``'s table for a char map read Precompiled's way: code point -> its
+    character's rule, or the character; filled as texts ask (bounded)."""
+
+    def __init__(self, charsmap: CharsMap) -> None:
+        super().__init__()
+        self.charsmap = charsmap
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        found = self.charsmap.first(ch.encode("utf-8"))  # (a lone surrogate raises here)
+        out = ch if found is None else found
+        if len(self) < 65536:
+            self[code] = out
+        return out
 
 
 class Precompiled:
@@ -64,6 +119,7 @@ class Precompiled:
                 f"{name}: the Precompiled normalizer's replacements are not valid UTF-8"
             ) from None
         self._by_char: dict[str, str | None] = {}
+        self._by_code = _ByCode(self._map)
 
     def _char(self, ch: str) -> str | None:
         """The rule for one character (cached: texts repeat their characters)."""
@@ -74,6 +130,21 @@ class Precompiled:
             if len(self._by_char) < 65536:
                 self._by_char[ch] = found
             return found
+
+    def normalize_str(self, text: str) -> str:
+        """The normalized text alone: what :meth:`normalize` gives, without spans (in C
+        where built: ``core.native.normalize``).
+
+        >>> Precompiled(bytes([8, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0])).normalize_str("ab")
+        'ab'
+        """
+        compiled = self._map.native()
+        if compiled is not None:
+            out = compiled.hf_normalize(text, joining_bitmap())
+            return compiled.hf_normalize(text, _GRAPHEME.findall(text)) if out is None else out
+        if "\r\n" not in text and _JOINING.search(text) is None:
+            return text.translate(self._by_code)  # (clusters of one character each)
+        return self.normalize(Piece.of(text)).text
 
     def normalize(self, piece: Piece) -> Piece:
         text = piece.text

@@ -5,9 +5,11 @@ text made of the characters where ``nmt_nfkc``'s rules reach past one character
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core import native
 from core.pipeline.piece import Piece
 from core.pipeline.sentencepiece.char_table import CharTable
 from tests.pipeline.test_fast_encode_sp import _unigram
@@ -45,6 +47,9 @@ def test_normalize_str_is_sentencepiece(text: str) -> None:
     normalizer, sp = _normalizer()
     assert normalizer.normalize_str(text) == sp.normalize(text)
     assert normalizer.normalize_str(text) == normalizer.normalize(Piece.of(text)).text
+    with pytest.MonkeyPatch.context() as patch:  # (the pure path too: the C twin's off)
+        patch.setattr(native, "normalize", None)
+        assert normalizer.normalize_str(text) == sp.normalize(text)
 
 
 def test_reaching_pairs_take_the_walk() -> None:
@@ -82,8 +87,10 @@ def test_a_used_table_pickles_and_the_model_encodes_the_same_after() -> None:
     assert copy.normalizer._table.apply("A\u0301") is None
 
 
-def test_clear_cache_forgets_what_texts_taught() -> None:
-    # (benchmarks time a cold encode after it; the results stay the same)
+def test_clear_cache_forgets_what_texts_taught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (benchmarks time a cold encode after it; the results stay the same; the pure path,
+    # whose caches these are: the C twin, tokplay_native.normalize, keeps none)
+    monkeypatch.setattr(native, "normalize", None)
     tok, sp = _unigram("nmt_nfkc")
     text = "xA\u0301 か\u3099 ﬁ① plain words, Ünïcödé"
     before = tok.encode(text)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Iterable
+from typing import Any
 
+from core import native
 from core.errors import FormatError
 from core.pipeline.piece import Piece, Span, cover
 from core.pipeline.sentencepiece.char_table import CharRules, CharTable
@@ -40,9 +42,40 @@ class CharsMap:
         self.units = list(struct.unpack_from(f"<{size // 4}I", blob, 4))
         self.normalized = blob[4 + size :]
         self._cache: dict[int, str] = {}
+        self._blob = bytes(blob)  # (for the C twin, see native())
+        self._native: tuple[frozenset[str], Any] | None = None
         # (built on the first text; private: a fingerprint reads public attributes only)
         self._child_keys: bytes | None = None
         self._char_rules: CharRules | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_native"] = None  # (a C object does not pickle: the copy builds its own)
+        return state
+
+    def native(self, symbols: frozenset[str] = frozenset()) -> Any:
+        """This map in C with these user-defined pieces (a
+        ``tokplay_native.normalize.CharsMap``), built on the first call while
+        ``core.native.normalize`` is there (read at each call: a test turns it off); None
+        without it, or for a map the C twin leaves to the pure code (an empty trie,
+        replacements that are not UTF-8).
+
+        >>> m = CharsMap(bytes([8, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0]), "m")
+        >>> compiled = m.native()
+        >>> compiled is None or compiled.sp_normalize(" a", True, True, True, False) == "▁a"
+        True
+        """
+        module = native.normalize
+        if module is None:
+            return None
+        found = self._native
+        if found is None or (found[0] is not symbols and found[0] != symbols):
+            try:
+                built = module.CharsMap(self._blob, sorted(symbols))
+            except ValueError:
+                built = None
+            found = self._native = (symbols, built)
+        return found[1]
 
     def child_keys(self) -> bytes:
         """Per unit, its label XOR the low byte of its index. Node ``x``'s child along byte
@@ -292,7 +325,8 @@ class SentencePieceNormalizer:
 
     def normalize_str(self, text: str) -> str:
         """The normalized text alone (``SentencePieceProcessor.normalize``): what
-        :meth:`normalize` gives, without spans.
+        :meth:`normalize` gives, without spans (with a char map, in C where built:
+        ``core.native.normalize``; else the char table or the walk below).
 
         >>> SentencePieceNormalizer().normalize_str("  Hi   you ")
         '▁Hi▁you'
@@ -305,6 +339,13 @@ class SentencePieceNormalizer:
             if not self.add_dummy_prefix:
                 return out
             return out + space if self.treat_whitespace_as_suffix else space + out
+        charsmap = self.charsmap
+        compiled = charsmap.native(self.matcher.symbols) if charsmap is not None else None
+        if compiled is not None:  # (the same walk and the same _general, in C)
+            return compiled.sp_normalize(
+                text, self.add_dummy_prefix, self.remove_extra_whitespaces,
+                self.escape_whitespaces, self.treat_whitespace_as_suffix,
+            )  # fmt: skip
         fast = self._table.apply(text) if self._table is not None else None
         mapped, exact = (fast, True) if fast is not None else self._mapped_text(text)
         if not exact:
