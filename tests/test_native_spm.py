@@ -28,7 +28,7 @@ from core.formats.gguf_spm import BPE_MODEL, SpmPiece, model_proto_bytes
 from core.formats.gguf_vocab import tokenizer_from_gguf
 from core.pipeline.sentencepiece import proto as proto_module
 from core.pipeline.sentencepiece import sentencepiece_tokenizer
-from core.pipeline.sentencepiece.bpe import _char_ranges, piece_chars
+from core.pipeline.sentencepiece.cuts import _char_ranges, piece_chars
 from core.pipeline.sentencepiece.tables import piece_tables
 from core.pipeline.sentencepiece.proto import (
     BYTE,

@@ -17,6 +17,7 @@
  *   RankTable(encoder).encode(data)       a rank file's BPE of one pre-token's bytes -> IDs
  *   PairTable(ranks, made, byte_ids).encode(data)   the same for a merge list
  *   SpmWords(merge_rank, vocab, ...)      a SentencePiece BPE model's words -> IDs
+ *   spm_words(texts, scores, types, ...)  the same, straight from its piece columns
  *   encode_words(...)                     a pre-token cache's loop over one of those
  *
  * Ranks are ints below NO_MERGE (1 << 62, what a missing pair ranks); the loop rescans an
@@ -1088,6 +1089,34 @@ spm_word(const SpmWords *self, PyObject *word)
     return out;
 }
 
+PyDoc_STRVAR(SpmWords_piece_id_doc,
+"piece_id(piece, /)\n--\n\n"
+"The ID the table holds for piece (a str), -1 if none.");
+
+static PyObject *
+SpmWords_piece_id(SpmWords *self, PyObject *piece)
+{
+    Py_ssize_t size;
+    if (!PyUnicode_Check(piece)) {
+        PyErr_SetString(PyExc_TypeError, "piece_id(piece): a str");
+        return NULL;
+    }
+    const unsigned char *data = (const unsigned char *)PyUnicode_AsUTF8AndSize(piece, &size);
+    if (data == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+            return NULL;
+        PyErr_Clear(); /* a lone surrogate: no table holds it */
+        return PyLong_FromLong(-1);
+    }
+    const ByteEntry *entry = bytemap_find(&self->map, data, size);
+    return PyLong_FromLongLong(entry == NULL || entry->id < 0 ? -1 : entry->id);
+}
+
+static PyMethodDef SpmWords_methods[] = {
+    {"piece_id", (PyCFunction)SpmWords_piece_id, METH_O, SpmWords_piece_id_doc},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyTypeObject SpmWordsType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tokplay_native.bpe.SpmWords",
@@ -1097,7 +1126,297 @@ static PyTypeObject SpmWordsType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = SpmWords_new,
     .tp_dealloc = (destructor)SpmWords_dealloc,
+    .tp_methods = SpmWords_methods,
 };
+
+/* ---- spm_words: an SpmWords straight from a model's piece columns -------------------- */
+
+/* The same table as SpmWords(merge_rank, vocab, ...) over piece_tables' dicts
+ * (core/pipeline/sentencepiece/tables.py), without making them: a model's load then makes no
+ * dict of 32,000 keys. Types CONTROL (3), UNKNOWN (2) and BYTE (6) are reserved (never
+ * merged into); every other piece's rank is the place of its score among those pieces'
+ * distinct scores, best first (tables._ranks). */
+#define SPM_RESERVED(t) ((t) == 2 || (t) == 3 || (t) == 6)
+
+/* A score and its piece's ID, sorted best first to give the ranks in one walk. */
+typedef struct {
+    double score;
+    Py_ssize_t id;
+} Scored;
+
+static int
+compare_desc(const void *a, const void *b)
+{
+    double x = ((const Scored *)a)->score, y = ((const Scored *)b)->score;
+    return (x < y) - (x > y);
+}
+
+/* Add data[0:n] as entry `id` (hashed once: a model's 32,000 pieces are added at each
+ * load); the ID already holding it when the text is spelled twice, else -1. */
+static long long
+bytemap_add_new(ByteMap *map, const unsigned char *data, Py_ssize_t n, long long id)
+{
+    uint64_t h = hash_bytes(data, n);
+    uint32_t tag = (uint32_t)(h >> 32);
+    Py_ssize_t slot = (Py_ssize_t)h & map->mask;
+    for (;; slot = (slot + 1) & map->mask) {
+        uint64_t got = map->slots[slot];
+        if (got == 0)
+            break;
+        const ByteEntry *entry = &map->entries[SLOT_INDEX(got)];
+        if (SLOT_TAG(got) == tag && (Py_ssize_t)entry->length == n &&
+            memcmp(entry_key(map, entry), data, (size_t)n) == 0)
+            return entry->id;
+    }
+    ByteEntry *entry = &map->entries[map->count];
+    entry->value = NO_MERGE;
+    entry->id = id;
+    entry->length = (uint32_t)n;
+    entry->offset = 0;
+    if (n <= INLINE)
+        memcpy(entry->inline_key, data, (size_t)n);
+    else {
+        memcpy(map->blob + map->blob_used, data, (size_t)n);
+        entry->offset = (uint32_t)map->blob_used;
+        map->blob_used += n;
+    }
+    map->slots[slot] = SLOT(tag, map->count);
+    map->count++;
+    return -1;
+}
+
+/* The UTF-8 size of a str, -1 for a lone surrogate (not encodable). Written here, not
+ * asked of PyUnicode_AsUTF8AndSize, which keeps a copy in each of 32,000 fresh strs. */
+static Py_ssize_t
+utf8_size(PyObject *s)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s), size = 0;
+    if (PyUnicode_IS_ASCII(s))
+        return n;
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c >= 0xD800 && c <= 0xDFFF)
+            return -1;
+        size += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    }
+    return size;
+}
+
+/* Write the UTF-8 of s (utf8_size(s) bytes, no lone surrogate) into out; its size. */
+static Py_ssize_t
+utf8_write(PyObject *s, unsigned char *out)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    unsigned char *start = out;
+    if (PyUnicode_IS_ASCII(s)) {
+        memcpy(out, PyUnicode_DATA(s), (size_t)n);
+        return n;
+    }
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80)
+            *out++ = (unsigned char)c;
+        else if (c < 0x800) {
+            *out++ = (unsigned char)(0xC0 | c >> 6);
+            *out++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+        else if (c < 0x10000) {
+            *out++ = (unsigned char)(0xE0 | c >> 12);
+            *out++ = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+            *out++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+        else {
+            *out++ = (unsigned char)(0xF0 | c >> 18);
+            *out++ = (unsigned char)(0x80 | (c >> 12 & 0x3F));
+            *out++ = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+            *out++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+    }
+    return out - start;
+}
+
+/* Each column's checked items: types and scores into C arrays, the texts' UTF-8 sizes
+ * beyond INLINE into *blob; a lone surrogate is a TypeError (the dict route decides). */
+static int
+spm_columns(PyObject *texts, PyObject *scores, PyObject *types, unsigned char *reserved,
+            double *score, Py_ssize_t *blob, Py_ssize_t *longest)
+{
+    Py_ssize_t n = PyList_GET_SIZE(texts), size;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(types, i), *s = PyList_GET_ITEM(scores, i);
+        if (!PyLong_CheckExact(t) || !PyFloat_CheckExact(s) ||
+            !PyUnicode_CheckExact(PyList_GET_ITEM(texts, i))) {
+            PyErr_SetString(PyExc_TypeError, "spm_words: texts str, scores float, types int");
+            return -1;
+        }
+        int overflow;
+        long type = PyLong_AsLongAndOverflow(t, &overflow);
+        reserved[i] = !overflow && SPM_RESERVED(type);
+        score[i] = PyFloat_AS_DOUBLE(s);
+        if ((size = utf8_size(PyList_GET_ITEM(texts, i))) < 0) {
+            PyErr_SetString(PyExc_TypeError, "spm_words: a text is no valid UTF-8");
+            return -1;
+        }
+        if (size > *longest)
+            *longest = size;
+        if (size == 0) {
+            PyErr_Format(PyExc_ValueError, "piece %zd is empty", i);
+            return -1;
+        }
+        if (size > INLINE)
+            *blob += size;
+    }
+    return 0;
+}
+
+/* Every text -> its ID (a ValueError for one spelled twice), every merged-into piece's rank;
+ * 1 if some such score is NaN (no rank: the caller's heap path), 0 if done, -1 on error.
+ * The map holds n entries and the texts' bytes (spm_columns counted them). */
+static int
+spm_fill(SpmWords *self, PyObject *texts, const unsigned char *reserved, const double *score,
+         unsigned char *scratch)
+{
+    Py_ssize_t n = PyList_GET_SIZE(texts), m = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *text = PyList_GET_ITEM(texts, i);
+        const unsigned char *data = scratch;
+        Py_ssize_t size = PyUnicode_GET_LENGTH(text);
+        if (PyUnicode_IS_ASCII(text))
+            data = PyUnicode_DATA(text);
+        else /* (checked by spm_columns: no lone surrogate, at most `longest` bytes) */
+            size = utf8_write(text, scratch);
+        long long first = bytemap_add_new(&self->map, data, size, i);
+        if (first >= 0) {
+            PyErr_Format(PyExc_ValueError, "piece %R is defined twice (IDs %lld and %zd)", text,
+                         first, i);
+            return -1;
+        }
+    }
+    int single = 1; /* every score a float32, as a parsed file's are */
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!reserved[i]) {
+            if (score[i] != score[i])
+                return 1;
+            single = single && (double)(float)score[i] == score[i];
+        }
+    if (single) {
+        /* subtle: a rank need not be the place among the distinct scores, only order the
+         * pieces as it does (bpe_loop compares ranks, never reads them): a float32's bits
+         * as an unsigned key, sign flipped, are in its order, so no sort is needed */
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!reserved[i]) {
+                float f = score[i] == 0.0 ? 0.0f : (float)score[i]; /* (-0.0 is 0.0) */
+                uint32_t u;
+                memcpy(&u, &f, sizeof u);
+                uint32_t ascending = u & 0x80000000u ? ~u : u | 0x80000000u;
+                self->map.entries[i].value = (long long)(0xFFFFFFFFu - ascending);
+            }
+        return 0;
+    }
+    Scored *best = PyMem_Malloc(sizeof(Scored) * (size_t)(n ? n : 1));
+    if (best == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int ordered = 1; /* (a trained model's scores mostly fall with the ID: often no sort) */
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!reserved[i]) {
+            ordered = ordered && (m == 0 || best[m - 1].score >= score[i]);
+            best[m].score = score[i];
+            best[m++].id = i;
+        }
+    if (!ordered)
+        qsort(best, (size_t)m, sizeof(Scored), compare_desc);
+    /* (entries were added in ID order, one per text; 0.0 == -0.0, as in a set) */
+    long long rank = -1;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        rank += k == 0 || best[k - 1].score != best[k].score;
+        self->map.entries[best[k].id].value = rank;
+    }
+    PyMem_Free(best);
+    return 0;
+}
+
+PyDoc_STRVAR(spm_words_doc,
+"spm_words(texts, scores, types, /, *, unk, byte_fallback, user_first)\n--\n\n"
+"SpmWords(merge_rank, vocab, unk=unk, byte_ids=..., user_first=user_first) as built from\n"
+"core.pipeline.sentencepiece.tables.piece_tables' dicts, straight from a SentencePiece\n"
+"model's piece columns by ID (texts: list[str], scores: list[float], types: list[int]):\n"
+"each text's ID, each piece that may be merged into (a type other than UNKNOWN 2,\n"
+"CONTROL 3, BYTE 6) ranked by the place of its score among their distinct scores, best\n"
+"first; byte_ids[b] is the ID of <0xBB> if that is a reserved piece, else unk (when\n"
+"byte_fallback). None when one of those scores is NaN. ValueError when a text is empty or\n"
+"spelled twice; TypeError for other item types or a text with a lone surrogate.");
+
+static PyObject *
+spm_words(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"texts", "scores", "types", "unk", "byte_fallback", "user_first",
+                            NULL};
+    PyObject *texts, *scores, *types, *user_first;
+    long long unk;
+    int byte_fallback;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!O!$LpU:spm_words", names, &PyList_Type,
+                                     &texts, &PyList_Type, &scores, &PyList_Type, &types, &unk,
+                                     &byte_fallback, &user_first))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(texts), blob = 0, longest = 0;
+    if (PyList_GET_SIZE(scores) != n || PyList_GET_SIZE(types) != n) {
+        PyErr_SetString(PyExc_TypeError, "spm_words: columns of different lengths");
+        return NULL;
+    }
+    unsigned char *reserved = PyMem_Malloc((size_t)(n ? n : 1));
+    double *score = PyMem_Malloc(sizeof(double) * (size_t)(n ? n : 1));
+    unsigned char *scratch = NULL;
+    SpmWords *self = NULL;
+    PyObject *out = NULL;
+    if (reserved == NULL || score == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (spm_columns(texts, scores, types, reserved, score, &blob, &longest) < 0)
+        goto done;
+    if ((scratch = PyMem_Malloc((size_t)longest + 1)) == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    self = (SpmWords *)SpmWordsType.tp_alloc(&SpmWordsType, 0);
+    if (self == NULL)
+        goto done;
+    self->unk = unk;
+    self->byte_fallback = byte_fallback;
+    self->n_user_first = PyUnicode_GET_LENGTH(user_first);
+    self->user_first = PyUnicode_AsUCS4Copy(user_first);
+    if (self->user_first == NULL || bytemap_init(&self->map, n, blob) < 0)
+        goto done;
+    qsort(self->user_first, (size_t)self->n_user_first, sizeof(Py_UCS4), compare_ucs4);
+    int nan = spm_fill(self, texts, reserved, score, scratch);
+    if (nan < 0)
+        goto done;
+    if (nan) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    for (int b = 0; byte_fallback && b < 256; b++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        const ByteEntry *entry = bytemap_find(&self->map, (const unsigned char *)name, 6);
+        int is_reserved = entry != NULL && entry->id >= 0 && reserved[entry->id];
+        self->byte_ids[b] = is_reserved ? entry->id : unk;
+    }
+    out = Py_NewRef((PyObject *)self);
+done:
+    Py_XDECREF(self);
+    PyMem_Free(reserved);
+    PyMem_Free(score);
+    PyMem_Free(scratch);
+    return out;
+}
+
 
 /* ---- encode_words: a pre-token cache's look-ups and misses, in one loop --------------- */
 
@@ -1197,6 +1516,8 @@ static PyMethodDef methods[] = {
     {"merge_joined", (PyCFunction)(void (*)(void))merge_joined, METH_FASTCALL, merge_joined_doc},
     {"merge_made", (PyCFunction)(void (*)(void))merge_made, METH_FASTCALL, merge_made_doc},
     {"encode_words", (PyCFunction)(void (*)(void))encode_words, METH_FASTCALL, encode_words_doc},
+    {"spm_words", (PyCFunction)(void (*)(void))spm_words, METH_VARARGS | METH_KEYWORDS,
+     spm_words_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,6 +11,7 @@
  *   tables(texts, scores, types)   SentencePieceBPE's vocab and merge ranks, one pass
  *   piece_chars(pieces)         every character, and those around a U+2581, as sets
  *   char_ranges(chars)          a regex character class's inside for those characters
+ *   first_repeat(texts)         the index of the first text spelled twice, -1 if none
  *
  * The readers read only what they can read cleanly and stop before anything else (a piece
  * written in an unusual way, a truncated or invalid field, a string running past `stop`):
@@ -200,11 +201,8 @@ one_piece(const unsigned char *buf, Py_ssize_t start, Py_ssize_t end, PyObject *
     }
     if (decoded == NULL)
         return -1;
-    /* hashed now, while its bytes are in the cache: every table is keyed by it */
-    if (PyObject_Hash(decoded) == -1) {
-        Py_DECREF(decoded);
-        return -1;
-    }
+    /* (not hashed here: a BPE model encodes from a C table of the UTF-8, and makes the dicts
+     * keyed by these strs on first use, if ever) */
     *text = decoded;
     *score = s;
     *type = t;
@@ -817,6 +815,82 @@ done:
     return result;
 }
 
+/* ---- first_repeat: is some text spelled twice? ------------------------------------- */
+
+PyDoc_STRVAR(first_repeat_doc,
+"first_repeat(texts, /) -> int\n--\n\n"
+"The index of the first str of texts (a list of str) equal to an earlier one, -1 if none:\n"
+"len(set(texts)) != len(texts) without hashing each fresh str into a set. TypeError for\n"
+"anything but a list of exact strs.");
+
+/* subtle: CPython spells equal strs alike (the narrowest kind that holds them, then their
+ * code units), so their kind and bytes compare as the strs do; hashed here with a cheap
+ * mix of those bytes, not the str's SipHash (which it would then keep). */
+static uint64_t
+str_key_hash(PyObject *s)
+{
+    const unsigned char *p = PyUnicode_DATA(s);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s) * PyUnicode_KIND(s);
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n ^ ((uint64_t)PyUnicode_KIND(s) << 56);
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, (size_t)n);
+    h = (h ^ w) * 0x94D049BB133111EBULL;
+    return h ^ (h >> 29);
+}
+
+static PyObject *
+first_repeat(PyObject *module, PyObject *texts)
+{
+    if (!PyList_CheckExact(texts)) {
+        PyErr_SetString(PyExc_TypeError, "first_repeat(texts): a list of str");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(texts), size = 16;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(texts, i))) {
+            PyErr_SetString(PyExc_TypeError, "first_repeat(texts): a list of str");
+            return NULL;
+        }
+    while (size < 2 * n)
+        size *= 2;
+    if (n >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "first_repeat(texts): too many texts");
+        return NULL;
+    }
+    /* a slot: the hash's top 32 bits, then 1 + the text's index (0: empty), so that most
+     * probes read no str */
+    uint64_t *slots = PyMem_Calloc((size_t)size, sizeof(uint64_t));
+    if (slots == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t found = -1;
+    for (Py_ssize_t i = 0; i < n && found < 0; i++) {
+        PyObject *s = PyList_GET_ITEM(texts, i);
+        Py_ssize_t bytes = PyUnicode_GET_LENGTH(s) * PyUnicode_KIND(s);
+        uint64_t h = str_key_hash(s), tag = h >> 32;
+        Py_ssize_t k = (Py_ssize_t)(h & (uint64_t)(size - 1));
+        for (; slots[k] != 0; k = (k + 1) & (size - 1)) {
+            if (slots[k] >> 32 != tag)
+                continue;
+            PyObject *t = PyList_GET_ITEM(texts, (Py_ssize_t)(slots[k] & 0xFFFFFFFFu) - 1);
+            if (PyUnicode_GET_LENGTH(t) == PyUnicode_GET_LENGTH(s) &&
+                PyUnicode_KIND(t) == PyUnicode_KIND(s) &&
+                memcmp(PyUnicode_DATA(t), PyUnicode_DATA(s), (size_t)bytes) == 0) {
+                found = i;
+                break;
+            }
+        }
+        slots[k] = tag << 32 | (uint64_t)(i + 1);
+    }
+    PyMem_Free(slots);
+    return PyLong_FromSsize_t(found);
+}
+
 static PyMethodDef methods[] = {
     {"pieces", (PyCFunction)(void (*)(void))pieces, METH_FASTCALL, pieces_doc},
     {"gguf_strings", (PyCFunction)(void (*)(void))gguf_strings, METH_FASTCALL,
@@ -825,6 +899,7 @@ static PyMethodDef methods[] = {
     {"piece_chars", (PyCFunction)piece_chars, METH_O, piece_chars_doc},
     {"char_ranges", (PyCFunction)char_ranges, METH_O, char_ranges_doc},
     {"fields", (PyCFunction)(void (*)(void))fields, METH_FASTCALL, fields_doc},
+    {"first_repeat", (PyCFunction)first_repeat, METH_O, first_repeat_doc},
     {NULL, NULL, 0, NULL},
 };
 

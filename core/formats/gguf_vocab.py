@@ -51,7 +51,7 @@ from core.formats.gguf_spm import (
 from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.sentencepiece import tokenizer_from_proto
 from core.pipeline.sentencepiece.proto import ModelProto
-from core.pipeline.sentencepiece.tables import ids_of_type, type_codes
+from core.pipeline.sentencepiece.tables import has_repeats, ids_of_type, type_codes
 from core.pipeline.tokenizer import PipelineTokenizer
 from core.pretokenize import PATTERNS
 from core.template import Template
@@ -148,7 +148,7 @@ def _vocab(meta: GGUFMetadata) -> _Vocab:
     if "" in tokens:
         tokens = [t or f"[EMPTY_{i}]" for i, t in enumerate(tokens)]
     seen: dict[str, int] = {}
-    for i, token in enumerate(tokens if len(set(tokens)) != len(tokens) else ()):  # (find it)
+    for i, token in enumerate(tokens if has_repeats(tokens) else ()):  # (find it)
         first = seen.setdefault(token, i)
         if first != i:
             raise FormatError(

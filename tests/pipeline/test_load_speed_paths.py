@@ -19,6 +19,7 @@ from core.pipeline.models.from_json import _merges
 from core.pipeline.sentencepiece import proto as proto_module
 from core.pipeline.sentencepiece import sentencepiece_tokenizer
 from core.pipeline.sentencepiece.bpe import SentencePieceBPE, space_neighbours
+from core.pipeline.sentencepiece.native_words import columns_words
 from core.pipeline.sentencepiece.tables import piece_tables
 from core.pipeline.sentencepiece.load import _check_pieces
 from core.pipeline.sentencepiece.load import _pieces_look_right
@@ -167,7 +168,7 @@ def test_split_ids_keeps_first_ids(items: list[tuple[str, bool]]) -> None:
 def _slow_check(proto: ModelProto) -> str:
     """_check_pieces walking piece by piece (its whole-list shortcut off)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("core.pipeline.sentencepiece.load._pieces_look_right", lambda *_: False)
+        patch.setattr("core.pipeline.sentencepiece.load._pieces_look_right", lambda *_, **__: False)
         try:
             _check_pieces(proto, "t.model")
         except FormatError as err:
@@ -199,9 +200,16 @@ def test_piece_checks_refuse_what_the_loop_refuses(
     # the shortcut as the loader runs it too: with the BPE model's vocab (piece_tables)
     vocab = piece_tables(proto.piece_texts, proto.piece_scores, proto.piece_types)[0]
     codes = bytes(proto.piece_types)
-    for given, counted in ((None, None), (vocab, None), (vocab, codes)):
+    # and as it runs with the C twin: no dict, the texts' uniqueness found by its table
+    try:
+        unique = columns_words(proto.piece_texts, proto.piece_scores, proto.piece_types,
+                               unk=0, byte_fallback=byte_fallback, user_defined=[]) is not None
+    except ValueError:
+        unique = False
+    runs = [(None, None, False), (vocab, None, False), (vocab, codes, False), (None, codes, unique)]
+    for given, counted, known_unique in runs:
         try:
-            _check_pieces(proto, "t.model", given, counted)
+            _check_pieces(proto, "t.model", given, counted, unique=known_unique)
             fast = "ok"
         except FormatError as err:
             fast = str(err)

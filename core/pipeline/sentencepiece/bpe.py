@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import functools
 import operator
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, ValuesView
 from itertools import compress
 from typing import Any
 
-from core import native
 from core.bpe import merge, merge_steps
 from core.pipeline.models.bpe import BPEStep
-from core.pipeline.sentencepiece.native_words import NATIVE_WORDS, encode_words
+from core.pipeline.sentencepiece.cuts import (  # (re-exported: their home was here)
+    WordCuts,
+    cut_regex,
+    piece_chars,
+    space_neighbours,
+)
+from core.pipeline.sentencepiece.native_words import NATIVE_WORDS, columns_words, encode_words
 from core.pipeline.sentencepiece.normalizer import PrefixMatcher
 from core.pipeline.sentencepiece.proto import (
-    SPACE,
     UNKNOWN,
     UNUSED,
     USER_DEFINED,
@@ -34,11 +37,20 @@ from core.pipeline.sentencepiece.proto import (
 from core.pipeline.sentencepiece.tables import (
     RESERVED as _RESERVED,
     PieceTables,
+    first_of_type,
     ids_of_type,
     piece_tables,
+    type_codes,
 )
 
-__all__ = ["SentencePieceBPE", "WordCuts", "cut_regex"]
+__all__ = [
+    "SentencePieceBPE",
+    "VocabView",
+    "WordCuts",
+    "cut_regex",
+    "piece_chars",
+    "space_neighbours",
+]
 
 
 # Words longer than this are cut further at character pairs that no piece contains.
@@ -70,6 +82,56 @@ class _MinusScore:
         return default if score is None else -score
 
 
+class VocabView(Mapping[str, int]):
+    """A model's ``text -> ID``, read-only, its dict made on first use (a model loads
+    without it where the C twin encodes). It hashes as its items (core.fingerprint).
+
+    >>> m = SentencePieceBPE([ProtoPiece("<unk>", 0, UNKNOWN), ProtoPiece("a", -1)])
+    >>> m.vocab["a"], m.vocab.get("b"), len(m.vocab), dict(m.vocab)
+    (1, None, 2, {'<unk>': 0, 'a': 1})
+    """
+
+    __slots__ = ("_model",)
+
+    def __init__(self, model: SentencePieceBPE) -> None:
+        self._model = model
+
+    def __getitem__(self, piece: str) -> int:
+        found = self._model._find(piece)
+        if found is None:
+            raise KeyError(piece)
+        return found
+
+    def get(self, piece: str, default: Any = None) -> Any:  # (no dict made, as __getitem__)
+        found = self._model._find(piece)
+        return default if found is None else found
+
+    def __contains__(self, piece: object) -> bool:
+        return type(piece) is str and self._model._find(piece) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._model._vocab)
+
+    def __len__(self) -> int:
+        model = self._model
+        return len(model._tokens) if model._columns_only else len(model._vocab)
+
+    def values(self) -> ValuesView[int]:
+        return _IdsView(self)
+
+
+class _IdsView(ValuesView[int]):
+    """:meth:`VocabView.values`: every ID once, in order, when no text is spelled twice."""
+
+    _mapping: VocabView
+
+    def __iter__(self) -> Iterator[int]:
+        model = self._mapping._model
+        if model._columns_only:
+            return iter(range(len(model._tokens)))
+        return iter(model._vocab.values())
+
+
 class SentencePieceBPE:
     """SentencePiece's BPE model (``bpe_model.cc``) over a normalized text.
 
@@ -94,54 +156,104 @@ class SentencePieceBPE:
         byte_fallback: bool = False,
         tables: PieceTables | None = None,
         user_defined: list[str] | None = None,
+        words_table: Any = None,
+        codes: bytes | None = None,
     ) -> None:
-        """``tables`` and ``user_defined``, when given, are what :func:`piece_tables` and
-        the USER_DEFINED texts of ``pieces`` are (the loader has them already)."""
-        # (every table below is built by whole-list operations, C loops: a model loads in
-        # about the time protobuf takes to read it)
+        """``tables``, ``user_defined``, ``words_table`` and ``codes``, when given, are what
+        :func:`piece_tables`, the USER_DEFINED texts of ``pieces``,
+        :func:`~core.pipeline.sentencepiece.native_words.columns_words` and
+        :func:`type_codes` are (the loader has them already)."""
         self._tokens, self.scores, self.types = piece_columns(pieces)
         self.byte_fallback = byte_fallback
-        # pieces_ of model_interface.cc (may be merged into) and reserved_id_map_ (CONTROL,
-        # UNKNOWN, BYTE), and the merge ranks: piece_tables
-        if tables is None:
-            tables = piece_tables(self._tokens, self.scores, self.types)
-        vocab, normal, ranks = tables
-        self.unk_id = self.types.index(UNKNOWN) if UNKNOWN in self.types else -1
-        self._normal = normal
-        #: token -> ID as SentencePiece's PieceToId answers (reserved pieces first, should
-        #: a file spell two pieces alike; a checked file does not)
-        self.vocab: dict[str, int] = vocab
-        # A NaN score has no place among the others (SentencePiece's comparisons do not
-        # order it either): then the rank is minus the score, on merge's heap path, as
-        # before (_MinusScore).
-        self._heap_only = ranks is None
-        self._merge_rank: dict[str, int] | _MinusScore
-        if ranks is None:
-            scores = map(self.scores.__getitem__, normal.values())
-            self._merge_rank = _MinusScore(dict(zip(normal, scores)))
-        else:
-            self._merge_rank = ranks
-        self._has_unused = UNUSED in self.types
-        self._unused: frozenset[str] = frozenset()
-        if self._has_unused:
-            normal_types = map(self.types.__getitem__, normal.values())
-            self._unused = frozenset(compress(normal, map(UNUSED.__eq__, normal_types)))
-        self._byte_ids = [self._reserved_id(byte_piece(b)) for b in range(256)]
+        if codes is None:
+            codes = type_codes(self.types)
+        self.unk_id = first_of_type(self.types, UNKNOWN, codes)
         #: the USER_DEFINED pieces, by ID (the normalizer needs them too)
         if user_defined is None:
             user_defined = list(
-                map(self._tokens.__getitem__, ids_of_type(self.types, USER_DEFINED))
+                map(self._tokens.__getitem__, ids_of_type(self.types, USER_DEFINED, codes))
             )
         self.user_defined = user_defined
-        self._matcher = PrefixMatcher(self.user_defined)
         self._user_first = frozenset(s[0] for s in self.user_defined)
-        self._cut = WordCuts(normal)
+        self._has_unused = first_of_type(self.types, UNUSED, codes) >= 0
+        # subtle: where the C twin is built, encoding reads its table alone (made here from
+        # the columns), and the dicts below (32,000 keys each) are made on first use: the
+        # pages that read them (trace, vocab) are not the ones opened every minute
+        if tables is None and words_table is None:
+            try:
+                words_table = columns_words(
+                    self._tokens, self.scores, self.types, unk=self.unk_id,
+                    byte_fallback=byte_fallback, user_defined=user_defined,
+                )  # fmt: skip
+            except ValueError:  # (a text spelled twice: the dicts say which ID wins)
+                words_table = None
+        if words_table is None:
+            # pieces_ of model_interface.cc (may be merged into) and reserved_id_map_
+            # (CONTROL, UNKNOWN, BYTE), and the merge ranks: piece_tables
+            self._tables = tables or piece_tables(self._tokens, self.scores, self.types)
+            # A NaN score has no place among the others (SentencePiece's comparisons do not
+            # order it either): then the rank is minus the score, on merge's heap path
+            self._heap_only = self._tables[2] is None
+        else:
+            self._heap_only = False  # (spm_words ranks every piece: no NaN score)
+            setattr(self, NATIVE_WORDS, words_table)
+        #: token -> ID as SentencePiece's PieceToId answers (reserved pieces first, should
+        #: a file spell two pieces alike; a checked file does not); read on first use
+        self.vocab: Mapping[str, int] = VocabView(self)
+        self._matcher = PrefixMatcher(self.user_defined)
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = {}
         self._ids_cache: dict[str, tuple[int, ...]] = {}  # encode_word's: word -> its IDs
 
+    # -- the tables, made on first use where the C twin encodes without them --
+
+    @functools.cached_property
+    def _tables(self) -> PieceTables:
+        return piece_tables(self._tokens, self.scores, self.types)
+
+    @property
+    def _vocab(self) -> dict[str, int]:
+        """``text -> ID`` (:attr:`vocab` is its read-only view)."""
+        return self._tables[0]
+
+    @property
+    def _normal(self) -> Mapping[str, int]:
+        """``text -> ID`` for the pieces that may be merged into."""
+        return self._tables[1]
+
+    @functools.cached_property
+    def _merge_rank(self) -> dict[str, int] | _MinusScore:
+        ranks = self._tables[2]
+        if ranks is not None:
+            return ranks
+        normal = self._normal
+        return _MinusScore(dict(zip(normal, map(self.scores.__getitem__, normal.values()))))
+
+    @functools.cached_property
+    def _unused(self) -> frozenset[str]:
+        """The UNUSED pieces (split back after the merges)."""
+        if not self._has_unused:
+            return frozenset()
+        normal = self._normal
+        normal_types = map(self.types.__getitem__, normal.values())
+        return frozenset(compress(normal, map(UNUSED.__eq__, normal_types)))
+
+    @functools.cached_property
+    def _byte_ids(self) -> list[int]:
+        return [self._reserved_id(byte_piece(b)) for b in range(256)]
+
+    @functools.cached_property
+    def _normal_texts(self) -> list[str]:
+        """The texts of the pieces that may be merged into (with repeats, if spelled twice)."""
+        merged_into = map(operator.not_, map(_RESERVED.__contains__, self.types))
+        return list(compress(self._tokens, merged_into))
+
+    @functools.cached_property
+    def _cut(self) -> WordCuts:
+        return WordCuts(self._normal_texts)
+
     def _reserved_id(self, piece: str) -> int:
         """The ID of ``piece`` if it is a reserved one (a byte piece), else ``<unk>``'s."""
-        found = self.vocab.get(piece)
+        found = self._vocab.get(piece)
         return found if found is not None and self.types[found] in _RESERVED else self.unk_id
 
     @property
@@ -153,7 +265,7 @@ class SentencePieceBPE:
     def _bigrams(self) -> frozenset[str]:
         """Every two adjacent characters inside a piece that may be merged into; only
         words longer than _LONG need it, so it is built on first use."""
-        return frozenset(s[i : i + 2] for s in self._normal for i in range(len(s) - 1))
+        return frozenset(s[i : i + 2] for s in self._normal_texts for i in range(len(s) - 1))
 
     # -- the Model protocol --
 
@@ -165,14 +277,28 @@ class SentencePieceBPE:
         return self._tokens[token_id] if 0 <= token_id < len(self._tokens) else None
 
     def token_to_id(self, token: str) -> int | None:
-        return self.vocab.get(token)
+        return self._find(token)
 
     def get_vocab_size(self) -> int:
         return len(self._tokens)
 
     def piece_to_id(self, piece: str) -> int:
         """SentencePiece's PieceToId: a reserved piece, else a normal one, else ``<unk>``."""
-        return self.vocab.get(piece, self.unk_id)
+        found = self._find(piece)
+        return self.unk_id if found is None else found
+
+    @property
+    def _columns_only(self) -> bool:
+        """The dicts are not made, and the C table made from the columns stands for them (so
+        no text is spelled twice, and its IDs are vocab's)."""
+        return "_tables" not in self.__dict__ and bool(self.__dict__.get(NATIVE_WORDS))
+
+    def _find(self, piece: str) -> int | None:
+        """``vocab.get(piece)``, from the C table while the dicts are not made."""
+        if self._columns_only:
+            found = self.__dict__[NATIVE_WORDS].piece_id(piece) if type(piece) is str else -1
+            return None if found < 0 else int(found)
+        return self._vocab.get(piece)
 
     def tokenize(self, text: str) -> list[tuple[int, int, int]]:
         if not text:
@@ -254,7 +380,7 @@ class SentencePieceBPE:
 
     def _word_ids(self, word: str) -> list[int]:
         """:meth:`_word`'s IDs alone (``_finish`` without offsets, no UNUSED pieces)."""
-        get = self.vocab.get
+        get = self._vocab.get
         unk = self.unk_id
         ids: list[int] = []
         for sym in self._bpe(word):
@@ -303,7 +429,7 @@ class SentencePieceBPE:
         return [text] if self._has_unused else self._words(text)
 
     def _words(self, text: str) -> list[str]:
-        words = self._cut.split(text) if self._cut is not None else [text]
+        words = self._cut.split(text)
         if max(map(len, words), default=0) > _LONG:
             out: list[str] = []
             for w in words:
@@ -365,7 +491,7 @@ class SentencePieceBPE:
         """Symbols -> (id, start, end): UNUSED pieces resegmented, unknown ones to bytes."""
         out: list[tuple[int, int, int]] = []
         pos = 0
-        get = self.vocab.get
+        get = self._vocab.get
         unk = self.unk_id
         byte_fallback = self.byte_fallback
         if rev:
@@ -442,128 +568,3 @@ def _merge_unknown_ids(ids: list[int], unk: int) -> list[int]:
     [0, 5, 0]
     """
     return [i for k, i in enumerate(ids) if i != unk or k == 0 or ids[k - 1] != unk]
-
-
-
-
-def cut_regex(normal: Mapping[str, int]) -> re.Pattern[str] | None:
-    """Where a normalized text can be cut into independent words (proof in SentencePieceBPE):
-    before a ▁ whose left neighbour never precedes a ▁ inside a piece, after a ▁ whose
-    right neighbour never follows one inside a piece, and on both sides of a character in
-    no piece at all (a newline in Llama's and Mistral's vocabularies, left to byte pieces).
-
-    >>> cut_regex({"▁a": 0, "▁b": 1}).split("▁ab\\n▁b")
-    ['', '▁ab', '\\n', '▁b']
-    """
-    chars, before, after = piece_chars(normal)
-    return _cut_pattern(before, after, _char_ranges(chars))
-
-
-def _cut_pattern(before: set[str], after: set[str], used: str) -> re.Pattern[str]:
-    # (character classes as ranges: Mistral's pieces put ~2,000 characters after a ▁)
-    parts = [
-        f"(?<![{_char_ranges(before)}])(?={SPACE})" if before else f"(?={SPACE})",
-        f"(?<={SPACE})(?![{_char_ranges(after)}])" if after else f"(?<={SPACE})",
-    ]
-    if used:
-        parts.append(f"(?<=[^{used}])|(?=[^{used}])")
-    return re.compile("|".join(parts))
-
-
-class WordCuts:
-    """:func:`cut_regex` as ``split(text) -> words`` (no empty ones), faster on most texts.
-
-    subtle: ``cut_regex`` tries four lookarounds at every character. When no piece has a ▁
-    after anything but a ▁ (split_by_whitespace models), one consuming regex finds the same
-    words: a run of ▁ (or one ▁) with what follows it, when a piece puts that after a ▁,
-    up to the next ▁; a stretch with no ▁; each character in no piece alone.
-
-    >>> WordCuts({"▁a": 0, "▁▁": 1, "1": 2}).split("x▁▁a▁1▁▁"), WordCuts({"▁a": 0}).split("▁a\\n")
-    (['x', '▁▁a', '▁', '1', '▁▁'], ['▁a', '\\n'])
-    """
-
-    def __init__(self, normal: Mapping[str, int]) -> None:
-        chars, before, after = piece_chars(normal)
-        used = _char_ranges(chars)
-        self._full = _cut_pattern(before, after, used)
-        self._runs: re.Pattern[str] | None = None
-        word = _char_ranges(chars - {SPACE})
-        if before <= {SPACE} and SPACE in chars and word:
-            run = f"{SPACE}+" if before else SPACE
-            follows = _char_ranges(after & chars - {SPACE})
-            if follows:
-                run += f"(?:[{follows}][{word}]*)?"
-            self._runs = re.compile(f"{run}|[{word}]+|[^{used}]")
-
-    def split(self, text: str) -> list[str]:
-        if self._runs is not None:
-            return self._runs.findall(text)
-        return [w for w in self._full.split(text) if w]
-
-
-def piece_chars(pieces: Iterable[str]) -> tuple[set[str], set[str], set[str]]:
-    """Every character of ``pieces``, and those seen right before and right after a ▁
-    inside a piece (:func:`space_neighbours`); one C pass when ``tokplay_native.spm`` is
-    built.
-
-    >>> [sorted(chars) for chars in piece_chars(["▁a", "b▁▁"])]
-    [['a', 'b', '▁'], ['b', '▁'], ['a', '▁']]
-    """
-    spm = native.spm
-    if spm is not None:
-        used, before, after = spm.piece_chars(pieces)
-        return used, before, after
-    pieces = list(pieces)
-    before, after = space_neighbours(pieces)
-    return set("".join(pieces)), before, after
-
-
-def space_neighbours(pieces: Iterable[str]) -> tuple[set[str], set[str]]:
-    """The characters seen right before and right after a ▁ inside a piece. The pieces
-    joined by NUL are cut at every ▁: the parts' last characters came before one, their
-    first ones after one, an empty part between two is a ▁ next to a ▁, and a NUL is a
-    piece's edge (a loop instead when some piece holds a NUL itself).
-
-    >>> [sorted(chars) for chars in space_neighbours(["▁a", "b▁▁", "▁"])]
-    [['b', '▁'], ['a', '▁']]
-    """
-    pieces = list(pieces)
-    joined = "\x00".join(pieces)
-    if joined.count("\x00") == len(pieces) - 1:
-        parts = joined.split(SPACE)
-        inner = parts[1:-1]
-        doubled = {SPACE} if "" in inner else set()
-        before = set(map(operator.itemgetter(-1), filter(None, parts[:-1]))) | doubled
-        after = set(map(operator.itemgetter(0), filter(None, parts[1:]))) | doubled
-        return before - {"\x00"}, after - {"\x00"}
-    before, after = set(), set()
-    for s in pieces:
-        k = s.find(SPACE)
-        while k >= 0:
-            if k > 0:
-                before.add(s[k - 1])
-            if k + 1 < len(s):
-                after.add(s[k + 1])
-            k = s.find(SPACE, k + 1)
-    return before, after
-
-
-def _char_ranges(chars: set[str]) -> str:
-    """A regex character class's inside for ``chars``, runs of code points as ranges.
-
-    >>> _char_ranges({"a", "b", "c", "x", "-"})
-    '\\\\-a-cx'
-    """
-    spm = native.spm
-    if spm is not None:
-        return str(spm.char_ranges(chars))  # (one C pass: thousands of characters in CJK vocabs)
-    runs: list[list[int]] = []
-    for o in sorted(map(ord, chars)):
-        if runs and runs[-1][1] == o - 1:
-            runs[-1][1] = o
-        else:
-            runs.append([o, o])
-    return "".join(
-        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
-        for a, b in runs
-    )

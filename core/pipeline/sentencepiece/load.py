@@ -13,7 +13,7 @@ BPE models get :class:`~core.pipeline.sentencepiece.bpe.SentencePieceBPE`, Unigr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.errors import FormatError
 from core.pipeline.piece import Piece
@@ -21,6 +21,7 @@ from core.pipeline.post_processors import Template
 from core.interface import Capabilities
 from core.pipeline.sentencepiece.bpe import SentencePieceBPE
 from core.pipeline.sentencepiece.decoder import SentencePieceDecoder
+from core.pipeline.sentencepiece.native_words import columns_words
 from core.pipeline.sentencepiece.normalizer import SentencePieceNormalizer
 from core.pipeline.sentencepiece.proto import (
     BPE,
@@ -36,7 +37,13 @@ from core.pipeline.sentencepiece.proto import (
     parse_model_proto,
     sniff_model_proto,
 )
-from core.pipeline.sentencepiece.tables import ids_of_type, piece_tables, type_codes
+from core.pipeline.sentencepiece.tables import (
+    first_of_type,
+    has_repeats,
+    ids_of_type,
+    piece_tables,
+    type_codes,
+)
 from core.pipeline.tokenizer import PipelineTokenizer
 from core.pipeline.unigram import UnigramModel, sentencepiece_unigram
 
@@ -101,30 +108,42 @@ class SentencePieceModel:
     decoder: SentencePieceDecoder
     bos_id: int  # -1 when the file has no CONTROL piece named trainer_spec.bos_piece
     eos_id: int
+    #: the piece types as bytes (:func:`type_codes`), to find types by byte searches
+    codes: bytes | None = field(default=None, compare=False, repr=False)
 
 
 def _pieces_look_right(
-    proto: ModelProto, vocab: dict[str, int] | None = None, codes: bytes | None = None
+    proto: ModelProto,
+    vocab: dict[str, int] | None = None,
+    codes: bytes | None = None,
+    *,
+    unique: bool = False,
 ) -> bool:
     """True when :func:`_check_pieces` has nothing to refuse, found with whole-list
     operations (C loops); only when this says no does the check walk piece by piece, to
     name the first problem as SentencePiece would. ``vocab``, when given, is ``text -> ID``
-    for ``proto``'s pieces (the BPE model builds it anyway): its size and look-ups then
-    replace a set of every text; ``codes`` is ``type_codes(proto.piece_types)``."""
+    for ``proto``'s pieces (the BPE model builds it anyway): its size then tells whether
+    some text is spelled twice, else :func:`has_repeats` does; ``unique``: no text is
+    empty or spelled twice (the C table the BPE model encodes with found so: no dict at
+    all); ``codes`` is ``type_codes(proto.piece_types)``."""
     texts, types = proto.piece_texts, proto.piece_types
-    if vocab is None:
-        vocab = dict(zip(texts, range(len(texts))))
     count = types.count if codes is None else codes.count  # (a byte count: no int compares)
-    if not texts or "" in vocab or len(vocab) != len(texts) or count(UNKNOWN) != 1:
+    if not unique:
+        if vocab is None:  # (a Unigram model: one C pass where built, no dict)
+            unique = "" not in texts and not has_repeats(texts)
+        else:
+            unique = "" not in vocab and len(vocab) == len(texts)
+        if not unique:
+            return False
+    if not texts or count(UNKNOWN) != 1:
         return False
     bytes_found = count(BYTE)
     if not bytes_found:
         return not proto.trainer_spec.byte_fallback
     if not proto.trainer_spec.byte_fallback or bytes_found != 256:
         return False
-    # 256 BYTE pieces, each spelled once: they are <0x00>..<0xFF> when each of those is one
-    ids = list(map(vocab.get, BYTE_PIECES))
-    return None not in ids and all(types[i] == BYTE for i in ids)
+    # 256 BYTE pieces, each spelled once: they are <0x00>..<0xFF> when their texts are those
+    return set(map(texts.__getitem__, ids_of_type(types, BYTE, codes))) == BYTE_PIECES.keys()
 
 
 def _check_pieces(
@@ -132,10 +151,12 @@ def _check_pieces(
     name: str,
     vocab: dict[str, int] | None = None,
     codes: bytes | None = None,
+    *,
+    unique: bool = False,
 ) -> None:
-    """What model_interface.cc's InitializePieces refuses, refused the same way (``vocab``
-    and ``codes``: see :func:`_pieces_look_right`)."""
-    if _pieces_look_right(proto, vocab, codes):
+    """What model_interface.cc's InitializePieces refuses, refused the same way (``vocab``,
+    ``codes`` and ``unique``: see :func:`_pieces_look_right`)."""
+    if _pieces_look_right(proto, vocab, codes, unique=unique):
         return
     if not proto.piece_texts:
         raise FormatError(
@@ -216,12 +237,23 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
             "are (trainer_spec.model_type)"
         )
     texts, types = proto.piece_texts, proto.piece_types
-    # (a BPE model's tables, built first: the checks below read its vocab)
-    tables = (
-        piece_tables(texts, proto.piece_scores, types) if spec.model_type == BPE else None
-    )
     codes = type_codes(types)
-    _check_pieces(proto, name, None if tables is None else tables[0], codes)
+    user = list(map(texts.__getitem__, ids_of_type(types, USER_DEFINED, codes)))
+    # (a BPE model's tables, built first: the checks below read them; where the C twin is
+    # built, its one table instead of the dicts, which the model then makes on first use)
+    words_table, tables = None, None
+    if spec.model_type == BPE:
+        try:
+            words_table = columns_words(
+                texts, proto.piece_scores, types, unk=first_of_type(types, UNKNOWN, codes),
+                byte_fallback=spec.byte_fallback, user_defined=user,
+            )  # fmt: skip
+        except ValueError:  # (a text empty or spelled twice: _check_pieces names it)
+            pass
+        if words_table is None:
+            tables = piece_tables(texts, proto.piece_scores, types)
+    vocab = None if tables is None else tables[0]
+    _check_pieces(proto, name, vocab, codes, unique=words_table is not None)
     if spec.model_type == UNIGRAM:
         _check_scores(proto, name)
     deno = proto.denormalizer_spec
@@ -230,7 +262,6 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
             f"{name}: the model has a denormalization rule (denormalizer_spec), which is not "
             "supported yet"
         )
-    user = list(map(texts.__getitem__, ids_of_type(types, USER_DEFINED, codes)))
     normalizer = SentencePieceNormalizer.from_spec(
         proto.normalizer_spec,
         treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix,
@@ -242,8 +273,9 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
         model = sentencepiece_unigram(proto, byte_fallback=spec.byte_fallback)
     else:
         model = SentencePieceBPE(
-            proto, byte_fallback=spec.byte_fallback, tables=tables, user_defined=user
-        )
+            proto, byte_fallback=spec.byte_fallback, tables=tables, user_defined=user,
+            words_table=words_table, codes=codes,
+        )  # fmt: skip
     unk_id = model.unk_id if model.unk_id is not None else -1  # (checked: a file has one)
     decoder = SentencePieceDecoder(
         unk_piece=texts[unk_id],
@@ -265,6 +297,7 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
         decoder,
         control_id(spec.bos_piece),
         control_id(spec.eos_piece),
+        codes,
     )
     # SentencePiece runs the file's self-test samples when it loads it; so do we
     for text, expected in proto.self_test_samples:
@@ -325,7 +358,7 @@ def tokenizer_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") ->
     )
     # Control pieces are special but never matched in the input text, so they are not
     # PipelineTokenizer added tokens (those always are matched): listed here instead.
-    control_ids = ids_of_type(types, CONTROL)
+    control_ids = ids_of_type(types, CONTROL, loaded.codes)
     controls = dict(zip(map(texts.__getitem__, control_ids), control_ids))
     tok.special_tokens = list(controls)
     tok.special_token_ids = controls

@@ -3,8 +3,10 @@
 
 Per word, the pure path is a cache look-up, else BPE over the word's characters and each
 symbol's ID (``<unk>`` spelled as byte pieces under byte fallback). ``tokplay_native.bpe``'s
-``SpmWords`` does the same over the model's own dicts, and ``encode_words`` runs the whole
-loop, cache included, so a typed sentence costs one call instead of one per word. Any word
+``SpmWords`` does the same over one C table (each piece's rank and ID), built straight from
+the model's piece columns by ``spm_words`` (:func:`columns_words`: no dict is made, so a
+model loads without its Python tables), else from its dicts; ``encode_words`` runs the
+whole loop, cache included, so a typed sentence costs one call instead of one per word. Any word
 it does not take (a user-defined piece's first character, over 256 characters, a lone
 surrogate) goes to the model's own :meth:`encode_word`; models it cannot serve at all take
 the pure loop: NaN scores (the heap-only order), UNUSED pieces (words are not independent)
@@ -14,11 +16,12 @@ tests/test_native_bpe.py checks both paths give the same IDs and keep the same c
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from core import native
 
-__all__ = ["NATIVE_WORDS", "encode_words"]
+__all__ = ["NATIVE_WORDS", "columns_words", "encode_words"]
 
 #: The attribute of a model holding its SpmWords (built on first use; not pickled).
 NATIVE_WORDS = "_native_words"
@@ -31,7 +34,10 @@ CACHE_MAX = 200_000
 class _Model(Protocol):
     """What :func:`encode_words` reads of a SentencePieceBPE."""
 
-    vocab: dict[str, int]
+    _tokens: list[str]
+    scores: list[float]
+    types: list[int]
+    _vocab: dict[str, int]
     unk_id: int
     byte_fallback: bool
     _heap_only: bool
@@ -39,6 +45,7 @@ class _Model(Protocol):
     _merge_rank: Any
     _byte_ids: list[int]
     _user_first: frozenset[str]
+    user_defined: list[str]
     _ids_cache: dict[str, tuple[int, ...]]
 
     def encode_word(self, text: str) -> list[int]: ...
@@ -58,19 +65,63 @@ def encode_words(model: _Model, words: list[str], out: list[int]) -> None:
     )  # fmt: skip
 
 
+def columns_words(
+    texts: list[str],
+    scores: list[float],
+    types: list[int],
+    *,
+    unk: int,
+    byte_fallback: bool,
+    user_defined: Iterable[str],
+) -> Any:
+    """An ``SpmWords`` straight from a model's piece columns, or None where there is none
+    to build: no C twin, a NaN score among the pieces merged into (the heap-only order),
+    columns of other types, a text with a lone surrogate. Raises ValueError when a text is
+    empty or spelled twice, which the loader refuses (it names the piece itself).
+
+    >>> table = columns_words(["<unk>", "a", "b", "ab"], [0.0, -1.0, -1.0, -3.0], [2, 1, 1, 1],
+    ...                       unk=0, byte_fallback=False, user_defined=[])
+    >>> table is None or table.piece_id("ab") == 3
+    True
+    """
+    fast = native.bpe
+    if fast is None or not type(texts) is type(scores) is type(types) is list:
+        return None
+    firsts = "".join(sorted({s[:1] for s in user_defined}))
+    try:
+        return fast.spm_words(
+            texts, scores, types, unk=unk, byte_fallback=byte_fallback, user_first=firsts
+        )
+    except (TypeError, OverflowError):
+        return None
+
+
 def _native_words(model: _Model) -> Any:
     """The model's ``SpmWords`` (made on first use), or None for the pure path."""
     fast = native.bpe
-    if fast is None or model._heap_only or model._has_unused or not model.byte_fallback:
+    if fast is None or model._has_unused or not model.byte_fallback:
         return None
     words = model.__dict__.get(NATIVE_WORDS)
     if words is None:
         try:
-            words = fast.SpmWords(
-                model._merge_rank, model.vocab, unk=model.unk_id, byte_ids=model._byte_ids,
-                user_first="".join(sorted(model._user_first)),
+            words = columns_words(
+                model._tokens, model.scores, model.types, unk=model.unk_id,
+                byte_fallback=True, user_defined=model.user_defined,
             )  # fmt: skip
-        except (TypeError, ValueError, OverflowError):  # a piece with a lone surrogate, say
-            words = False
-        setattr(model, NATIVE_WORDS, words)
+        except ValueError:  # (a text spelled twice: the dicts say which ID wins)
+            words = None
+        if words is None and not model._heap_only:
+            words = _dict_words(model)
+        setattr(model, NATIVE_WORDS, words or False)
     return words or None
+
+
+def _dict_words(model: _Model) -> Any:
+    """``SpmWords`` over the model's dicts; False when it cannot hold them."""
+    try:
+        return native.bpe.SpmWords(  # type: ignore[union-attr]
+            model._merge_rank, model._vocab, unk=model.unk_id, byte_ids=model._byte_ids,
+            user_first="".join(sorted(model._user_first)),
+        )  # fmt: skip
+    except (TypeError, ValueError, OverflowError):  # a piece with a lone surrogate, say
+        return False

@@ -21,7 +21,15 @@ from itertools import compress
 from core import native
 from core.pipeline.sentencepiece.proto import BYTE, CONTROL, UNKNOWN, split_ids
 
-__all__ = ["RESERVED", "PieceTables", "ids_of_type", "piece_tables", "type_codes"]
+__all__ = [
+    "RESERVED",
+    "PieceTables",
+    "first_of_type",
+    "has_repeats",
+    "ids_of_type",
+    "piece_tables",
+    "type_codes",
+]
 
 #: reserved_id_map_ of model_interface.cc: pieces never merged into
 RESERVED = frozenset((CONTROL, UNKNOWN, BYTE))
@@ -55,6 +63,37 @@ def ids_of_type(types: Sequence[int], kind: int, codes: bytes | None = None) -> 
     if codes is None or not 0 <= kind < 256:  # (a type beyond a byte: one at a time)
         return [i for i, t in enumerate(types) if t == kind]
     return [m.start() for m in re.finditer(re.escape(bytes([kind])), codes)]
+
+
+def first_of_type(types: Sequence[int], kind: int, codes: bytes | None = None) -> int:
+    """The first ID whose type is ``kind`` (``types.index``), -1 if none; a byte search
+    where ``codes`` (``type_codes(types)``) is given.
+
+    >>> first_of_type([1, 2, 2], 2), first_of_type([1, 2, 2], 2, bytes([1, 2, 2]))
+    (1, 1)
+    >>> first_of_type([1], 2)
+    -1
+    """
+    if codes is not None and 0 <= kind < 256:
+        return codes.find(kind)
+    return types.index(kind) if kind in types else -1
+
+
+def has_repeats(texts: Sequence[str]) -> bool:
+    """Whether some text is spelled twice (``len(set(texts)) != len(texts)``); one C pass
+    where ``tokplay_native.spm`` is built, which hashes no str (a fresh one's SipHash is
+    most of what the set costs, and nothing else needs it where C encodes).
+
+    >>> has_repeats(["a", "b"]), has_repeats(["a", "b", "a"])
+    (False, True)
+    """
+    spm = native.spm
+    if spm is not None and type(texts) is list:
+        try:
+            return int(spm.first_repeat(texts)) >= 0
+        except TypeError:  # (an item that is no exact str: the set decides)
+            pass
+    return len(set(texts)) != len(texts)
 
 
 def piece_tables(texts: list[str], scores: list[float], types: list[int]) -> PieceTables:
