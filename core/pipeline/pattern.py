@@ -19,7 +19,11 @@ from typing import Any
 from core.errors import FormatError
 from core.pipeline.json_fields import show
 from core.pipeline.split_runs import Behavior, split_runs_str
-from core.pipeline.unicode_tables import NEWER_THAN_UNICODE_16, RECATEGORIZED
+from core.pipeline.unicode_tables import (
+    NEWER_THAN_UNICODE_16,
+    RECATEGORIZED,
+    has_newer_than_unicode_16,
+)
 from core.regex_compat import regex
 
 __all__ = ["Pattern", "as_unicode_16", "onig_to_python"]
@@ -173,7 +177,7 @@ def as_unicode_16(text: str, *, keep: frozenset[str] = frozenset()) -> str:
     >>> as_unicode_16("a\\u0295\\U0001fac8") == "a\\u0296\\uffff"
     True
     """
-    if NEWER_THAN_UNICODE_16.search(text) is None:
+    if not has_newer_than_unicode_16(text):  # (the usual case, found fast)
         return text
     return NEWER_THAN_UNICODE_16.sub(
         lambda m: (

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from core.errors import FormatError
 from core.pipeline import normalizers as N
+from core.pipeline import unicode_tables
 from core.pipeline.piece import Piece, Span
 from tests.conftest import need_module
 
@@ -450,3 +451,26 @@ def test_strip_accents_null_follows_lowercase() -> None:
     assert cased is not None and cased.normalize(Piece.of("Café")).text == "Café"
     uncased = N.normalizer_from_json(bert(True, True, None, True))
     assert uncased is not None and uncased.normalize(Piece.of("Café")).text == "cafe"
+
+
+# ─── the quick check for characters newer than Unicode 16 ──────────────────────────────
+
+_NEWER_EDGES = "".join(
+    chr(int(bound, 16) + delta)
+    for item in unicode_tables.NEWER_THAN_ONIG_RANGES.split()
+    for bound in item.split("-")
+    for delta in (-1, 0, 1)
+) + "\u0295\u0296a é東😀\U0010ffff"
+
+
+@settings(max_examples=500)
+@given(text=st.text(st.sampled_from(_NEWER_EDGES), max_size=6) | st.text(max_size=20))
+def test_the_quick_check_is_the_regex(text: str) -> None:
+    """has_newer_than_unicode_16 (two `re` classes) answers as NEWER_THAN_UNICODE_16 does,
+    on every range's edges and on arbitrary text."""
+    want = unicode_tables.NEWER_THAN_UNICODE_16.search(text) is not None
+    assert unicode_tables.has_newer_than_unicode_16(text) == want
+    for c in _NEWER_EDGES:
+        assert unicode_tables.has_newer_than_unicode_16(c) == (
+            unicode_tables.NEWER_THAN_UNICODE_16.search(c) is not None
+        ), hex(ord(c))
