@@ -23,7 +23,13 @@ from core.pipeline.sentencepiece.cuts import (  # (re-exported: their home was h
     piece_chars,
     space_neighbours,
 )
-from core.pipeline.sentencepiece.native_words import NATIVE_WORDS, columns_words, encode_words
+from core.pipeline.sentencepiece.native_words import (
+    CACHE_MAX,
+    CACHE_WORD,
+    NATIVE_WORDS,
+    columns_words,
+    encode_words,
+)
 from core.pipeline.sentencepiece.normalizer import PrefixMatcher
 from core.pipeline.sentencepiece.proto import (
     UNKNOWN,
@@ -55,9 +61,9 @@ __all__ = [
 
 # Words longer than this are cut further at character pairs that no piece contains.
 _LONG = 64
-_CACHE_MAX = 200_000
-#: Longer words are not cached (their IDs would hold memory for one use).
-_CACHE_WORD = 256
+# The word caches' bounds, shared with the C loop (native_words): entries before a clear,
+# and the longest word kept (longer ones would hold memory for one use).
+_CACHE_MAX, _CACHE_WORD = CACHE_MAX, CACHE_WORD
 
 
 class _UserPiece(str):

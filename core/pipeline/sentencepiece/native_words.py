@@ -25,9 +25,9 @@ __all__ = ["NATIVE_WORDS", "columns_words", "encode_words"]
 
 #: The attribute of a model holding its SpmWords (built on first use; not pickled).
 NATIVE_WORDS = "_native_words"
-#: Words longer than this many characters are not cached (SentencePieceBPE's own rule).
+#: Words longer than this many characters are not cached (by SentencePieceBPE too).
 CACHE_WORD = 256
-#: Entries a model's word cache holds before it is cleared (SentencePieceBPE's own rule).
+#: Entries a model's word cache holds before it is cleared (by SentencePieceBPE too).
 CACHE_MAX = 200_000
 
 
