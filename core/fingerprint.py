@@ -14,7 +14,9 @@ The canonical form of a value (:func:`canonical`):
   or a derived table, such as a compiled regex, and is left out);
 - a compiled regex is its pattern and flags;
 - any other object is its type and its *public* attributes: a stage keeps what changes its
-  output in public attributes, and caches and derived tables in ``_private`` ones;
+  output in public attributes, and caches and derived tables in ``_private`` ones (an object
+  whose attributes are made on first read lists them by a ``_fingerprint_attributes()``
+  method, so it hashes as when they are made);
 - a function, or an object with no attributes to read, is its repr (so two of them never
   look alike, at the price of two equal ones looking different).
 
@@ -118,7 +120,8 @@ class _Walker:
             return ("regex", value.pattern, int(value.flags))
         if isinstance(value, type):
             return ("class", f"{value.__module__}.{value.__qualname__}")
-        attributes = getattr(value, "__dict__", None)
+        listed = getattr(value, "_fingerprint_attributes", None)
+        attributes = getattr(value, "__dict__", None) if listed is None else listed()
         if attributes is None or isinstance(value, _OPAQUE):
             # subtle: by repr, which names a function by its address: two different ones
             # never look alike (their attributes would: a function's __dict__ is empty)

@@ -1276,11 +1276,14 @@ spm_columns(PyObject *texts, PyObject *scores, PyObject *types, unsigned char *r
 /* Every text -> its ID (a ValueError for one spelled twice), every merged-into piece's rank;
  * 1 if some such score is NaN (no rank: the caller's heap path), 0 if done, -1 on error.
  * The map holds n entries and the texts' bytes (spm_columns counted them). */
+static int spm_ranks(SpmWords *self, Py_ssize_t n, const unsigned char *reserved,
+                     const double *score);
+
 static int
 spm_fill(SpmWords *self, PyObject *texts, const unsigned char *reserved, const double *score,
          unsigned char *scratch)
 {
-    Py_ssize_t n = PyList_GET_SIZE(texts), m = 0;
+    Py_ssize_t n = PyList_GET_SIZE(texts);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *text = PyList_GET_ITEM(texts, i);
         const unsigned char *data = scratch;
@@ -1296,6 +1299,15 @@ spm_fill(SpmWords *self, PyObject *texts, const unsigned char *reserved, const d
             return -1;
         }
     }
+    return spm_ranks(self, n, reserved, score);
+}
+
+/* Every merged-into piece's rank (entries i = IDs 0..n-1 in the map); 1 if some such score
+ * is NaN (no rank: the caller's heap path), 0 if done, -1 on error. */
+static int
+spm_ranks(SpmWords *self, Py_ssize_t n, const unsigned char *reserved, const double *score)
+{
+    Py_ssize_t m = 0;
     int single = 1; /* every score a float32, as a parsed file's are */
     for (Py_ssize_t i = 0; i < n; i++)
         if (!reserved[i]) {
@@ -1341,6 +1353,39 @@ spm_fill(SpmWords *self, PyObject *texts, const unsigned char *reserved, const d
     return 0;
 }
 
+/* byte_ids[b]: the ID of <0xBB> if that is a reserved piece, else unk (byte fallback). */
+static void
+spm_byte_ids(SpmWords *self, const unsigned char *reserved)
+{
+    for (int b = 0; self->byte_fallback && b < 256; b++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        const ByteEntry *entry = bytemap_find(&self->map, (const unsigned char *)name, 6);
+        int is_reserved = entry != NULL && entry->id >= 0 && reserved[entry->id];
+        self->byte_ids[b] = is_reserved ? entry->id : self->unk;
+    }
+}
+
+/* A new SpmWords with unk, byte_fallback and user_first set, its map ready for n pieces
+ * whose texts beyond INLINE take blob bytes; NULL on error. */
+static SpmWords *
+spm_new(long long unk, int byte_fallback, PyObject *user_first, Py_ssize_t n, Py_ssize_t blob)
+{
+    SpmWords *self = (SpmWords *)SpmWordsType.tp_alloc(&SpmWordsType, 0);
+    if (self == NULL)
+        return NULL;
+    self->unk = unk;
+    self->byte_fallback = byte_fallback;
+    self->n_user_first = PyUnicode_GET_LENGTH(user_first);
+    self->user_first = PyUnicode_AsUCS4Copy(user_first);
+    if (self->user_first == NULL || bytemap_init(&self->map, n, blob) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    qsort(self->user_first, (size_t)self->n_user_first, sizeof(Py_UCS4), compare_ucs4);
+    return self;
+}
+
 PyDoc_STRVAR(spm_words_doc,
 "spm_words(texts, scores, types, /, *, unk, byte_fallback, user_first)\n--\n\n"
 "SpmWords(merge_rank, vocab, unk=unk, byte_ids=..., user_first=user_first) as built from\n"
@@ -1384,16 +1429,8 @@ spm_words(PyObject *module, PyObject *args, PyObject *kwargs)
         PyErr_NoMemory();
         goto done;
     }
-    self = (SpmWords *)SpmWordsType.tp_alloc(&SpmWordsType, 0);
-    if (self == NULL)
+    if ((self = spm_new(unk, byte_fallback, user_first, n, blob)) == NULL)
         goto done;
-    self->unk = unk;
-    self->byte_fallback = byte_fallback;
-    self->n_user_first = PyUnicode_GET_LENGTH(user_first);
-    self->user_first = PyUnicode_AsUCS4Copy(user_first);
-    if (self->user_first == NULL || bytemap_init(&self->map, n, blob) < 0)
-        goto done;
-    qsort(self->user_first, (size_t)self->n_user_first, sizeof(Py_UCS4), compare_ucs4);
     int nan = spm_fill(self, texts, reserved, score, scratch);
     if (nan < 0)
         goto done;
@@ -1401,13 +1438,7 @@ spm_words(PyObject *module, PyObject *args, PyObject *kwargs)
         out = Py_NewRef(Py_None);
         goto done;
     }
-    for (int b = 0; byte_fallback && b < 256; b++) {
-        char name[8];
-        snprintf(name, sizeof name, "<0x%02X>", b);
-        const ByteEntry *entry = bytemap_find(&self->map, (const unsigned char *)name, 6);
-        int is_reserved = entry != NULL && entry->id >= 0 && reserved[entry->id];
-        self->byte_ids[b] = is_reserved ? entry->id : unk;
-    }
+    spm_byte_ids(self, reserved);
     out = Py_NewRef((PyObject *)self);
 done:
     Py_XDECREF(self);
@@ -1417,6 +1448,108 @@ done:
     return out;
 }
 
+
+PyDoc_STRVAR(spm_words_raw_doc,
+"spm_words_raw(buf, spans, scores, types, /, *, unk, byte_fallback, user_first)\n--\n\n"
+"spm_words(texts, scores, types, ...) from packed columns (tokplay_native.spm.columns'):\n"
+"the texts as spans (native int64 start, length pairs) of UTF-8 in buf, scores as native\n"
+"doubles, types as one byte each. No str is made. The same answers and errors; a span\n"
+"outside buf or columns of different lengths are a ValueError.");
+
+static PyObject *
+spm_words_raw(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"buf", "spans", "scores", "types", "unk", "byte_fallback",
+                            "user_first", NULL};
+    Py_buffer buf, spans, scores, types;
+    PyObject *user_first, *out = NULL;
+    long long unk;
+    int byte_fallback;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*y*y*y*$LpU:spm_words_raw", names, &buf,
+                                     &spans, &scores, &types, &unk, &byte_fallback, &user_first))
+        return NULL;
+    SpmWords *self = NULL;
+    Py_ssize_t n = types.len, blob = 0;
+    const unsigned char *data = (const unsigned char *)buf.buf, *code = types.buf;
+    const int64_t *span = spans.buf;
+    const double *score = scores.buf;
+    int64_t *span_copy = NULL;
+    double *score_copy = NULL;
+    unsigned char *reserved = PyMem_Malloc((size_t)(n ? n : 1));
+    if (reserved == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (spans.len != n * (Py_ssize_t)(2 * sizeof(int64_t)) ||
+        scores.len != n * (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "spm_words_raw: columns of different lengths");
+        goto done;
+    }
+    /* (read in place: a bytes object's items are aligned; another buffer's may not be) */
+    if ((uintptr_t)spans.buf % sizeof(int64_t)) {
+        if ((span_copy = PyMem_Malloc((size_t)spans.len + 1)) == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        span = memcpy(span_copy, spans.buf, (size_t)spans.len);
+    }
+    if ((uintptr_t)scores.buf % sizeof(double)) {
+        if ((score_copy = PyMem_Malloc((size_t)scores.len + 1)) == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        score = memcpy(score_copy, scores.buf, (size_t)scores.len);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t at = span[2 * i], size = span[2 * i + 1];
+        if (at < 0 || size < 0 || at > buf.len || size > buf.len - at) {
+            PyErr_Format(PyExc_ValueError, "spm_words_raw: span %zd is outside buf", i);
+            goto done;
+        }
+        if (size == 0) {
+            PyErr_Format(PyExc_ValueError, "piece %zd is empty", i);
+            goto done;
+        }
+        if (size > INLINE)
+            blob += (Py_ssize_t)size;
+        reserved[i] = SPM_RESERVED(code[i]);
+    }
+    if ((self = spm_new(unk, byte_fallback, user_first, n, blob)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char *text = data + span[2 * i];
+        long long first = bytemap_add_new(&self->map, text, (Py_ssize_t)span[2 * i + 1], i);
+        if (first >= 0) {
+            PyObject *shown = PyUnicode_DecodeUTF8((const char *)text,
+                                                   (Py_ssize_t)span[2 * i + 1], "replace");
+            if (shown != NULL) {
+                PyErr_Format(PyExc_ValueError, "piece %R is defined twice (IDs %lld and %zd)",
+                             shown, first, i);
+                Py_DECREF(shown);
+            }
+            goto done;
+        }
+    }
+    int nan = spm_ranks(self, n, reserved, score);
+    if (nan < 0)
+        goto done;
+    if (nan) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    spm_byte_ids(self, reserved);
+    out = Py_NewRef((PyObject *)self);
+done:
+    Py_XDECREF(self);
+    PyMem_Free(reserved);
+    PyMem_Free(span_copy);
+    PyMem_Free(score_copy);
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&spans);
+    PyBuffer_Release(&scores);
+    PyBuffer_Release(&types);
+    return out;
+}
 
 /* ---- encode_words: a pre-token cache's look-ups and misses, in one loop --------------- */
 
@@ -1518,6 +1651,8 @@ static PyMethodDef methods[] = {
     {"encode_words", (PyCFunction)(void (*)(void))encode_words, METH_FASTCALL, encode_words_doc},
     {"spm_words", (PyCFunction)(void (*)(void))spm_words, METH_VARARGS | METH_KEYWORDS,
      spm_words_doc},
+    {"spm_words_raw", (PyCFunction)(void (*)(void))spm_words_raw, METH_VARARGS | METH_KEYWORDS,
+     spm_words_raw_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,6 +5,8 @@
  *
  *   pieces(buf, pos)            the run of ModelProto.pieces (field 1) from pos:
  *                               (texts, scores, types, end)
+ *   columns(buf, pos)           the same run as packed columns, no object per piece:
+ *                               (spans, scores, types, end); texts(buf, spans) the strs
  *   fields(buf, start, end)     any message's fields: (fields, stop)
  *   gguf_strings(buf, pos, stop, count, big_endian)
  *                               up to count GGUF strings (u64 length, UTF-8): (strings, end)
@@ -12,6 +14,7 @@
  *   piece_chars(pieces)         every character, and those around a U+2581, as sets
  *   char_ranges(chars)          a regex character class's inside for those characters
  *   first_repeat(texts)         the index of the first text spelled twice, -1 if none
+ *   char_cuts(pieces | buf, spans, types)   a CharCuts: .split(text), cuts.WordCuts' words
  *
  * The readers read only what they can read cleanly and stop before anything else (a piece
  * written in an unusual way, a truncated or invalid field, a string running past `stop`):
@@ -56,12 +59,12 @@ varint(const unsigned char *buf, Py_ssize_t *pos, Py_ssize_t end, int max_bytes,
     return 0;
 }
 
-/* buf[0:n] as a str when it is valid UTF-8 (the Unicode standard's table 3-7, which
- * Python's strict decoder follows); NULL with no exception set when it is not, NULL with
- * one set on an error. Pieces are short and mostly "▁" and ASCII: one pass to check and
- * measure, one to copy, with no intermediate buffer. */
-static PyObject *
-utf8_str(const unsigned char *buf, Py_ssize_t n)
+/* 1 when buf[0:n] is valid UTF-8 (the Unicode standard's table 3-7, which Python's strict
+ * decoder follows), with its characters counted and the largest found; else 0. Pieces are
+ * short and mostly "▁" and ASCII: one pass to check and measure, one (utf8_str's) to copy,
+ * with no intermediate buffer. */
+static int
+utf8_check(const unsigned char *buf, Py_ssize_t n, Py_ssize_t *chars_out, Py_UCS4 *max_out)
 {
     Py_ssize_t i = 0, chars = 0;
     Py_UCS4 max = 0;
@@ -75,38 +78,91 @@ utf8_str(const unsigned char *buf, Py_ssize_t n)
         }
         else if (b >= 0xC2 && b <= 0xDF) {
             if (n - i < 2 || (buf[i + 1] & 0xC0) != 0x80)
-                return NULL;
+                return 0;
             c = ((Py_UCS4)(b & 0x1F) << 6) | (buf[i + 1] & 0x3F);
             len = 2;
         }
         else if (b >= 0xE0 && b <= 0xEF) {
             if (n - i < 3)
-                return NULL;
+                return 0;
             unsigned char b1 = buf[i + 1], b2 = buf[i + 2];
             unsigned char lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
             if (b1 < lo || b1 > hi || (b2 & 0xC0) != 0x80)
-                return NULL;
+                return 0;
             c = ((Py_UCS4)(b & 0x0F) << 12) | ((Py_UCS4)(b1 & 0x3F) << 6) | (b2 & 0x3F);
             len = 3;
         }
         else if (b >= 0xF0 && b <= 0xF4) {
             if (n - i < 4)
-                return NULL;
+                return 0;
             unsigned char b1 = buf[i + 1], b2 = buf[i + 2], b3 = buf[i + 3];
             unsigned char lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
             if (b1 < lo || b1 > hi || (b2 & 0xC0) != 0x80 || (b3 & 0xC0) != 0x80)
-                return NULL;
+                return 0;
             c = ((Py_UCS4)(b & 0x07) << 18) | ((Py_UCS4)(b1 & 0x3F) << 12) |
                 ((Py_UCS4)(b2 & 0x3F) << 6) | (b3 & 0x3F);
             len = 4;
         }
         else
-            return NULL;
+            return 0;
         if (c > max)
             max = c;
         i += len;
         chars++;
     }
+    *chars_out = chars;
+    *max_out = max;
+    return 1;
+}
+
+/* utf8_check's answer alone, with nothing counted: the packed reader's check, run over
+ * every piece of a file at each load. */
+static int
+utf8_valid(const unsigned char *buf, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char b = buf[i];
+        if (b < 0x80) {
+            i++;
+            continue;
+        }
+        if (b >= 0xC2 && b <= 0xDF) {
+            if (n - i < 2 || (buf[i + 1] & 0xC0) != 0x80)
+                return 0;
+            i += 2;
+        }
+        else if (b >= 0xE0 && b <= 0xEF) {
+            if (n - i < 3)
+                return 0;
+            unsigned char b1 = buf[i + 1], lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
+            if (b1 < lo || b1 > hi || (buf[i + 2] & 0xC0) != 0x80)
+                return 0;
+            i += 3;
+        }
+        else if (b >= 0xF0 && b <= 0xF4) {
+            if (n - i < 4)
+                return 0;
+            unsigned char b1 = buf[i + 1], lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
+            if (b1 < lo || b1 > hi || (buf[i + 2] & 0xC0) != 0x80 || (buf[i + 3] & 0xC0) != 0x80)
+                return 0;
+            i += 4;
+        }
+        else
+            return 0;
+    }
+    return 1;
+}
+
+/* buf[0:n] as a new str; NULL with no exception set when it is no valid UTF-8, NULL with
+ * one set on an error. */
+static PyObject *
+utf8_str(const unsigned char *buf, Py_ssize_t n)
+{
+    Py_ssize_t chars, i;
+    Py_UCS4 max;
+    if (!utf8_check(buf, n, &chars, &max))
+        return NULL;
     if (max < 0x80)
         return PyUnicode_FromStringAndSize((const char *)buf, n);
     PyObject *out = PyUnicode_New(chars, max);
@@ -135,10 +191,11 @@ utf8_str(const unsigned char *buf, Py_ssize_t n)
 
 /* One piece message buf[start:end] as proto.py's _parse_piece reads it. 1 with *text (a
  * new reference), *score and *type set; 0 when it is not read cleanly (no exception set);
- * -1 on an error (exception set). */
+ * -1 on an error (exception set). With text NULL, no str is made: span[0:2] get where its
+ * UTF-8 lies in buf (checked valid) and how long it is. */
 static int
 one_piece(const unsigned char *buf, Py_ssize_t start, Py_ssize_t end, PyObject **text,
-          double *score, long *type)
+          int64_t *span, double *score, long *type)
 {
     Py_ssize_t p = start, text_at = -1, text_len = 0;
     double s = 0.0;
@@ -190,6 +247,15 @@ one_piece(const unsigned char *buf, Py_ssize_t start, Py_ssize_t end, PyObject *
         default: /* groups and wire types protobuf never writes */
             return 0;
         }
+    }
+    if (text == NULL) {
+        if (text_at >= 0 && !utf8_valid(buf + text_at, text_len))
+            return 0; /* (not UTF-8: the pure reader names the byte) */
+        span[0] = text_at < 0 ? 0 : (int64_t)text_at;
+        span[1] = (int64_t)text_len;
+        *score = s;
+        *type = t;
+        return 1;
     }
     PyObject *decoded;
     if (text_at < 0)
@@ -260,7 +326,7 @@ pieces(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyObject *text = NULL;
         double score;
         long type;
-        int rc = one_piece(buf, p, p + (Py_ssize_t)length, &text, &score, &type);
+        int rc = one_piece(buf, p, p + (Py_ssize_t)length, &text, NULL, &score, &type);
         if (rc < 0)
             goto done;
         if (rc == 0)
@@ -277,6 +343,188 @@ done:
     Py_XDECREF(types);
     PyBuffer_Release(&view);
     return result;
+}
+
+/* A growing array of fixed-size items, written straight into the bytes object that
+ * Python gets (cut to size at the end: no copy). */
+typedef struct {
+    PyObject *bytes;
+    Py_ssize_t used, size; /* in bytes */
+} Grow;
+
+/* Room for `size` bytes at first; -1 on error. */
+static int
+grow_init(Grow *g, Py_ssize_t size)
+{
+    g->used = 0;
+    g->size = size > 0 ? size : 1;
+    g->bytes = PyBytes_FromStringAndSize(NULL, g->size);
+    return g->bytes == NULL ? -1 : 0;
+}
+
+static inline int
+grow_put(Grow *g, const void *item, Py_ssize_t n)
+{
+    if (g->used + n > g->size) {
+        Py_ssize_t size = g->size * 2;
+        while (size < g->used + n)
+            size *= 2;
+        if (_PyBytes_Resize(&g->bytes, size) < 0)
+            return -1;
+        g->size = size;
+    }
+    memcpy(PyBytes_AS_STRING(g->bytes) + g->used, item, (size_t)n);
+    g->used += n;
+    return 0;
+}
+
+/* The bytes written, as a new reference (g is left empty); NULL on error. */
+static PyObject *
+grow_take(Grow *g)
+{
+    if (g->used != g->size && _PyBytes_Resize(&g->bytes, g->used) < 0)
+        return NULL;
+    PyObject *out = g->bytes;
+    g->bytes = NULL;
+    return out;
+}
+
+PyDoc_STRVAR(columns_doc,
+"columns(buf, pos) -> (spans, scores, types, end)\n\n"
+"pieces(buf, pos) without a Python object per piece: the same run of pieces read the same\n"
+"way, as three packed columns by ID: spans (bytes of native int64 pairs: where each text's\n"
+"UTF-8 starts in buf, and its length; checked valid UTF-8), scores (native doubles, each a\n"
+"float32's value) and types (one byte each, 1..6). texts(buf, spans) makes the strs.");
+
+static PyObject *
+columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "columns() takes 2 arguments (buf, pos)");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Grow spans = {0}, scores = {0}, types = {0};
+    PyObject *result = NULL, *a = NULL, *b = NULL, *c = NULL;
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    if (pos == -1 && PyErr_Occurred())
+        goto done;
+    if (pos < 0 || pos > view.len) {
+        PyErr_SetString(PyExc_ValueError, "columns(): pos is outside the buffer");
+        goto done;
+    }
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t end = view.len;
+    /* (room for as many pieces as the bytes could hold at about 8 bytes each, a real
+     * file's least: no copy as the columns grow; pages never written are never touched) */
+    Py_ssize_t room = (end - pos) / 8 + 16;
+    if (grow_init(&spans, room * 16) < 0 || grow_init(&scores, room * 8) < 0 ||
+        grow_init(&types, room) < 0)
+        goto done;
+    while (pos < end && buf[pos] == 0x0A) {
+        Py_ssize_t p = pos + 1;
+        uint64_t length;
+        if (!varint(buf, &p, end, 10, &length) || length > (uint64_t)(end - p))
+            break;
+        int64_t span[2];
+        double score;
+        long type;
+        int rc = one_piece(buf, p, p + (Py_ssize_t)length, NULL, span, &score, &type);
+        if (rc < 0)
+            goto done;
+        if (rc == 0)
+            break;
+        unsigned char code = (unsigned char)type;
+        if (grow_put(&spans, span, sizeof span) < 0 || grow_put(&scores, &score, sizeof score) < 0 ||
+            grow_put(&types, &code, 1) < 0)
+            goto done;
+        pos = p + (Py_ssize_t)length;
+    }
+    if ((a = grow_take(&spans)) != NULL && (b = grow_take(&scores)) != NULL &&
+        (c = grow_take(&types)) != NULL)
+        result = Py_BuildValue("(OOOn)", a, b, c, pos);
+done:
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    Py_XDECREF(c);
+    Py_XDECREF(spans.bytes);
+    Py_XDECREF(scores.bytes);
+    Py_XDECREF(types.bytes);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+PyDoc_STRVAR(texts_doc,
+"texts(buf, spans[, ids]) -> list[str]\n\n"
+"The strs of columns()'s spans (start, length pairs into buf), or of those at ids (a list\n"
+"of int) alone; ValueError for a span outside buf or one that is no valid UTF-8,\n"
+"IndexError for an id with no span.");
+
+static PyObject *
+texts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 && nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "texts() takes 2 or 3 arguments (buf, spans[, ids])");
+        return NULL;
+    }
+    PyObject *ids = nargs == 3 ? args[2] : NULL;
+    if (ids != NULL && !PyList_Check(ids)) {
+        PyErr_SetString(PyExc_TypeError, "texts(): ids must be a list of int");
+        return NULL;
+    }
+    Py_buffer view, spans;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &spans, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    PyObject *out = NULL;
+    Py_ssize_t n = spans.len / (Py_ssize_t)(2 * sizeof(int64_t));
+    if (spans.len % (Py_ssize_t)(2 * sizeof(int64_t))) {
+        PyErr_SetString(PyExc_ValueError, "texts(): spans is not a whole number of pairs");
+        goto done;
+    }
+    Py_ssize_t count = ids == NULL ? n : PyList_GET_SIZE(ids);
+    if ((out = PyList_New(count)) == NULL)
+        goto done;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        Py_ssize_t i = k;
+        if (ids != NULL) {
+            i = PyLong_AsSsize_t(PyList_GET_ITEM(ids, k));
+            if (i == -1 && PyErr_Occurred()) {
+                Py_CLEAR(out);
+                goto done;
+            }
+            if (i < 0 || i >= n) {
+                PyErr_Format(PyExc_IndexError, "texts(): no piece %zd", i);
+                Py_CLEAR(out);
+                goto done;
+            }
+        }
+        int64_t span[2];
+        memcpy(span, (const char *)spans.buf + i * (Py_ssize_t)sizeof span, sizeof span);
+        if (span[0] < 0 || span[1] < 0 || span[0] > view.len || span[1] > view.len - span[0]) {
+            PyErr_Format(PyExc_ValueError, "texts(): span %zd is outside the buffer", i);
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyObject *s = utf8_str(buf + span[0], (Py_ssize_t)span[1]);
+        if (s == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "texts(): span %zd is no valid UTF-8", i);
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, k, s);
+    }
+done:
+    PyBuffer_Release(&spans);
+    PyBuffer_Release(&view);
+    return out;
 }
 
 PyDoc_STRVAR(gguf_strings_doc,
@@ -647,6 +895,262 @@ done:
     return result;
 }
 
+/* ─── CharCuts: where a text can be cut into words no piece crosses ──────────────────── */
+
+/* core/pipeline/sentencepiece/cuts.py's cut_regex as a loop over the text's characters:
+ * which characters the pieces that may be merged into use, and which sit right before and
+ * right after a U+2581 inside one. Built from those pieces (strs, or a parsed file's packed
+ * UTF-8), it needs no regex: a vocabulary puts thousands of characters after a U+2581,
+ * and the regex of them takes milliseconds to compile on a model's first encode. */
+typedef struct {
+    PyObject_HEAD
+    Bits used, before, after;
+    int any_used;
+} CharCuts;
+
+static void
+CharCuts_dealloc(CharCuts *self)
+{
+    PyMem_Free(self->used.w);
+    PyMem_Free(self->before.w);
+    PyMem_Free(self->after.w);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Mark one piece's characters c[0:n]; -1 on error. */
+static int
+cuts_mark(CharCuts *self, const Py_UCS4 *c, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (c[i] > 0xFFFF && (bits_widen(&self->used) < 0 || bits_widen(&self->before) < 0 ||
+                              bits_widen(&self->after) < 0))
+            return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        bit_set(&self->used, c[i]);
+        self->any_used = 1;
+        if (c[i] == SPACE_CHAR) {
+            if (i > 0)
+                bit_set(&self->before, c[i - 1]);
+            if (i + 1 < n)
+                bit_set(&self->after, c[i + 1]);
+        }
+    }
+    return 0;
+}
+
+/* Valid UTF-8 buf[0:n] (checked by the caller) as code points into out; their count. */
+static Py_ssize_t
+utf8_decode(const unsigned char *buf, Py_ssize_t n, Py_UCS4 *out)
+{
+    Py_ssize_t i = 0, k = 0;
+    while (i < n) {
+        unsigned char b = buf[i];
+        if (b < 0x80)
+            out[k] = b, i += 1;
+        else if (b < 0xE0)
+            out[k] = ((Py_UCS4)(b & 0x1F) << 6) | (buf[i + 1] & 0x3F), i += 2;
+        else if (b < 0xF0)
+            out[k] = ((Py_UCS4)(b & 0x0F) << 12) | ((Py_UCS4)(buf[i + 1] & 0x3F) << 6) |
+                     (buf[i + 2] & 0x3F), i += 3;
+        else
+            out[k] = ((Py_UCS4)(b & 0x07) << 18) | ((Py_UCS4)(buf[i + 1] & 0x3F) << 12) |
+                     ((Py_UCS4)(buf[i + 2] & 0x3F) << 6) | (buf[i + 3] & 0x3F), i += 4;
+        k++;
+    }
+    return k;
+}
+
+PyDoc_STRVAR(CharCuts_split_doc,
+"split(text, /)\n--\n\n"
+"The words of text no piece crosses: cuts.WordCuts(pieces).split(text), the same list.");
+
+static PyObject *
+CharCuts_split(CharCuts *self, PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "split(): text must be a str");
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+#endif
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), start = 0;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    /* cut_regex's three rules at each inner position p (the ends give only empty words) */
+    Py_UCS4 prev = n ? PyUnicode_READ(kind, data, 0) : 0;
+    for (Py_ssize_t p = 1; p < n; p++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, p);
+        int cut = (c == SPACE_CHAR && !bit_get(&self->before, prev)) ||
+                  (prev == SPACE_CHAR && !bit_get(&self->after, c)) ||
+                  (self->any_used && (!bit_get(&self->used, prev) || !bit_get(&self->used, c)));
+        if (cut) {
+            PyObject *word = PyUnicode_Substring(text, start, p);
+            if (word == NULL || PyList_Append(out, word) < 0) {
+                Py_XDECREF(word);
+                Py_DECREF(out);
+                return NULL;
+            }
+            Py_DECREF(word);
+            start = p;
+        }
+        prev = c;
+    }
+    if (n > 0) {
+        PyObject *word = start == 0 ? Py_NewRef(text) : PyUnicode_Substring(text, start, n);
+        if (word == NULL || PyList_Append(out, word) < 0) {
+            Py_XDECREF(word);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(word);
+    }
+    return out;
+}
+
+static PyMethodDef CharCuts_methods[] = {
+    {"split", (PyCFunction)CharCuts_split, METH_O, CharCuts_split_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject CharCutsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tokplay_native.spm.CharCuts",
+    .tp_doc = "Where a text can be cut into words no piece crosses (char_cuts() makes one).",
+    .tp_basicsize = sizeof(CharCuts),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)CharCuts_dealloc,
+    .tp_methods = CharCuts_methods,
+};
+
+static CharCuts *
+cuts_new(void)
+{
+    CharCuts *self = PyObject_New(CharCuts, &CharCutsType);
+    if (self == NULL)
+        return NULL;
+    self->used.w = self->before.w = self->after.w = NULL;
+    self->any_used = 0;
+    if (bits_init(&self->used) < 0 || bits_init(&self->before) < 0 ||
+        bits_init(&self->after) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return self;
+}
+
+PyDoc_STRVAR(char_cuts_doc,
+"char_cuts(pieces) -> CharCuts\n"
+"char_cuts(buf, spans, types) -> CharCuts\n\n"
+"The cutter of cuts.WordCuts for the pieces that may be merged into: an iterable of str,\n"
+"or a parsed file's packed pieces (columns()' spans and types), of which those whose type\n"
+"is not CONTROL, UNKNOWN or BYTE (2, 3, 6). ValueError for a span outside buf or no valid\n"
+"UTF-8; TypeError for a piece that is no str.");
+
+static PyObject *
+char_cuts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 1 && nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "char_cuts() takes 1 or 3 arguments");
+        return NULL;
+    }
+    CharCuts *self = cuts_new();
+    if (self == NULL)
+        return NULL;
+    Py_UCS4 *chars = NULL;
+    Py_ssize_t room = 0;
+    if (nargs == 1) {
+        PyObject *iter = PyObject_GetIter(args[0]), *item;
+        if (iter == NULL)
+            goto fail;
+        while ((item = PyIter_Next(iter)) != NULL) {
+            Py_ssize_t n = -1;
+            if (PyUnicode_Check(item)
+#if PY_VERSION_HEX < 0x030C0000
+                && PyUnicode_READY(item) == 0
+#endif
+            )
+                n = PyUnicode_GET_LENGTH(item);
+            if (n < 0)
+                PyErr_SetString(PyExc_TypeError, "char_cuts(): every piece must be a str");
+            else if (n > room) {
+                PyMem_Free(chars);
+                room = n * 2;
+                if ((chars = PyMem_Malloc(sizeof(Py_UCS4) * (size_t)room)) == NULL)
+                    PyErr_NoMemory();
+            }
+            if (PyErr_Occurred() || (n && PyUnicode_AsUCS4(item, chars, room, 0) == NULL) ||
+                cuts_mark(self, chars, n) < 0) {
+                Py_DECREF(item);
+                Py_DECREF(iter);
+                goto fail;
+            }
+            Py_DECREF(item);
+        }
+        Py_DECREF(iter);
+        if (PyErr_Occurred())
+            goto fail;
+        PyMem_Free(chars);
+        return (PyObject *)self;
+    }
+    Py_buffer buf, spans, types;
+    if (PyObject_GetBuffer(args[0], &buf, PyBUF_SIMPLE) < 0)
+        goto fail;
+    if (PyObject_GetBuffer(args[1], &spans, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&buf);
+        goto fail;
+    }
+    if (PyObject_GetBuffer(args[2], &types, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&buf);
+        PyBuffer_Release(&spans);
+        goto fail;
+    }
+    int ok = spans.len == types.len * (Py_ssize_t)(2 * sizeof(int64_t));
+    if (!ok)
+        PyErr_SetString(PyExc_ValueError, "char_cuts(): spans and types of different lengths");
+    const unsigned char *code = types.buf, *data = buf.buf;
+    for (Py_ssize_t i = 0; ok && i < types.len; i++) {
+        if (code[i] == 2 || code[i] == 3 || code[i] == 6)
+            continue; /* (reserved: never merged into) */
+        int64_t span[2];
+        memcpy(span, (const char *)spans.buf + i * (Py_ssize_t)sizeof span, sizeof span);
+        Py_ssize_t count;
+        Py_UCS4 max;
+        if (span[0] < 0 || span[1] < 0 || span[0] > buf.len || span[1] > buf.len - span[0] ||
+            !utf8_check(data + span[0], (Py_ssize_t)span[1], &count, &max)) {
+            PyErr_Format(PyExc_ValueError, "char_cuts(): span %zd is no text in buf", i);
+            ok = 0;
+            break;
+        }
+        if (count > room) {
+            PyMem_Free(chars);
+            room = count * 2;
+            if ((chars = PyMem_Malloc(sizeof(Py_UCS4) * (size_t)room)) == NULL) {
+                PyErr_NoMemory();
+                ok = 0;
+                break;
+            }
+        }
+        utf8_decode(data + span[0], (Py_ssize_t)span[1], chars);
+        ok = cuts_mark(self, chars, count) == 0;
+    }
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&spans);
+    PyBuffer_Release(&types);
+    if (!ok)
+        goto fail;
+    PyMem_Free(chars);
+    return (PyObject *)self;
+fail:
+    PyMem_Free(chars);
+    Py_DECREF(self);
+    return NULL;
+}
+
 /* re.escape's special characters (Python 3.7+): each is written with a backslash */
 static int
 escaped(Py_UCS4 c)
@@ -893,6 +1397,8 @@ first_repeat(PyObject *module, PyObject *texts)
 
 static PyMethodDef methods[] = {
     {"pieces", (PyCFunction)(void (*)(void))pieces, METH_FASTCALL, pieces_doc},
+    {"columns", (PyCFunction)(void (*)(void))columns, METH_FASTCALL, columns_doc},
+    {"texts", (PyCFunction)(void (*)(void))texts, METH_FASTCALL, texts_doc},
     {"gguf_strings", (PyCFunction)(void (*)(void))gguf_strings, METH_FASTCALL,
      gguf_strings_doc},
     {"tables", (PyCFunction)(void (*)(void))tables, METH_FASTCALL, tables_doc},
@@ -900,6 +1406,7 @@ static PyMethodDef methods[] = {
     {"char_ranges", (PyCFunction)char_ranges, METH_O, char_ranges_doc},
     {"fields", (PyCFunction)(void (*)(void))fields, METH_FASTCALL, fields_doc},
     {"first_repeat", (PyCFunction)first_repeat, METH_O, first_repeat_doc},
+    {"char_cuts", (PyCFunction)(void (*)(void))char_cuts, METH_FASTCALL, char_cuts_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -911,5 +1418,10 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit_spm(void)
 {
-    return PyModule_Create(&module);
+    if (PyType_Ready(&CharCutsType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddObjectRef(m, "CharCuts", (PyObject *)&CharCutsType) < 0)
+        Py_CLEAR(m);
+    return m;
 }

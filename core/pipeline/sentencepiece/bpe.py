@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Iterator, Mapping, Sequence, ValuesView
+from collections.abc import Callable, Mapping, Sequence
 from itertools import compress
 from typing import Any
 
+from core import native
 from core.bpe import merge, merge_steps
 from core.pipeline.models.bpe import BPEStep
 from core.pipeline.sentencepiece.cuts import (  # (re-exported: their home was here)
@@ -40,6 +41,7 @@ from core.pipeline.sentencepiece.proto import (
     byte_piece,
     piece_columns,
 )
+from core.pipeline.sentencepiece.vocab_view import VocabView
 from core.pipeline.sentencepiece.tables import (
     RESERVED as _RESERVED,
     PieceTables,
@@ -88,56 +90,6 @@ class _MinusScore:
         return default if score is None else -score
 
 
-class VocabView(Mapping[str, int]):
-    """A model's ``text -> ID``, read-only, its dict made on first use (a model loads
-    without it where the C twin encodes). It hashes as its items (core.fingerprint).
-
-    >>> m = SentencePieceBPE([ProtoPiece("<unk>", 0, UNKNOWN), ProtoPiece("a", -1)])
-    >>> m.vocab["a"], m.vocab.get("b"), len(m.vocab), dict(m.vocab)
-    (1, None, 2, {'<unk>': 0, 'a': 1})
-    """
-
-    __slots__ = ("_model",)
-
-    def __init__(self, model: SentencePieceBPE) -> None:
-        self._model = model
-
-    def __getitem__(self, piece: str) -> int:
-        found = self._model._find(piece)
-        if found is None:
-            raise KeyError(piece)
-        return found
-
-    def get(self, piece: str, default: Any = None) -> Any:  # (no dict made, as __getitem__)
-        found = self._model._find(piece)
-        return default if found is None else found
-
-    def __contains__(self, piece: object) -> bool:
-        return type(piece) is str and self._model._find(piece) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._model._vocab)
-
-    def __len__(self) -> int:
-        model = self._model
-        return len(model._tokens) if model._columns_only else len(model._vocab)
-
-    def values(self) -> ValuesView[int]:
-        return _IdsView(self)
-
-
-class _IdsView(ValuesView[int]):
-    """:meth:`VocabView.values`: every ID once, in order, when no text is spelled twice."""
-
-    _mapping: VocabView
-
-    def __iter__(self) -> Iterator[int]:
-        model = self._mapping._model
-        if model._columns_only:
-            return iter(range(len(model._tokens)))
-        return iter(model._vocab.values())
-
-
 class SentencePieceBPE:
     """SentencePiece's BPE model (``bpe_model.cc``) over a normalized text.
 
@@ -169,19 +121,29 @@ class SentencePieceBPE:
         :func:`piece_tables`, the USER_DEFINED texts of ``pieces``,
         :func:`~core.pipeline.sentencepiece.native_words.columns_words` and
         :func:`type_codes` are (the loader has them already)."""
-        self._tokens, self.scores, self.types = piece_columns(pieces)
+        packed = pieces.packed if isinstance(pieces, ModelProto) else None
+        if packed is not None and words_table is not None:
+            # (a parsed file whose pieces are still packed, and the C table made from them:
+            # the columns are unpacked from the file on first read, by the pages that show
+            # pieces or decode; encoding reads the table alone)
+            self._source = pieces
+            types: Sequence[int] = packed.types
+            texts_of = packed.texts_of
+        else:
+            self._tokens, self.scores, self.types = piece_columns(pieces)
+            types, tokens = self.types, self._tokens
+            texts_of = lambda ids: list(map(tokens.__getitem__, ids))  # noqa: E731
+        self._size = len(types)
         self.byte_fallback = byte_fallback
         if codes is None:
-            codes = type_codes(self.types)
-        self.unk_id = first_of_type(self.types, UNKNOWN, codes)
+            codes = type_codes(types)
+        self.unk_id = first_of_type(types, UNKNOWN, codes)
         #: the USER_DEFINED pieces, by ID (the normalizer needs them too)
         if user_defined is None:
-            user_defined = list(
-                map(self._tokens.__getitem__, ids_of_type(self.types, USER_DEFINED, codes))
-            )
+            user_defined = texts_of(ids_of_type(types, USER_DEFINED, codes))
         self.user_defined = user_defined
         self._user_first = frozenset(s[0] for s in self.user_defined)
-        self._has_unused = first_of_type(self.types, UNUSED, codes) >= 0
+        self._has_unused = first_of_type(types, UNUSED, codes) >= 0
         # subtle: where the C twin is built, encoding reads its table alone (made here from
         # the columns), and the dicts below (32,000 keys each) are made on first use: the
         # pages that read them (trace, vocab) are not the ones opened every minute
@@ -209,6 +171,27 @@ class SentencePieceBPE:
         self._matcher = PrefixMatcher(self.user_defined)
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = {}
         self._ids_cache: dict[str, tuple[int, ...]] = {}  # encode_word's: word -> its IDs
+
+    # -- the columns, unpacked on first use from a file whose pieces are still packed --
+
+    @functools.cached_property
+    def _tokens(self) -> list[str]:
+        return self._source.piece_texts  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def scores(self) -> list[float]:
+        """Each piece's score, by ID."""
+        return self._source.piece_scores  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def types(self) -> list[int]:
+        """Each piece's type, by ID."""
+        return self._source.piece_types  # type: ignore[no-any-return]
+
+    def _fingerprint_attributes(self) -> dict[str, Any]:
+        """What :mod:`core.fingerprint` hashes: the attributes, the columns among them even
+        while packed (so a packed model hashes as the same model read eagerly)."""
+        return {**vars(self), "scores": self.scores, "types": self.types}
 
     # -- the tables, made on first use where the C twin encodes without them --
 
@@ -255,6 +238,15 @@ class SentencePieceBPE:
 
     @functools.cached_property
     def _cut(self) -> WordCuts:
+        """The cutter of words no piece crosses: ``tokplay_native.spm``'s CharCuts where
+        built (from the file's packed pieces while they are packed), the same words with no
+        regex to compile on a model's first encode; else :class:`WordCuts`."""
+        spm = native.spm
+        if spm is not None:
+            packed = self.__dict__.get("_source", ModelProto).packed
+            if packed is not None:
+                return spm.char_cuts(packed.buf, packed.spans, packed.types)  # type: ignore[no-any-return]
+            return spm.char_cuts(self._normal_texts)  # type: ignore[no-any-return]
         return WordCuts(self._normal_texts)
 
     def _reserved_id(self, piece: str) -> int:
@@ -280,13 +272,13 @@ class SentencePieceBPE:
         return "SentencePiece BPE"
 
     def id_to_token(self, token_id: int) -> str | None:
-        return self._tokens[token_id] if 0 <= token_id < len(self._tokens) else None
+        return self._tokens[token_id] if 0 <= token_id < self._size else None
 
     def token_to_id(self, token: str) -> int | None:
         return self._find(token)
 
     def get_vocab_size(self) -> int:
-        return len(self._tokens)
+        return self._size
 
     def piece_to_id(self, piece: str) -> int:
         """SentencePiece's PieceToId: a reserved piece, else a normal one, else ``<unk>``."""
@@ -379,9 +371,10 @@ class SentencePieceBPE:
         encode_words(self, words, out)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled (to a worker process) without the C twin's object: the copy makes its own."""
+        """Pickled (to a worker process) without the C twin's objects: the copy makes its own."""
         state = self.__dict__.copy()
         state.pop(NATIVE_WORDS, None)
+        state.pop("_cut", None)
         return state
 
     def _word_ids(self, word: str) -> list[int]:

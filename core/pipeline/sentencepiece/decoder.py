@@ -7,6 +7,7 @@ invalid byte → U+FFFD), control pieces → ``""``, ``<unk>`` → ``" ⁇ "``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from core.pipeline.sentencepiece.proto import (
     BYTE,
@@ -63,7 +64,8 @@ class SentencePieceDecoder:
         # table of their own: a piece's type is types[piece_ids[piece]])
         if piece_ids is not None:
             piece_type = {}
-        #: piece -> ID, and the types by ID, when they stand for piece_type
+        #: piece -> ID, and the types by ID (a list, or one byte each), when they stand for
+        #: piece_type
         self.piece_ids, self.types = piece_ids, types
         self._default = NORMAL if piece_type is None else UNKNOWN
         #: the type of a piece the table lacks; public, as every setting that changes the
@@ -80,6 +82,11 @@ class SentencePieceDecoder:
         self.unk_surface = unk_surface
         self.strip_first_space = add_dummy_prefix or remove_extra_whitespaces
         self.remove_extra_whitespaces = remove_extra_whitespaces
+
+    def _fingerprint_attributes(self) -> dict[str, Any]:
+        """What :mod:`core.fingerprint` hashes: the types as a list however they were given
+        (a packed model's loader gives bytes)."""
+        return {**vars(self), "types": list(self.types)}
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         out = [""] * len(tokens)

@@ -13,6 +13,7 @@ BPE models get :class:`~core.pipeline.sentencepiece.bpe.SentencePieceBPE`, Unigr
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from core.errors import FormatError
@@ -21,7 +22,7 @@ from core.pipeline.post_processors import Template
 from core.interface import Capabilities
 from core.pipeline.sentencepiece.bpe import SentencePieceBPE
 from core.pipeline.sentencepiece.decoder import SentencePieceDecoder
-from core.pipeline.sentencepiece.native_words import columns_words
+from core.pipeline.sentencepiece.native_words import columns_words, packed_words
 from core.pipeline.sentencepiece.normalizer import SentencePieceNormalizer
 from core.pipeline.sentencepiece.proto import (
     BPE,
@@ -126,16 +127,17 @@ def _pieces_look_right(
     some text is spelled twice, else :func:`has_repeats` does; ``unique``: no text is
     empty or spelled twice (the C table the BPE model encodes with found so: no dict at
     all); ``codes`` is ``type_codes(proto.piece_types)``."""
-    texts, types = proto.piece_texts, proto.piece_types
+    types, texts_of = _types_and_texts(proto)
     count = types.count if codes is None else codes.count  # (a byte count: no int compares)
     if not unique:
+        texts = proto.piece_texts
         if vocab is None:  # (a Unigram model: one C pass where built, no dict)
             unique = "" not in texts and not has_repeats(texts)
         else:
             unique = "" not in vocab and len(vocab) == len(texts)
         if not unique:
             return False
-    if not texts or count(UNKNOWN) != 1:
+    if not len(types) or count(UNKNOWN) != 1:
         return False
     bytes_found = count(BYTE)
     if not bytes_found:
@@ -143,7 +145,19 @@ def _pieces_look_right(
     if not proto.trainer_spec.byte_fallback or bytes_found != 256:
         return False
     # 256 BYTE pieces, each spelled once: they are <0x00>..<0xFF> when their texts are those
-    return set(map(texts.__getitem__, ids_of_type(types, BYTE, codes))) == BYTE_PIECES.keys()
+    return set(texts_of(ids_of_type(types, BYTE, codes))) == BYTE_PIECES.keys()
+
+
+def _types_and_texts(
+    proto: ModelProto,
+) -> tuple[Sequence[int], Callable[[list[int]], list[str]]]:
+    """``proto``'s types by ID, and ``texts_of(ids)``: some pieces' texts by ID; both read
+    without unpacking its pieces (:mod:`core.pipeline.sentencepiece.packed`) while packed."""
+    packed = proto.packed
+    if packed is not None:
+        return packed.types, packed.texts_of
+    texts = proto.piece_texts
+    return proto.piece_types, lambda ids: list(map(texts.__getitem__, ids))
 
 
 def _check_pieces(
@@ -236,22 +250,29 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
             f"{name}: SentencePiece {kind} models are not supported; BPE and Unigram ones "
             "are (trainer_spec.model_type)"
         )
-    texts, types = proto.piece_texts, proto.piece_types
+    types, texts_of = _types_and_texts(proto)
     codes = type_codes(types)
-    user = list(map(texts.__getitem__, ids_of_type(types, USER_DEFINED, codes)))
+    user = texts_of(ids_of_type(types, USER_DEFINED, codes))
     # (a BPE model's tables, built first: the checks below read them; where the C twin is
-    # built, its one table instead of the dicts, which the model then makes on first use)
+    # built, its one table instead of the dicts, which the model then makes on first use;
+    # from the file's bytes while its pieces are packed, so no list is made at all)
     words_table, tables = None, None
     if spec.model_type == BPE:
+        unk = first_of_type(types, UNKNOWN, codes)
         try:
-            words_table = columns_words(
-                texts, proto.piece_scores, types, unk=first_of_type(types, UNKNOWN, codes),
-                byte_fallback=spec.byte_fallback, user_defined=user,
-            )  # fmt: skip
+            if proto.packed is not None:
+                words_table = packed_words(
+                    proto.packed, unk=unk, byte_fallback=spec.byte_fallback, user_defined=user
+                )
+            else:
+                words_table = columns_words(
+                    proto.piece_texts, proto.piece_scores, proto.piece_types, unk=unk,
+                    byte_fallback=spec.byte_fallback, user_defined=user,
+                )  # fmt: skip
         except ValueError:  # (a text empty or spelled twice: _check_pieces names it)
             pass
         if words_table is None:
-            tables = piece_tables(texts, proto.piece_scores, types)
+            tables = piece_tables(proto.piece_texts, proto.piece_scores, proto.piece_types)
     vocab = None if tables is None else tables[0]
     _check_pieces(proto, name, vocab, codes, unique=words_table is not None)
     if spec.model_type == UNIGRAM:
@@ -278,7 +299,7 @@ def model_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> Sen
         )  # fmt: skip
     unk_id = model.unk_id if model.unk_id is not None else -1  # (checked: a file has one)
     decoder = SentencePieceDecoder(
-        unk_piece=texts[unk_id],
+        unk_piece=texts_of([unk_id])[0],
         unk_surface=spec.unk_surface,
         add_dummy_prefix=proto.normalizer_spec.add_dummy_prefix,
         remove_extra_whitespaces=proto.normalizer_spec.remove_extra_whitespaces,
@@ -330,9 +351,9 @@ def sentencepiece_tokenizer(
 def tokenizer_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") -> PipelineTokenizer:
     """:func:`sentencepiece_tokenizer` for a ``ModelProto`` already parsed or built."""
     loaded = model_from_proto(proto, name=name)
-    texts, types = loaded.proto.piece_texts, loaded.proto.piece_types
+    types, texts_of = _types_and_texts(loaded.proto)
     bos = loaded.bos_id
-    template = Template((bos,), (), f"{texts[bos]} $A") if bos >= 0 else Template()
+    template = Template((bos,), (), f"{texts_of([bos])[0]} $A") if bos >= 0 else Template()
     model = loaded.model
     unigram = isinstance(model, UnigramModel)
     tok = PipelineTokenizer(
@@ -359,7 +380,7 @@ def tokenizer_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") ->
     # Control pieces are special but never matched in the input text, so they are not
     # PipelineTokenizer added tokens (those always are matched): listed here instead.
     control_ids = ids_of_type(types, CONTROL, loaded.codes)
-    controls = dict(zip(map(texts.__getitem__, control_ids), control_ids))
+    controls = dict(zip(texts_of(control_ids), control_ids))
     tok.special_tokens = list(controls)
     tok.special_token_ids = controls
     if unigram:

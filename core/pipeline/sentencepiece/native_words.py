@@ -20,8 +20,9 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from core import native
+from core.pipeline.sentencepiece.packed import PieceColumns
 
-__all__ = ["NATIVE_WORDS", "columns_words", "encode_words"]
+__all__ = ["NATIVE_WORDS", "columns_words", "encode_words", "packed_words"]
 
 #: The attribute of a model holding its SpmWords (built on first use; not pickled).
 NATIVE_WORDS = "_native_words"
@@ -93,6 +94,32 @@ def columns_words(
             texts, scores, types, unk=unk, byte_fallback=byte_fallback, user_first=firsts
         )
     except (TypeError, OverflowError):
+        return None
+
+
+def packed_words(
+    packed: PieceColumns, *, unk: int, byte_fallback: bool, user_defined: Iterable[str]
+) -> Any:
+    """:func:`columns_words` from a parsed file's packed pieces
+    (:mod:`core.pipeline.sentencepiece.packed`): the table from the file's bytes, with no
+    str made. The same answers and errors.
+
+    >>> from core.pipeline.sentencepiece.packed import PieceColumns
+    >>> cols = PieceColumns.pack(["<unk>", "a", "b", "ab"], [0.0, -1.0, -1.0, -3.0], [2, 1, 1, 1])
+    >>> table = packed_words(cols, unk=0, byte_fallback=False, user_defined=[])
+    >>> table is None or table.piece_id("ab") == 3
+    True
+    """
+    fast = native.bpe
+    if fast is None:
+        return None
+    firsts = "".join(sorted({s[:1] for s in user_defined}))
+    try:
+        return fast.spm_words_raw(
+            packed.buf, packed.spans, packed.scores, packed.types,
+            unk=unk, byte_fallback=byte_fallback, user_first=firsts,
+        )  # fmt: skip
+    except OverflowError:  # (an unk beyond 64 bits: the dicts decide)
         return None
 
 

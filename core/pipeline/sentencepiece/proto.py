@@ -34,6 +34,7 @@ from typing import Any
 
 from core import native
 from core.errors import FormatError
+from core.pipeline.sentencepiece.packed import LazyColumn, PieceColumns, keep_packed
 
 __all__ = [
     "BPE",
@@ -149,10 +150,27 @@ class ModelProto:
     denormalizer_spec: NormalizerSpec | None = None
     self_test_samples: list[tuple[str, str]] = field(default_factory=list)
 
+    #: the pieces as the file holds them (:mod:`core.pipeline.sentencepiece.packed`) while
+    #: no column has been read, else None: a loader that needs no list reads these
+    packed: PieceColumns | None = field(default=None, init=False, compare=False, repr=False)
+
     @property
     def pieces(self) -> list[ProtoPiece]:
         """The pieces by ID, as objects (a new list each time: the columns are the data)."""
         return list(map(ProtoPiece, self.piece_texts, self.piece_scores, self.piece_types))
+
+    def piece_count(self) -> int:
+        """How many pieces (without unpacking them)."""
+        packed = self.packed
+        return len(self.piece_types) if packed is None else len(packed)
+
+
+# (the columns unpack on first read; set after the class is made, so the dataclass's own
+# __init__, __eq__ and __repr__ go through them)
+for _column in ("piece_texts", "piece_scores", "piece_types"):
+    _lazy = LazyColumn()
+    _lazy.__set_name__(ModelProto, _column)
+    setattr(ModelProto, _column, _lazy)
 
 
 def piece_columns(
@@ -394,6 +412,12 @@ def _native_pieces(buf: bytes, pos: int, model: ModelProto) -> int:
     """:func:`_bulk_pieces` by ``tokplay_native.spm``: every piece from ``pos`` on that it
     reads cleanly, in one C pass (it stops where :func:`_parse_piece` would raise, or
     before a piece written unusually, which the loop of :func:`parse_model_proto` reads)."""
+    if model.packed is None and not model.piece_types:
+        # (the usual case, every piece in one run: kept packed, the lists made on first read)
+        spans, floats, codes, after = native.spm.columns(buf, pos)  # type: ignore[union-attr]
+        if after != pos:
+            keep_packed(model, PieceColumns(buf, spans, floats, codes))
+        return int(after)
     texts, scores, types, after = native.spm.pieces(buf, pos)  # type: ignore[union-attr]
     if model.piece_texts:
         model.piece_texts += texts

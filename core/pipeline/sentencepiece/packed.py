@@ -1,0 +1,118 @@
+"""A ``.model`` file's pieces as the file holds them, until some page needs them as lists.
+
+Opening a model should cost what encoding needs, nothing more. Encoding a SentencePiece BPE
+model needs one C table (``tokplay_native.bpe.spm_words_raw``), and that table is built
+straight from the file's bytes; the three Python lists of 32,000 texts, scores and types
+(most of a load's time: one str and one float per piece) are wanted only by the pages that
+show pieces or decode. So where ``tokplay_native.spm`` is built, the parser keeps the pieces
+packed (:class:`PieceColumns`: where each text lies in the file, the scores, the types) and
+:class:`ModelProto`'s three columns make their lists from it on first read
+(:class:`LazyColumn`). Without C, the parser makes the lists at once, as before; either way
+a column reads the same.
+
+>>> cols = PieceColumns.pack(["<unk>", "▁a"], [0.0, -1.5], [2, 1])
+>>> len(cols), cols.texts_of([1]), cols.types, cols.lists()
+(2, ['▁a'], b'\\x02\\x01', (['<unk>', '▁a'], [0.0, -1.5], [2, 1]))
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from typing import Any
+
+from core import native
+
+__all__ = ["LazyColumn", "PieceColumns"]
+
+_SPAN = struct.Struct("=qq")  # (native int64 pairs, as tokplay_native.spm.columns writes)
+
+
+class PieceColumns:
+    """Pieces by ID, packed: ``spans`` (native int64 pairs: where each text's UTF-8 starts in
+    ``buf``, and its length; checked valid UTF-8 by the reader), ``scores`` (native doubles)
+    and ``types`` (one byte each, 1..6): ``tokplay_native.spm.columns``' answer."""
+
+    __slots__ = ("buf", "spans", "scores", "types")
+
+    def __init__(self, buf: bytes, spans: bytes, scores: bytes, types: bytes) -> None:
+        self.buf, self.spans, self.scores, self.types = buf, spans, scores, types
+
+    @classmethod
+    def pack(cls, texts: list[str], scores: list[float], types: list[int]) -> PieceColumns:
+        """Columns packed from lists (for tests and docs: a parser packs from the file)."""
+        blobs = [t.encode("utf-8") for t in texts]
+        starts = [0]
+        for blob in blobs:
+            starts.append(starts[-1] + len(blob))
+        spans = b"".join(_SPAN.pack(s, len(b)) for s, b in zip(starts, blobs))
+        return cls(b"".join(blobs), spans, array("d", scores).tobytes(), bytes(types))
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    def texts_of(self, ids: list[int]) -> list[str]:
+        """The texts of some pieces alone (the few a load reads: ``<unk>``, byte pieces,
+        control pieces), by ID."""
+        spm = native.spm
+        if spm is not None:
+            return spm.texts(self.buf, self.spans, ids)  # type: ignore[no-any-return]
+        buf, spans = self.buf, self.spans
+        return [buf[s : s + n].decode("utf-8") for s, n in (_SPAN.unpack_from(spans, 16 * i)
+                                                            for i in ids)]  # fmt: skip
+
+    def lists(self) -> tuple[list[str], list[float], list[int]]:
+        """The three columns as the lists a ModelProto holds."""
+        spm = native.spm
+        if spm is not None:
+            texts = spm.texts(self.buf, self.spans)
+        else:  # (C switched off after the parse: the same strs, made one by one)
+            buf = self.buf
+            texts = [buf[s : s + n].decode("utf-8") for s, n in _SPAN.iter_unpack(self.spans)]
+        scores = array("d")
+        scores.frombytes(self.scores)
+        return texts, scores.tolist(), list(self.types)
+
+    def __reduce__(self) -> Any:  # (pickles as its four bytes objects)
+        return PieceColumns, (self.buf, self.spans, self.scores, self.types)
+
+
+class LazyColumn:
+    """One of :class:`ModelProto`'s piece columns (``piece_texts``, ``piece_scores``,
+    ``piece_types``): a plain list, made with the other two from the packed pieces
+    (``proto.packed``) on first read or write, so the three always agree in length."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, proto: Any, owner: type | None = None) -> Any:
+        if proto is None:
+            return self
+        found = proto.__dict__.get(self.slot)
+        if found is None:
+            unpack(proto)
+            found = proto.__dict__[self.slot]
+        return found
+
+    def __set__(self, proto: Any, value: list[Any]) -> None:
+        unpack(proto)
+        proto.__dict__[self.slot] = value
+
+
+_SLOTS = ("_piece_texts", "_piece_scores", "_piece_types")
+
+
+def unpack(proto: Any) -> None:
+    """Make ``proto``'s three column lists from its packed pieces, if they are still packed."""
+    packed = proto.__dict__.pop("packed", None)
+    if packed is not None:
+        for slot, column in zip(_SLOTS, packed.lists()):
+            proto.__dict__[slot] = column
+
+
+def keep_packed(proto: Any, packed: PieceColumns) -> None:
+    """Let ``proto`` (with no pieces yet) hold ``packed`` as its pieces, unpacked on first read."""
+    for slot in _SLOTS:
+        proto.__dict__.pop(slot, None)
+    proto.__dict__["packed"] = packed
+
