@@ -101,3 +101,60 @@ def test_a_tokenizer_json_loads_the_same_both_ways(name: str, monkeypatch):
     assert with_c._merged == pure._merged and with_c.vocab == pure.vocab
     text = "Hello wörld 東京 😀"
     assert with_c.encode(text) == pure.encode(text) == load_preset(name).encode(text)
+
+
+# ─── merge_ids(..., joined=True): a pipeline BPE model's merge table ────────────────────
+
+JOIN_KEYS = {"a": 0, "b": 1, "ab": 2, "ba": 3, "aab": 4, "▁": 5, "▁a": 6, "": 7}
+
+
+@given(merges=st.lists(st.one_of(
+    st.tuples(st.sampled_from(list(JOIN_KEYS) + ["x"]), st.sampled_from(list(JOIN_KEYS) + ["x"]))
+    .map(lambda p: f"{p[0]} {p[1]}"),
+    st.lists(st.sampled_from([*JOIN_KEYS, "x", 1]), min_size=1, max_size=3),
+    st.just("a  b"),
+), max_size=8))  # fmt: skip
+@example(merges=[["a", "b"], ["b", "a"], ["a", "b"]])  # a pair listed twice
+@example(merges=["a b", ["a", "b"]])  # two shapes
+def test_joined_merge_ids_are_the_pure_pipeline_tables(merges: list[Any]):
+    """The same merge table as BPEModel builds from the (str, str) pairs, or None (the pure
+    path then decides): always where that path refuses (a shape, a part or a join that is
+    not a token), and for mixed shapes, which it reads one by one."""
+    from core.pipeline.models.bpe import _plain_merge_table
+    from core.pipeline.models.from_json import _merges
+
+    got = native.tables.merge_ids(merges, JOIN_KEYS, True)
+    try:
+        pairs = _merges({"merges": merges}, "t")
+    except Exception:  # (a shape the careful path refuses, naming it)
+        assert got is None
+        return
+    want = _plain_merge_table(JOIN_KEYS, pairs) if pairs else None
+    if want is None or got is None:
+        assert got is None or want is not None
+        assert got is not None or want is None or len(set(map(type, merges))) > 1
+        return
+    lefts, rights, made = got
+    assert dict(zip(zip(lefts, rights), range(len(made)))) == want[0]
+    assert dict(enumerate(made)) == want[1]
+    assert (lefts, rights) == ([JOIN_KEYS[a] for a, _ in pairs], [JOIN_KEYS[b] for _, b in pairs])
+
+
+@pytest.mark.parametrize("source", ["v1", "v7"])
+def test_a_pipeline_bpe_json_loads_the_same_both_ways(source: str, tmp_path, monkeypatch):
+    """Mistral's tokenizer.json (BPE with byte fallback) with the merge table made in C and
+    without: the same model, merges, fingerprint and IDs."""
+    from tests.test_real_models import _make_hf_json
+
+    monkeypatch.setenv(CACHE_ENV, "off")
+    data = _make_hf_json(source, tmp_path).encode()
+    fast = load_tokenizer_files({"tokenizer.json": data})
+    assert "merges" not in vars(fast.model)  # (the C table: spelled out on first read)
+    monkeypatch.setattr(native, "tables", None)
+    pure = load_tokenizer_files({"tokenizer.json": data})
+    assert "merges" in vars(pure.model)
+    text = "Hello [INST] wörld 東京 😀\n\tdef f(x): return x"
+    assert fast.encode(text) == pure.encode(text)
+    assert fast.fingerprint() == pure.fingerprint()
+    assert fast.model.merges == pure.model.merges
+    assert fast.model._ranks == pure.model._ranks and fast.model._merged == pure.model._merged

@@ -208,3 +208,39 @@ def test_the_real_xlmr_vocab_both_ways(llama_cpp_vocabs: Path) -> None:
     got = [tok.encode(t) for t in texts]
     tok.model.clear_cache()
     assert got == _pure(lambda: [tok.encode(t) for t in texts])
+
+
+# ─── serde_floats: a tokenizer.json's scores as the tokenizers library reads them ───────
+
+
+def _float_bits(values: list[float]) -> list[bytes]:
+    import struct
+
+    return [struct.pack("<d", v) for v in values]
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.floats() | st.floats(width=32) | st.floats(-40, 0), max_size=40))
+@example(values=[-11.602532386779785, -6.682016372680664, 0.0, -0.0, 1e-05, 1e16, 1e21,
+                 1234567890123456789.0, 12345678901234567.0, math.inf, -math.inf, math.nan,
+                 5e-324, 1.7976931348623157e308])  # fmt: skip
+def test_serde_floats_is_the_pure_loop(values: list[float]) -> None:
+    """The same bits as the pure expression (and _as_serde_reads where it falls back)."""
+    from core.pipeline import unigram_json
+
+    fast = native.unigram
+    assert fast is not None
+    got = fast.serde_floats(values, unigram_json._as_serde_reads)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(native, "unigram", None)
+        want = unigram_json._serde_floats(values)
+    assert _float_bits(got) == _float_bits(want)
+    assert _float_bits(want) == _float_bits([unigram_json._as_serde_reads(v) for v in values])
+
+
+def test_serde_floats_refuses_what_is_no_list_of_floats() -> None:
+    fast = native.unigram
+    assert fast is not None
+    for bad in ((1.0,), [1.0, 2], [True]):
+        with pytest.raises(TypeError):
+            fast.serde_floats(bad, float)

@@ -10,6 +10,9 @@
  *   fields(buf, start, end)     any message's fields: (fields, stop)
  *   gguf_strings(buf, pos, stop, count, big_endian)
  *                               up to count GGUF strings (u64 length, UTF-8): (strings, end)
+ *   gguf_spans(buf, pos, stop, count, big_endian)
+ *                               the same strings as spans (no str made): (spans, end)
+ *   float32_doubles(buf)        a GGUF float32 array as native doubles (packed scores)
  *   tables(texts, scores, types)   SentencePieceBPE's vocab and merge ranks, one pass
  *   piece_chars(pieces)         every character, and those around a U+2581, as sets
  *   char_ranges(chars)          a regex character class's inside for those characters
@@ -1395,6 +1398,119 @@ first_repeat(PyObject *module, PyObject *texts)
     return PyLong_FromSsize_t(found);
 }
 
+/* ─── GGUF arrays kept packed ────────────────────────────────────────────────────────── */
+
+PyDoc_STRVAR(gguf_spans_doc,
+"gguf_spans(buf, pos, stop, count, big_endian) -> (spans, end)\n\n"
+"gguf_strings() without a str per string: the same strings, read with the same stopping\n"
+"rules, as spans (bytes of native int64 pairs: where each string's UTF-8 starts, counted\n"
+"from pos, and its length; checked valid UTF-8). buf[pos:end] holds them all, and\n"
+"texts(buf[pos:end], spans) makes the strs.");
+
+static PyObject *
+gguf_spans(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "gguf_spans() takes 5 arguments (buf, pos, stop, count, big_endian)");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Grow spans = {0};
+    PyObject *result = NULL, *packed = NULL;
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    if (pos == -1 && PyErr_Occurred())
+        goto done;
+    Py_ssize_t stop = PyLong_AsSsize_t(args[2]);
+    if (stop == -1 && PyErr_Occurred())
+        goto done;
+    Py_ssize_t count = PyLong_AsSsize_t(args[3]);
+    if (count == -1 && PyErr_Occurred())
+        goto done;
+    int big = PyObject_IsTrue(args[4]);
+    if (big < 0)
+        goto done;
+    if (pos < 0 || pos > view.len || count < 0) {
+        PyErr_SetString(PyExc_ValueError, "gguf_spans(): pos or count out of range");
+        goto done;
+    }
+    if (stop > view.len)
+        stop = view.len;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    const Py_ssize_t base = pos;
+    /* (room for every string the bytes could hold, 8 bytes of length each at least, up to
+     * count: no copy as the spans grow) */
+    Py_ssize_t room = stop > pos ? (stop - pos) / 8 + 1 : 1;
+    if (room > count)
+        room = count;
+    if (grow_init(&spans, room * (Py_ssize_t)(2 * sizeof(int64_t))) < 0)
+        goto done;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (stop - pos < 8)
+            break;
+        uint64_t n = 0;
+        for (int i = 0; i < 8; i++) {
+            uint64_t b = buf[pos + (big ? i : 7 - i)];
+            n = (n << 8) | b;
+        }
+        Py_ssize_t start = pos + 8;
+        if (n > (uint64_t)(stop - start))
+            break;
+        if (!utf8_valid(buf + start, (Py_ssize_t)n))
+            break; /* (not UTF-8: the pure reader names the byte) */
+        int64_t span[2] = {(int64_t)(start - base), (int64_t)n};
+        if (grow_put(&spans, span, sizeof span) < 0)
+            goto done;
+        pos = start + (Py_ssize_t)n;
+    }
+    if ((packed = grow_take(&spans)) != NULL)
+        result = Py_BuildValue("(On)", packed, pos);
+done:
+    Py_XDECREF(packed);
+    Py_XDECREF(spans.bytes);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+PyDoc_STRVAR(float32_doubles_doc,
+"float32_doubles(buf, /) -> bytes\n\n"
+"Native float32s (an array('f')'s bytes) as native doubles, each the same value (as\n"
+"array('f').tolist() gives it); ValueError when buf is not a whole number of float32s.");
+
+static PyObject *
+float32_doubles(PyObject *module, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *out = NULL;
+    if (view.len % (Py_ssize_t)sizeof(float)) {
+        PyErr_SetString(PyExc_ValueError, "float32_doubles(): not a whole number of float32s");
+        goto done;
+    }
+    Py_ssize_t n = view.len / (Py_ssize_t)sizeof(float);
+    if (n > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(double)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    if (out == NULL)
+        goto done;
+    double *to = (double *)PyBytes_AS_STRING(out);
+    const char *from = (const char *)view.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float f;
+        memcpy(&f, from + i * (Py_ssize_t)sizeof f, sizeof f); /* (buf may be unaligned) */
+        double d = (double)f;
+        memcpy(to + i, &d, sizeof d);
+    }
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"pieces", (PyCFunction)(void (*)(void))pieces, METH_FASTCALL, pieces_doc},
     {"columns", (PyCFunction)(void (*)(void))columns, METH_FASTCALL, columns_doc},
@@ -1407,6 +1523,8 @@ static PyMethodDef methods[] = {
     {"fields", (PyCFunction)(void (*)(void))fields, METH_FASTCALL, fields_doc},
     {"first_repeat", (PyCFunction)first_repeat, METH_O, first_repeat_doc},
     {"char_cuts", (PyCFunction)(void (*)(void))char_cuts, METH_FASTCALL, char_cuts_doc},
+    {"gguf_spans", (PyCFunction)(void (*)(void))gguf_spans, METH_FASTCALL, gguf_spans_doc},
+    {"float32_doubles", (PyCFunction)float32_doubles, METH_O, float32_doubles_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,8 +1,10 @@
 /* Loading a merge list in C: the twins of two whole-list passes of a byte-level load.
  *
- *   merge_ids(merges, by_key)   core.formats.hf_json._fast_pairs' and gguf_vocab._id_merges'
+ *   merge_ids(merges, by_key[, joined])
+ *                               core.formats.hf_json._fast_pairs' and gguf_vocab._id_merges'
  *                               split: each merge ("left right" with exactly one space, or
- *                               a [left, right] list) as the IDs of its parts in by_key
+ *                               a [left, right] list) as the IDs of its parts in by_key;
+ *                               joined: also the ID of the parts joined (a pipeline BPE's)
  *   index_pairs(lefts, rights, by_id, encoder)
  *                               core.vocab_index._index_ordinary_ids: what each merge makes
  *                               and the (left, right) -> rank dict
@@ -24,26 +26,46 @@ lookup(PyObject *by_key, PyObject *key)
     return value;
 }
 
+/* made[i] = by_key[a + b] for two strs a and b; -1 (no exception: the caller's None)
+ * when either is no str or the join is no key, -1 with one set on an error. */
+static int
+join_into(PyObject *made, Py_ssize_t i, PyObject *by_key, PyObject *a, PyObject *b)
+{
+    if (!PyUnicode_CheckExact(a) || !PyUnicode_CheckExact(b))
+        return -1;
+    PyObject *joined = PyUnicode_Concat(a, b);
+    PyObject *id = joined == NULL ? NULL : lookup(by_key, joined);
+    Py_XDECREF(joined);
+    if (id == NULL)
+        return -1;
+    PyList_SET_ITEM(made, i, id);
+    return 0;
+}
+
 PyDoc_STRVAR(merge_ids_doc,
-"merge_ids(merges, by_key, /)\n--\n\n"
+"merge_ids(merges, by_key, joined=False, /)\n--\n\n"
 "(lefts, rights): each merge's parts as their values in the dict by_key. The merges are\n"
 "all str, each with exactly one space (\"left right\"), or all two-item lists\n"
 "([left, right]); None otherwise, when a part is not a key of by_key, or when there are\n"
-"no merges.");
+"no merges. joined: (lefts, rights, made), made[k] the value of the two str parts joined\n"
+"(None too when a join is not a key, or a part is no str).");
 
 static PyObject *
 merge_ids(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2 || !PyList_CheckExact(args[0]) || !PyDict_CheckExact(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "merge_ids(merges: list, by_key: dict)");
+    if ((nargs != 2 && nargs != 3) || !PyList_CheckExact(args[0]) || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "merge_ids(merges: list, by_key: dict, joined=False)");
         return NULL;
     }
     PyObject *merges = args[0], *by_key = args[1];
+    int joined = nargs == 3 ? PyObject_IsTrue(args[2]) : 0;
+    if (joined < 0)
+        return NULL;
     Py_ssize_t n = PyList_GET_SIZE(merges);
     if (n == 0) /* no merges: the caller's own pass decides (it has its own rule for them) */
         Py_RETURN_NONE;
-    PyObject *lefts = PyList_New(n), *rights = PyList_New(n);
-    if (lefts == NULL || rights == NULL)
+    PyObject *lefts = PyList_New(n), *rights = PyList_New(n), *made = NULL;
+    if (lefts == NULL || rights == NULL || (joined && (made = PyList_New(n)) == NULL))
         goto fail;
     int as_str = n > 0 && PyUnicode_CheckExact(PyList_GET_ITEM(merges, 0));
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -61,14 +83,23 @@ merge_ids(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyObject *b = a == NULL ? NULL : PyUnicode_Substring(merge, cut + 1, length);
             left = a == NULL ? NULL : lookup(by_key, a);
             right = b == NULL || left == NULL ? NULL : lookup(by_key, b);
+            if (joined && right != NULL && join_into(made, i, by_key, a, b) < 0) {
+                Py_CLEAR(left);
+                Py_CLEAR(right);
+            }
             Py_XDECREF(a);
             Py_XDECREF(b);
         }
         else {
             if (!PyList_CheckExact(merge) || PyList_GET_SIZE(merge) != 2)
                 goto none;
-            left = lookup(by_key, PyList_GET_ITEM(merge, 0));
-            right = left == NULL ? NULL : lookup(by_key, PyList_GET_ITEM(merge, 1));
+            PyObject *a = PyList_GET_ITEM(merge, 0), *b = PyList_GET_ITEM(merge, 1);
+            left = lookup(by_key, a);
+            right = left == NULL ? NULL : lookup(by_key, b);
+            if (joined && right != NULL && join_into(made, i, by_key, a, b) < 0) {
+                Py_CLEAR(left);
+                Py_CLEAR(right);
+            }
         }
         if (right == NULL) {
             Py_XDECREF(left);
@@ -80,14 +111,18 @@ merge_ids(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyList_SET_ITEM(lefts, i, left);
         PyList_SET_ITEM(rights, i, right);
     }
+    if (joined)
+        return Py_BuildValue("(NNN)", lefts, rights, made);
     return Py_BuildValue("(NN)", lefts, rights);
 none:
     Py_XDECREF(lefts);
     Py_XDECREF(rights);
+    Py_XDECREF(made);
     Py_RETURN_NONE;
 fail:
     Py_XDECREF(lefts);
     Py_XDECREF(rights);
+    Py_XDECREF(made);
     return NULL;
 }
 

@@ -778,9 +778,77 @@ static PyTypeObject LatticeType = {
     .tp_new = Lattice_new,
 };
 
+/* ---- serde_floats: scores as the tokenizers library reads them from JSON -------------- */
+
+PyDoc_STRVAR(serde_floats_doc,
+"serde_floats(values, fallback, /) -> list[float]\n--\n\n"
+"core.pipeline.unigram_json._serde_floats: each float as serde_json (tokenizers) reads the\n"
+"digits Python prints for it. A value whose repr is plain digits (no exponent, no nan or\n"
+"inf, at most 20 characters) and that is not zero is its digits as an integer, made a float,\n"
+"divided by 10 to the number of digits after the point; any other is fallback(value).\n"
+"TypeError when values is no list of exact floats.");
+
+static PyObject *
+serde_floats(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* 10^k, each exact as a double (as float(f"1e{k}") reads it) */
+    static const double pow10[21] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
+                                     1e7,  1e8,  1e9,  1e10, 1e11, 1e12, 1e13,
+                                     1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20};
+    (void)module;
+    if (nargs != 2 || !PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "serde_floats(values: list, fallback)");
+        return NULL;
+    }
+    PyObject *values = args[0], *fallback = args[1];
+    Py_ssize_t n = PyList_GET_SIZE(values);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(values, i), *made = NULL;
+        if (!PyFloat_CheckExact(item)) {
+            PyErr_SetString(PyExc_TypeError, "serde_floats: every value must be a float");
+            Py_DECREF(out);
+            return NULL;
+        }
+        double v = PyFloat_AS_DOUBLE(item);
+        char *text = v == 0.0 ? NULL : PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (v != 0.0 && text == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        size_t len = text == NULL ? 0 : strlen(text);
+        const char *dot = text == NULL ? NULL : strchr(text, '.');
+        if (text != NULL && len <= 20 && dot != NULL && strpbrk(text, "en") == NULL) {
+            /* (at most 19 digits: they fit a u64) */
+            uint64_t digits = 0;
+            for (const char *c = text; *c; c++)
+                if (*c >= '0' && *c <= '9')
+                    digits = digits * 10 + (uint64_t)(*c - '0');
+            double f = (double)digits;
+            made = PyFloat_FromDouble((text[0] == '-' ? -f : f) / pow10[len - (size_t)(dot - text) - 1]);
+        }
+        else
+            made = PyObject_CallOneArg(fallback, item);
+        PyMem_Free(text);
+        if (made == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, made);
+    }
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"serde_floats", (PyCFunction)(void (*)(void))serde_floats, METH_FASTCALL, serde_floats_doc},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "tokplay_native.unigram",
-    "Unigram's Viterbi pass (the twin of core.pipeline.unigram's best_path).", -1, NULL,
+    "Unigram's Viterbi pass (the twin of core.pipeline.unigram's best_path).", -1, methods,
 };
 
 PyMODINIT_FUNC

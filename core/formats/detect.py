@@ -19,7 +19,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from core.errors import FormatError, PatternNeededError, PlaygroundError
-from core.formats import gpt2_files, hf_json, pickles, tekken, tiktoken_file
+from core.formats import (
+    gpt2_files,
+    hf_json,
+    hf_pipeline_tables,
+    pickles,
+    table_cache,
+    tekken,
+    tiktoken_file,
+)
 from core.formats._text import parse_json
 from core.formats.gguf import looks_like_gguf
 from core.formats.gguf_vocab import tokenizer_from_gguf
@@ -93,7 +101,8 @@ def _sniff(name: str, data: bytes, parsed: dict[str, object] | None = None) -> s
     if base.endswith(".bpe") or base == "merges.txt":
         return "bpe"
     if base.endswith(".json") or head.startswith(b"{"):
-        tables = hf_json.cached_tables(data)  # opened before: its tables, no JSON to parse
+        # opened before: its tables, no JSON to parse
+        tables = hf_json.cached_tables(data, kinds=(hf_json.TABLES_KIND, hf_pipeline_tables.KIND))
         if tables is not None:
             if parsed is not None:
                 parsed[name] = tables
@@ -304,11 +313,19 @@ def _load_hf_json(
     doc = found.parsed.get(file_name, data)
     if isinstance(doc, hf_json.Tables):
         try:
+            if doc.meta.get("kind") == hf_pipeline_tables.KIND:
+                return hf_pipeline_tables.pipeline_from_tables(doc, name=name or file_name)
             return hf_json.tokenizer_from_tables(doc, special_tokens, name=name or file_name)
         except PlaygroundError:  # a cache file is untrusted: rebuild from the file
             doc = parse_json(data, file_name)
     if not hf_json.is_byte_level_bpe(doc):  # type: ignore[arg-type]
-        return pipeline_from_hf_json(doc, name=name or file_name)  # type: ignore[arg-type]
+        with gc_paused():  # (hundreds of thousands of small objects, none in a cycle)
+            pipeline = pipeline_from_hf_json(doc, name=name or file_name)  # type: ignore[arg-type]
+            if table_cache.wanted(data):  # (a BPE model's: opened next time from its tables)
+                tables = hf_pipeline_tables.pipeline_tables(doc, pipeline)  # type: ignore[arg-type]
+                if tables is not None:
+                    table_cache.write_tables(table_cache.source_key(data), tables)
+        return pipeline
     return hf_json.tokenizer_from_hf_json(
         doc, special_tokens, name=name or file_name, file_name=file_name, source=data,  # type: ignore[arg-type]
     )  # fmt: skip

@@ -27,9 +27,9 @@ from __future__ import annotations
 import os
 import struct
 from array import array
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, overload
 
 from core import native
 from core.errors import FormatError
@@ -38,6 +38,7 @@ __all__ = [
     "GGUF_MAGIC",
     "MAX_METADATA_BYTES",
     "GGUFMetadata",
+    "GGUFStrings",
     "looks_like_gguf",
     "read_gguf_metadata",
     "write_gguf",
@@ -87,6 +88,76 @@ def looks_like_gguf(data: bytes) -> bool:
     (True, False)
     """
     return data[:4] == GGUF_MAGIC
+
+
+_SPAN = struct.Struct("=qq")  # (native int64 pairs, as tokplay_native.spm.gguf_spans writes)
+
+
+class GGUFStrings(Sequence[str]):
+    """A string array read with ``packed=True``: the array's bytes and where each string
+    lies in them (``spans``: native int64 pairs, start and length, checked valid UTF-8 by
+    the reader), with no str made until one is read. A vocab's 32,000 tokens then cost
+    two bytes objects; the strs are made in C, all at once by :meth:`tolist` (or on each
+    iteration), or one by one by indexing.
+
+    >>> words = GGUFStrings.pack(["▁a", "b"])
+    >>> len(words), words[1], words[-2], words.tolist(), list(words[::-1])
+    (2, 'b', '▁a', ['▁a', 'b'], ['b', '▁a'])
+    """
+
+    __slots__ = ("buf", "spans")
+
+    def __init__(self, buf: bytes, spans: bytes) -> None:
+        self.buf, self.spans = buf, spans
+
+    @classmethod
+    def pack(cls, texts: Sequence[str]) -> GGUFStrings:
+        """Strings packed from a list (for tests and docs: the reader packs from the file)."""
+        blobs = [t.encode("utf-8") for t in texts]
+        starts = [0]
+        for blob in blobs:
+            starts.append(starts[-1] + len(blob))
+        spans = b"".join(_SPAN.pack(at, len(b)) for at, b in zip(starts, blobs))
+        return cls(b"".join(blobs), spans)
+
+    def __len__(self) -> int:
+        return len(self.spans) // _SPAN.size
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return self.tolist()[index]
+        n = len(self)
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            raise IndexError("GGUFStrings index out of range")
+        return self._texts([i])[0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[str]:
+        """Every string, as a new list (as ``array.tolist``)."""
+        return self._texts(None)
+
+    def _texts(self, ids: list[int] | None) -> list[str]:
+        spm = native.spm
+        if spm is not None:
+            args = (self.buf, self.spans) if ids is None else (self.buf, self.spans, ids)
+            return spm.texts(*args)  # type: ignore[no-any-return]
+        # (C switched off after the read: the same strs, made one by one)
+        buf, spans = self.buf, self.spans
+        at_ids = (_SPAN.unpack_from(spans, _SPAN.size * i) for i in ids or ())
+        pairs = _SPAN.iter_unpack(spans) if ids is None else at_ids
+        return [buf[at : at + n].decode("utf-8") for at, n in pairs]
+
+    def __repr__(self) -> str:
+        return f"GGUFStrings({len(self):,} strings)"
 
 
 class _Source:
@@ -151,6 +222,7 @@ class _Reader:
     def __init__(self, src: _Source, order: str) -> None:
         self.src, self.order = src, order
         self.element_type = _STRING  # of the last array read
+        self.packed = False  # arrays as the file holds them (read_gguf_metadata's packed)
 
     def scalar(self, code: str, size: int) -> Any:
         return struct.unpack(self.order + code, self.src.take(size))[0]
@@ -191,7 +263,7 @@ class _Reader:
             "the file is damaged or from an unknown GGUF version"
         )
 
-    def array(self) -> list[Any]:
+    def array(self) -> list[Any] | array[Any] | GGUFStrings:
         etype = self.u32()
         count = self.u64()
         if etype not in _SCALARS and etype != _STRING:
@@ -212,10 +284,28 @@ class _Reader:
             items.frombytes(self.src.take(count * size))
             if self.order == ">" and size > 1:
                 items.byteswap()
-            return items.tolist()
+            return items if self.packed else items.tolist()
         if etype == _STRING:
-            return self.strings(count)
+            return self.packed_strings(count) if self.packed else self.strings(count)
         return [self.value(etype, in_array=True) for _ in range(count)]
+
+    def packed_strings(self, count: int) -> GGUFStrings | list[str]:
+        """``count`` strings as :class:`GGUFStrings` when ``tokplay_native.spm`` reads them
+        all cleanly from the buffer, else as :meth:`strings` reads them (a list, the same
+        strs or the same error), taking over the ones read here."""
+        spm, src = native.spm, self.src
+        if spm is None or not count:
+            return self.strings(count)
+        buf, pos = src.buf, src.pos
+        stop = min(len(buf), src.limit - src.base)
+        spans, end = spm.gguf_spans(buf, pos, stop, count, self.order == ">")
+        read = len(spans) // _SPAN.size
+        src.pos = end
+        if read == count:  # (a copy: a tokenizer keeps it, never a whole model file)
+            return GGUFStrings(buf[pos:end], spans)
+        # (the rest runs past the buffer's end, or is damaged: strings() goes on from there)
+        first: list[str] = spm.texts(memoryview(buf)[pos:end], spans)
+        return first + self.strings(count - read)
 
     def strings(self, count: int) -> list[str]:
         """``count`` strings: a fast path for vocab and merges (hundreds of thousands of
@@ -271,11 +361,12 @@ def _header(rd: _Reader) -> tuple[int, int, int]:
     return version, tensors, kvs
 
 
-def _read(src: _Source) -> GGUFMetadata:
+def _read(src: _Source, packed: bool | Callable[[GGUFMetadata], bool]) -> GGUFMetadata:
     rd = _Reader(src, "<")
     version, tensors, kvs = _header(rd)
     meta = GGUFMetadata(version, tensors, name=src.name)
     for index in range(kvs):
+        rd.packed = packed if isinstance(packed, bool) else packed(meta)
         src.where = f"metadata entry {index}"
         key = rd.string()
         src.where = f"metadata key {key!r}"
@@ -296,6 +387,7 @@ def read_gguf_metadata(
     *,
     name: str | None = None,
     max_metadata_bytes: int = MAX_METADATA_BYTES,
+    packed: bool | Callable[[GGUFMetadata], bool] = False,
 ) -> GGUFMetadata:
     """The header and metadata of a GGUF file, from its bytes (an upload), a path or an open
     binary file (seekable).
@@ -303,22 +395,30 @@ def read_gguf_metadata(
     A path or file is read incrementally: only the header and metadata, never the tensors. Raises
     :class:`FormatError` (one line) for a wrong magic, an unknown version, a truncated file,
     a length or count that runs past the end, or metadata over ``max_metadata_bytes``.
+
+    ``packed``: arrays as the file holds them, for a loader that reads them a whole column at
+    a time (:mod:`core.formats.gguf_packed`): numbers as ``array.array`` (bools as lists),
+    strings as :class:`GGUFStrings` where ``tokplay_native.spm`` is built and the array lies
+    whole in the bytes read, else lists. The same values, the same errors. A function of the
+    metadata read so far decides entry by entry
+    (:func:`~core.formats.gguf_packed.after_llama_key`: a loader that makes every str anyway
+    would only pay for the extra pass).
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         src = _Source(data, None, len(data), name or "model.gguf", max_metadata_bytes)
-        return _read(src)
+        return _read(src, packed)
     if hasattr(source, "read"):  # an open binary file (an upload's file object)
         fh: Any = source
         size = fh.seek(0, os.SEEK_END)
         fh.seek(0)
-        return _read(_Source(None, fh, size, name or "model.gguf", max_metadata_bytes))
+        return _read(_Source(None, fh, size, name or "model.gguf", max_metadata_bytes), packed)
     path = os.fspath(source)
     label = name or os.path.basename(path)
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
-            return _read(_Source(None, fh, size, label, max_metadata_bytes))
+            return _read(_Source(None, fh, size, label, max_metadata_bytes), packed)
     except OSError as err:
         raise FormatError(f"{label}: cannot read the file ({err.strerror or err})") from None
 

@@ -8,7 +8,8 @@ and ``precompiled_charsmap``. Writing them back as a ModelProto lets the GGUF go
 same loader as a ``tokenizer.model`` (:func:`core.pipeline.sentencepiece.sentencepiece_tokenizer`),
 and the ``sentencepiece`` library itself can load the very same bytes. To load it we skip the
 bytes: :func:`model_proto` builds the parsed ``ModelProto`` those bytes read back as (a
-250,000-piece vocab would otherwise be written and read again, field by field, in Python).
+250,000-piece vocab would otherwise be written and read again, field by field, in Python);
+:func:`packed_model_proto` builds it around pieces kept packed, with no list made at all.
 
 The protobuf wire format, just enough of it: a key varint ``field << 3 | wire_type``, then
 a varint (type 0), four little-endian bytes (type 5, a ``float``) or a varint length and
@@ -30,13 +31,21 @@ from __future__ import annotations
 import math
 import struct
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from core.pipeline.sentencepiece.packed import PieceColumns, keep_packed
 from core.pipeline.sentencepiece.proto import ModelProto, NormalizerSpec, TrainerSpec
 from core.pipeline.sentencepiece.tables import type_codes
 
-__all__ = ["BPE_MODEL", "UNIGRAM_MODEL", "SpmPiece", "model_proto", "model_proto_bytes"]
+__all__ = [
+    "BPE_MODEL",
+    "UNIGRAM_MODEL",
+    "SpmPiece",
+    "model_proto",
+    "model_proto_bytes",
+    "packed_model_proto",
+]
 
 UNIGRAM_MODEL, BPE_MODEL = 1, 2  # TrainerSpec.ModelType
 _BYTE = 6
@@ -161,12 +170,71 @@ def model_proto(
         kinds = [k if k in _PIECE_TYPES else 1 for k in kinds]  # parse_model_proto: NORMAL)
         codes = None
     byte_fallback = _BYTE in kinds if codes is None else _BYTE in codes
+    trainer, normalizer = _specs(
+        n, tokens.__getitem__, model_type=model_type, byte_fallback=byte_fallback,
+        ids=(unk_id, bos_id, eos_id, pad_id), add_dummy_prefix=add_dummy_prefix,
+        remove_extra_whitespaces=remove_extra_whitespaces,
+        escape_whitespaces=escape_whitespaces, precompiled_charsmap=precompiled_charsmap,
+    )  # fmt: skip
+    return ModelProto(list(tokens), floats, kinds, trainer, normalizer)
+
+
+def packed_model_proto(
+    pieces: PieceColumns,
+    *,
+    model_type: int,
+    unk_id: int,
+    bos_id: int = -1,
+    eos_id: int = -1,
+    pad_id: int = -1,
+    add_dummy_prefix: bool = True,
+    remove_extra_whitespaces: bool = False,
+    escape_whitespaces: bool = True,
+    precompiled_charsmap: bytes = b"",
+) -> ModelProto:
+    """:func:`model_proto` for pieces kept packed (:mod:`core.pipeline.sentencepiece.packed`;
+    their scores float32 values already, their types 1..6): the same ModelProto, its three
+    columns made on first read, so a loader that needs no list makes none.
+
+    >>> pieces = PieceColumns.pack(["<unk>", "a"], [0.0, 0.5], [2, 1])
+    >>> m = packed_model_proto(pieces, model_type=BPE_MODEL, unk_id=0)
+    >>> m.packed is pieces, m.trainer_spec.unk_piece, m.trainer_spec.byte_fallback
+    (True, '<unk>', False)
+    >>> m == model_proto(["<unk>", "a"], [0.0, 0.5], [2, 1], model_type=BPE_MODEL, unk_id=0)
+    True
+    """
+    trainer, normalizer = _specs(
+        len(pieces), lambda i: pieces.texts_of([i])[0], model_type=model_type,
+        byte_fallback=_BYTE in pieces.types, ids=(unk_id, bos_id, eos_id, pad_id),
+        add_dummy_prefix=add_dummy_prefix, remove_extra_whitespaces=remove_extra_whitespaces,
+        escape_whitespaces=escape_whitespaces, precompiled_charsmap=precompiled_charsmap,
+    )  # fmt: skip
+    proto = ModelProto([], [], [], trainer, normalizer)
+    keep_packed(proto, pieces)
+    return proto
+
+
+def _specs(
+    n: int,
+    text_of: Callable[[int], str],
+    *,
+    model_type: int,
+    byte_fallback: bool,
+    ids: tuple[int, int, int, int],
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    escape_whitespaces: bool,
+    precompiled_charsmap: bytes,
+) -> tuple[TrainerSpec, NormalizerSpec]:
+    """The trainer and normalizer specs of ``n`` pieces: the special pieces (UNK, BOS, EOS,
+    PAD ``ids``) named by ``text_of(id)`` where in range, else -1, as
+    :func:`model_proto_bytes` writes them."""
     trainer = TrainerSpec(model_type=model_type, vocab_size=n, byte_fallback=byte_fallback)
-    for what, value in (("unk", unk_id), ("bos", bos_id), ("eos", eos_id), ("pad", pad_id)):
+    for what, value in zip(("unk", "bos", "eos", "pad"), ids):
         named = 0 <= value < n
         setattr(trainer, f"{what}_id", value if named else -1)
         if named:
-            setattr(trainer, f"{what}_piece", tokens[value])
+            setattr(trainer, f"{what}_piece", text_of(value))
     normalizer = NormalizerSpec(
         name="precompiled" if precompiled_charsmap else "identity",
         precompiled_charsmap=bytes(precompiled_charsmap),
@@ -174,4 +242,4 @@ def model_proto(
         remove_extra_whitespaces=remove_extra_whitespaces,
         escape_whitespaces=escape_whitespaces,
     )
-    return ModelProto(list(tokens), floats, kinds, trainer, normalizer)
+    return trainer, normalizer

@@ -10,7 +10,8 @@ already give for that kind of model:
   ``Split`` per regex, as Hugging Face's ``tokenizer.json`` for those models has.
 - ``gemma4``: BPE over raw UTF-8 with SentencePiece's ``▁`` and byte fallback (a pipeline).
 - ``llama`` / ``t5``: SentencePiece BPE / Unigram, written back as a ``.model``
-  (:mod:`core.formats.gguf_spm`) and read by the SentencePiece loader.
+  (:mod:`core.formats.gguf_spm`) and read by the SentencePiece loader; a llama vocab's
+  pieces stay packed as the file holds them (:mod:`core.formats.gguf_packed`).
 - ``bert``: WordPiece, with llama.cpp's "phantom space" spelling undone (``▁word`` is a
   word start, a bare piece was ``##piece``).
 
@@ -31,7 +32,8 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from typing import IO, Any
@@ -39,7 +41,8 @@ from typing import IO, Any
 from core.bytes_unicode import from_gpt2_strs
 from core.errors import FormatError
 from core.formats import gguf_cache
-from core.formats.gguf import GGUFMetadata, read_gguf_metadata
+from core.formats.gguf import GGUFMetadata, GGUFStrings, read_gguf_metadata
+from core.formats.gguf_packed import after_llama_key, packed_pieces
 from core.formats.gguf_pre import PRE_REGEXES, PreTokenizerSpec, pre_tokenizer_spec
 from core.formats.gguf_spm import (
     BPE_MODEL,
@@ -47,11 +50,13 @@ from core.formats.gguf_spm import (
     SpmPiece,
     model_proto,
     model_proto_bytes,
+    packed_model_proto,
 )
 from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.sentencepiece import tokenizer_from_proto
+from core.pipeline.sentencepiece.packed import PieceColumns
 from core.pipeline.sentencepiece.proto import ModelProto
-from core.pipeline.sentencepiece.tables import has_repeats, ids_of_type, type_codes
+from core.pipeline.sentencepiece.tables import has_repeats, type_codes
 from core.pipeline.tokenizer import PipelineTokenizer
 from core.pretokenize import PATTERNS
 from core.template import Template
@@ -76,13 +81,15 @@ _KEY = "tokenizer.ggml."
 @dataclass(frozen=True)
 class _Vocab:
     """The checked common part of every kind: tokens, their types and scores, and the
-    special IDs (``None`` when the file has none and llama.cpp's default does not fit)."""
+    special IDs (``None`` when the file has none and llama.cpp's default does not fit).
+    ``packed``: a llama vocab's pieces as read (:mod:`core.formats.gguf_packed`), or None."""
 
     name: str
-    tokens: list[str]
-    types: list[int]
+    tokens: Sequence[str]
+    types: Sequence[int]
     scores: list[float] | None
     meta: GGUFMetadata
+    packed: PieceColumns | None = None
 
     def special_id(self, what: str, default: int | None) -> int | None:
         """``tokenizer.ggml.<what>_token_id``, else llama.cpp's default, when in range."""
@@ -129,7 +136,7 @@ def _typed_list(meta: GGUFMetadata, key: str, what: str) -> list[Any] | None:
             f"{meta.name}: {key} is {kind or type(value).__name__}, not an array of {what}; "
             "the file is damaged"
         )
-    return list(value)
+    return value.tolist() if isinstance(value, (array, GGUFStrings)) else list(value)
 
 
 def _vocab(meta: GGUFMetadata) -> _Vocab:
@@ -369,26 +376,24 @@ def _gemma4(v: _Vocab) -> GGUFTokenizer:
 # ---------------------------------------------------------------------------------------------
 
 
-_SPM_TYPE_BYTES = bytes(range(NORMAL, BYTE + 1))
+_SPM_TYPE = bytes(k if NORMAL <= k <= BYTE else NORMAL for k in range(256))  # (a translate table)
 
 
-def _spm_types(v: _Vocab, unk: int | None) -> list[int]:
-    """The token types as SentencePiece piece types.
+def _spm_types(types: Sequence[int], unk: int | None) -> bytes:
+    """The token types as SentencePiece piece types, one byte each; one outside 1..6 is
+    NORMAL, as SentencePiece reads it.
 
     subtle: llama.cpp's converter marks Hugging Face's padding tokens (``[PAD32011]``, Phi-3)
     UNKNOWN too, and may mark the real ``<unk>`` CONTROL; SentencePiece wants exactly one
     UNKNOWN piece. The unknown token's ID decides: it is UNKNOWN, other UNKNOWNs are UNUSED
     (never produced, as in llama.cpp)."""
-    kinds = list(v.types)
-    codes = type_codes(kinds)
-    if codes is None or codes.translate(None, _SPM_TYPE_BYTES):  # (one outside 1..6)
-        kinds = [k if NORMAL <= k <= BYTE else NORMAL for k in kinds]
-        codes = None
-    for i in ids_of_type(kinds, UNKNOWN, codes):
-        kinds[i] = UNUSED
+    codes = types if isinstance(types, bytes) else type_codes(types)
+    if codes is None:  # (a type beyond a byte)
+        codes = bytes([k if NORMAL <= k <= BYTE else NORMAL for k in types])
+    codes = codes.translate(_SPM_TYPE).replace(bytes([UNKNOWN]), bytes([UNUSED]))
     if unk is not None:
-        kinds[unk] = UNKNOWN
-    return kinds
+        codes = b"".join((codes[:unk], bytes([UNKNOWN]), codes[unk + 1 :]))
+    return codes
 
 
 _SPM_KINDS = {"llama": (BPE_MODEL, (1, 2, 0, None), (True, False)),
@@ -409,14 +414,18 @@ def _spm_bytes(v: _Vocab) -> bytes:
 
 
 def _spm_proto(v: _Vocab) -> ModelProto:
-    """What ``parse_model_proto(_spm_bytes(v))`` gives, without writing the bytes."""
+    """What ``parse_model_proto(_spm_bytes(v))`` gives, without writing the bytes (nor, for
+    a vocab kept packed, making its lists)."""
+    if (p := v.packed) is not None:
+        types = _spm_types(p.types, _spm_ids(v)[2])
+        return packed_model_proto(PieceColumns(p.buf, p.spans, p.scores, types), **_spm_settings(v))
     exact = v.scores is None or v.meta.types.get(_KEY + "scores") == "array[float32]"
     return model_proto(*_spm_columns(v), **_spm_settings(v), float32=exact)
 
 
-def _spm_columns(v: _Vocab) -> tuple[list[str], list[float], list[int]]:
+def _spm_columns(v: _Vocab) -> tuple[Sequence[str], list[float], bytes]:
     unk = _spm_ids(v)[2]
-    return v.tokens, v.scores or [0.0] * len(v.tokens), _spm_types(v, unk)
+    return v.tokens, v.scores or [0.0] * len(v.tokens), _spm_types(v.types, unk)
 
 
 def _spm_settings(v: _Vocab) -> dict[str, Any]:
@@ -540,8 +549,7 @@ def tokenizer_from_gguf_metadata(meta: GGUFMetadata) -> GGUFTokenizer:
             f"{meta.name}: tokenizer.ggml.model is {model!r}; the playground reads "
             f"{', '.join(sorted(_BUILDERS))}"
         )
-    vocab = _vocab(meta)
-    tok = builder(vocab)
+    vocab, tok = _built(meta, builder)
     template = meta.get("tokenizer.chat_template")
     if isinstance(template, str) and template:
         from core.chat import chat_template_from_gguf  # the Jinja side loads only when used
@@ -555,6 +563,24 @@ def tokenizer_from_gguf_metadata(meta: GGUFMetadata) -> GGUFTokenizer:
     return tok
 
 
+def _built(
+    meta: GGUFMetadata, builder: Callable[[_Vocab], GGUFTokenizer]
+) -> tuple[_Vocab, GGUFTokenizer]:
+    """The vocab and its tokenizer: a llama vocab's pieces packed where the reader kept them
+    so (no str made), else lists. subtle: the packed route leaves :func:`_vocab`'s checks to
+    the loader, which refuses an empty token or one spelled twice too; on any error the list
+    route runs, to rename the first and name the second as it always has."""
+    packed = packed_pieces(meta) if meta.get(_KEY + "model") == "llama" else None
+    if packed is not None:
+        vocab = _Vocab(meta.name, meta.fields[_KEY + "tokens"], packed.types, None, meta, packed)
+        try:
+            return vocab, builder(vocab)
+        except FormatError:
+            pass
+    vocab = _vocab(meta)
+    return vocab, builder(vocab)
+
+
 def tokenizer_from_gguf(
     source: bytes | str | os.PathLike[str] | IO[bytes], *, name: str | None = None
 ) -> GGUFTokenizer:
@@ -565,7 +591,8 @@ def tokenizer_from_gguf(
     cached = None if key is None else gguf_cache.cached(key, name=name or "model.gguf")
     if cached is not None:
         return cached
-    tok = tokenizer_from_gguf_metadata(read_gguf_metadata(source, name=name))
+    meta = read_gguf_metadata(source, name=name, packed=after_llama_key)
+    tok = tokenizer_from_gguf_metadata(meta)
     if key is not None:
         gguf_cache.keep(key, tok)
     return tok

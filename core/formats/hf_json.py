@@ -498,12 +498,13 @@ def _tokenizer(
     )  # fmt: skip
 
 
-def cached_tables(data: bytes) -> Tables | None:
+def cached_tables(data: bytes, *, kinds: tuple[str, ...] = (TABLES_KIND,)) -> Tables | None:
     """The cached tables of a ``tokenizer.json`` opened before on this machine, or ``None``
-    (a small file, no cache, or a cache file that fails its checks)."""
+    (a small file, no cache, or a cache file that fails its checks). ``kinds``: the
+    builders whose tables are wanted (``meta["kind"]`` tells them apart)."""
     if not table_cache.wanted(data):
         return None
-    return table_cache.read_tables(table_cache.source_key(data), kind=TABLES_KIND)
+    return table_cache.read_tables(table_cache.source_key(data), kind=kinds)
 
 
 def tokenizer_from_hf_json(

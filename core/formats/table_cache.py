@@ -123,7 +123,7 @@ def _encode(key: str, tables: Tables) -> bytes:
     return body + hashlib.sha256(body).digest()
 
 
-def _decode(raw: bytes, key: str, kind: str) -> Tables | None:
+def _decode(raw: bytes, key: str, kind: str | tuple[str, ...]) -> Tables | None:
     if len(raw) < _HEADER + _DIGEST or raw[: len(MAGIC)] != MAGIC:
         return None
     body = memoryview(raw)[:-_DIGEST]
@@ -155,7 +155,8 @@ def _decode(raw: bytes, key: str, kind: str) -> Tables | None:
         for column in (*columns, pairs):
             column.byteswap()
     ids, lengths = columns
-    if sum(lengths) != n_blob or not isinstance(meta, dict) or meta.get("kind") != kind:
+    kinds = (kind,) if isinstance(kind, str) else kind
+    if sum(lengths) != n_blob or not isinstance(meta, dict) or meta.get("kind") not in kinds:
         return None
     if ids and max(ids) > 2 * n_vocab + 1024:  # bounded memory: ID tables are lists
         return None
@@ -175,9 +176,12 @@ def wanted(source: bytes) -> bool:
     return len(source) >= MIN_CACHED_BYTES and cache_folder() is not None
 
 
-def read_tables(key: str, *, kind: str, folder: Path | None = None) -> Tables | None:
-    """The tables cached for source ``key`` by a builder of ``kind``, or ``None`` (no cache,
-    no file, or a file that fails any check: the caller rebuilds)."""
+def read_tables(
+    key: str, *, kind: str | tuple[str, ...], folder: Path | None = None
+) -> Tables | None:
+    """The tables cached for source ``key`` by a builder of ``kind`` (or of one of several
+    kinds), or ``None`` (no cache, no file, or a file that fails any check: the caller
+    rebuilds)."""
     folder = folder or cache_folder()
     if folder is None:
         return None

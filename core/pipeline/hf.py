@@ -25,7 +25,7 @@ from core.errors import FormatError
 from core.interface import Capabilities
 from core.formats._text import parse_json
 from core.pipeline.decoders import decoder_from_json
-from core.pipeline.models import BPEModel, model_from_json
+from core.pipeline.models import BPEModel, Model, model_from_json
 from core.pipeline.normalizers import normalizer_from_json
 from core.pipeline.post_processors import post_processor_from_json
 from core.pipeline.pre_tokenizers import pre_tokenizer_from_json
@@ -138,13 +138,19 @@ def describe_pre_tokenizer(obj: object) -> str:
 
 
 def pipeline_from_hf_json(
-    data: bytes | str | dict[str, Any], *, name: str = "tokenizer.json"
+    data: bytes | str | dict[str, Any],
+    *,
+    name: str = "tokenizer.json",
+    model: Model | None = None,
 ) -> PipelineTokenizer:
     """A :class:`PipelineTokenizer` from a ``tokenizer.json`` (bytes, text or the parsed
     object). A malformed file or a component the playground cannot run raises
-    :class:`~core.errors.FormatError` naming it."""
+    :class:`~core.errors.FormatError` naming it. ``model``: the model of ``data``'s
+    ``"model"`` section, built already (from a table cache: the section then holds only its
+    settings)."""
     doc = _document(data, name)
-    model = model_from_json(doc["model"], name=name)
+    if model is None:
+        model = model_from_json(doc["model"], name=name)
     tokenizer = PipelineTokenizer(
         model=model,
         normalizer=normalizer_from_json(doc.get("normalizer"), name=name),

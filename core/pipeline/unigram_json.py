@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 import re
 
+from core import native
 from core.errors import FormatError
 from core.pipeline.unigram import UnigramModel
 
@@ -104,6 +105,12 @@ def _serde_floats(values: list[float]) -> list[float]:
     >>> _serde_floats([-11.602532386779785, 0.5, 1e-05, -0.0])
     [-11.602532386779783, 0.5, 1e-05, -0.0]
     """
+    fast = native.unigram
+    if fast is not None and type(values) is list:
+        try:  # (the same expression in C: a T5 vocab's 32,000 scores cost a load 15 ms)
+            return fast.serde_floats(values, _as_serde_reads)  # type: ignore[no-any-return]
+        except TypeError:  # (an item that is no exact float: the loop below decides)
+            pass
     pow10 = _POW10
     return [
         float(int(t.replace(".", ""))) / pow10[len(t) - t.index(".") - 1]

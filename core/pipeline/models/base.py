@@ -93,8 +93,15 @@ class WordCache(dict):  # type: ignore[type-arg]
 
 def reverse_vocab(vocab: Mapping[str, int]) -> dict[int, str]:
     """ID -> token. If two strings share an ID (a malformed file) the first one wins;
-    Hugging Face keeps an arbitrary one."""
-    out: dict[int, str] = {}
+    Hugging Face keeps an arbitrary one.
+
+    >>> reverse_vocab({"a": 0, "b": 1}), reverse_vocab({"a": 0, "b": 0})
+    ({0: 'a', 1: 'b'}, {0: 'a'})
+    """
+    out = dict(zip(vocab.values(), vocab.keys()))  # (one C pass, the usual case)
+    if len(out) == len(vocab):
+        return out
+    out = {}
     for token, token_id in vocab.items():
         out.setdefault(token_id, token)
     return out

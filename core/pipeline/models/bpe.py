@@ -13,6 +13,7 @@ ties, through the shared loop :func:`core.bpe.merge`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from core.bpe import merge, merge_steps
 from core.errors import FormatError
+from core.vocab_index import IdColumns
 from core.pipeline.models.base import (
     VocabLookup,
     DEFAULT_CACHE_SIZE,
@@ -72,9 +74,22 @@ class BPEModel(VocabLookup):
         byte_fallback: bool = False,
         ignore_merges: bool = False,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        merge_tables: tuple[dict[tuple[int, int], int], dict[int, int]] | None = None,
     ) -> None:
+        """``merge_tables``: the ``(left ID, right ID) -> rank`` and ``rank -> merged ID``
+        tables of these merges, when known already (a table cache's): not checked again;
+        ``merges`` may then be their IDs (:class:`~core.vocab_index.IdColumns`), spelled
+        out on first read of :attr:`merges`."""
         self.vocab: dict[str, int] = dict(vocab)
-        self.merges: list[tuple[str, str]] = [(a, b) for a, b in merges]
+        if isinstance(merges, IdColumns):
+            if merge_tables is None:
+                raise ValueError("merges given as IDs need their merge_tables")
+            self._merge_columns = merges
+        else:
+            # (tuple() of a tuple is that tuple: no copy of 100,000s of merges already pairs)
+            self.merges = list(map(tuple, merges))  # type: ignore[arg-type]
+            if not set(map(len, self.merges)) <= {2}:  # (as unpacking each did)
+                raise ValueError("every merge must be a pair of tokens")
         self.unk_token = unk_token
         self.continuing_subword_prefix = continuing_subword_prefix or None
         self.end_of_word_suffix = end_of_word_suffix or None
@@ -82,7 +97,7 @@ class BPEModel(VocabLookup):
         self.byte_fallback = bool(byte_fallback)
         self.ignore_merges = bool(ignore_merges)
         self._id_to_token = reverse_vocab(self.vocab)
-        self._ranks, self._merged = _merge_table(
+        self._ranks, self._merged = merge_tables or _merge_table(
             self.vocab, self.merges, self.continuing_subword_prefix or ""
         )
         # "<0xNN>" IDs; all 256 or none, since a character falls back only when every
@@ -97,6 +112,35 @@ class BPEModel(VocabLookup):
         self._single: frozenset[str] = frozenset()
         self._pivot = ""
         self._before_pivot: frozenset[str] = frozenset()
+
+    @functools.cached_property
+    def merges(self) -> list[tuple[str, str]]:
+        """The merges in rank order, as token pairs (spelled out on first read when the
+        model was made from their IDs)."""
+        lefts, rights = self._merge_columns
+        name = self._id_to_token.__getitem__
+        return list(zip(map(name, lefts), map(name, rights)))
+
+    def merge_id_columns(self) -> IdColumns:
+        """The merges' left and right token IDs, in rank order.
+
+        >>> BPEModel({"a": 0, "b": 1, "ab": 2}, [("a", "b")]).merge_id_columns()
+        IdColumns(lefts=[0], rights=[1])
+        """
+        columns = self.__dict__.get("_merge_columns")
+        if columns is not None:
+            return columns  # type: ignore[no-any-return]
+        get = self.vocab.__getitem__
+        pairs = self.merges
+        return IdColumns(
+            list(map(get, map(operator.itemgetter(0), pairs))),
+            list(map(get, map(operator.itemgetter(1), pairs))),
+        )
+
+    def _fingerprint_attributes(self) -> dict[str, object]:
+        """What :mod:`core.fingerprint` hashes: the attributes, :attr:`merges` among them
+        even before it is spelled out (so a model from IDs hashes as one from the file)."""
+        return {**vars(self), "merges": self.merges}
 
     @property
     def kind(self) -> str:

@@ -12,14 +12,16 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from core import native
 from core.errors import FormatError
 from core.pipeline.models.base import Model
 from core.pipeline.models.bpe import BPEModel
 from core.pipeline.models.wordlevel import WordLevelModel
 from core.pipeline.models.wordpiece import WordPieceModel
 from core.pipeline.unigram_json import unigram_from_json
+from core.vocab_index import IdColumns
 
-__all__ = ["model_from_json"]
+__all__ = ["bpe_model_from_tables", "model_from_json"]
 
 
 _SUPPORTED = "BPE, Unigram, WordPiece and WordLevel are"
@@ -35,6 +37,8 @@ def _vocab(obj: dict[str, Any], name: str) -> dict[str, int]:
         )
     if not isinstance(vocab, dict):
         raise FormatError(f"{name}: model.vocab must be an object of token -> ID")
+    if set(map(type, vocab.values())) <= {int} and min(vocab.values(), default=0) >= 0:
+        return vocab  # (every ID an int >= 0, checked a whole list at a time)
     for token, token_id in vocab.items():
         if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
             raise FormatError(
@@ -90,13 +94,65 @@ def _opt_str(
 
 
 def _bpe_from_json(obj: dict[str, Any], name: str) -> BPEModel:
+    vocab = _vocab(obj, name)
+    fast = _plain_merge_ids(obj, vocab)
+    if fast is not None:
+        lefts, rights, made = fast
+        # a pair listed twice keeps its last rank, as BPEModel's own table does
+        tables = (dict(zip(zip(lefts, rights), range(len(made)))), dict(enumerate(made)))
+        return _bpe_model(obj, vocab, IdColumns(lefts, rights), tables, name)
+    return _bpe_model(obj, vocab, _merges(obj, name), None, name)
+
+
+def _plain_merge_ids(
+    obj: dict[str, Any], vocab: dict[str, int]
+) -> tuple[list[int], list[int], list[int]] | None:
+    """Each merge's two parts and their join as IDs, in one C pass
+    (``tokplay_native.tables.merge_ids``) where it was built and the joins are plain (no
+    continuing-subword prefix): BPEModel's merge table without a (str, str) tuple per merge
+    (it spells them out on first read). None otherwise, or for anything the careful path
+    must name (a shape, a part or a join that is not a token)."""
+    fast = native.tables
+    merges = obj.get("merges")
+    if fast is None or type(merges) is not list or obj.get("continuing_subword_prefix"):
+        return None
+    return fast.merge_ids(merges, vocab, True)  # type: ignore[no-any-return]
+
+
+def bpe_model_from_tables(
+    settings: dict[str, Any],
+    vocab: dict[str, int],
+    merges: list[tuple[str, str]] | IdColumns,
+    merge_tables: tuple[dict[tuple[int, int], int], dict[int, int]],
+    *,
+    name: str = "tokenizer.json",
+) -> BPEModel:
+    """The BPE model of a ``"model"`` section whose tables were read already (a table
+    cache's, :mod:`core.formats.hf_pipeline_tables`): ``settings`` is the section without
+    its vocab and merges, checked as the file's; ``vocab`` (IDs checked by the caller),
+    ``merges`` and ``merge_tables`` are BPEModel's.
+
+    >>> m = bpe_model_from_tables({"type": "BPE"}, {"a": 0, "b": 1, "ab": 2}, [("a", "b")],
+    ...                           ({(0, 1): 0}, {0: 2}))
+    >>> m.encode_word("abab")
+    [2, 2]
+    """
+    return _bpe_model(settings, vocab, merges, merge_tables, name)
+
+
+def _bpe_model(
+    obj: dict[str, Any],
+    vocab: dict[str, int],
+    merges: list[tuple[str, str]] | IdColumns,
+    merge_tables: tuple[dict[tuple[int, int], int], dict[int, int]] | None,
+    name: str,
+) -> BPEModel:
     dropout = obj.get("dropout")
     if dropout not in (None, 0, 0.0):
         raise FormatError(
             f"{name}: model.dropout is {dropout!r}; BPE dropout picks merges at random, so "
             "no two encodes agree. The playground needs dropout null or 0"
         )
-    vocab, merges = _vocab(obj, name), _merges(obj, name)
     options = {
         "unk_token": _opt_str(obj, "unk_token", name, None),
         "continuing_subword_prefix": _opt_str(
@@ -112,6 +168,7 @@ def _bpe_from_json(obj: dict[str, Any], name: str) -> BPEModel:
             fuse_unk=bool(obj.get("fuse_unk") or False),
             byte_fallback=bool(obj.get("byte_fallback") or False),
             ignore_merges=bool(obj.get("ignore_merges") or False),
+            merge_tables=merge_tables,
         )
     except FormatError as err:  # a bad merge: say which file
         raise FormatError(f"{name}: {err}") from None
