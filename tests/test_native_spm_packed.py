@@ -246,3 +246,21 @@ def test_a_packed_load_encodes_as_an_unpacked_one(pieces, text) -> None:
         unpacked = sentencepiece_tokenizer(data, name="m.model")
     assert packed.encode(text) == unpacked.encode(text)
     assert packed.decode(packed.encode(text)) == unpacked.decode(unpacked.encode(text))
+
+
+def test_a_charsmap_reads_its_units_on_first_use_and_hashes_the_same() -> None:
+    """A Unigram model's nmt_nfkc map loads without its trie as a list (the root's children
+    are read from the bytes); the list, made later, is what the bytes hold, and the
+    fingerprint is the same before and after."""
+    import struct
+
+    from core.fingerprint import fingerprint_of
+    from core.pipeline.sentencepiece.normalizer import CharsMap
+    from tests.pipeline.test_unigram import loaded
+
+    blob = loaded("nmt_nfkc")[0].normalizer.charsmap._blob  # type: ignore[union-attr]
+    lazy, eager = CharsMap(blob, "m"), CharsMap(blob, "m")
+    assert eager.units == list(struct.unpack_from(f"<{eager._size // 4}I", blob, 4))
+    assert lazy.first_chars() == eager.first_chars() and "units" not in vars(lazy)
+    assert fingerprint_of(lazy) == fingerprint_of(eager)
+    assert lazy.longest(" ａ".encode(), 1) == eager.longest(" ａ".encode(), 1)

@@ -39,7 +39,7 @@ import operator
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain, compress
+from itertools import chain, compress, repeat
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.errors import PlaygroundError
@@ -85,6 +85,10 @@ Token = tuple[int, int, int]
 
 def _byte_piece(b: int) -> str:
     return f"<0x{b:02X}>"
+
+
+#: the 256 byte pieces' texts, by byte (made once: every model looks all of them up)
+_BYTE_PIECE_TEXTS = tuple(map(_byte_piece, range(256)))
 
 
 def _float32(value: float) -> float:
@@ -222,7 +226,7 @@ class UnigramModel:
         else:
             self._init_huggingface(scores)
         self._maxlen = max(map(len, self._candidates), default=0)
-        self._byte_ids = [self.vocab.get(_byte_piece(b), -1) for b in range(256)]
+        self._byte_ids = list(map(self.vocab.get, _BYTE_PIECE_TEXTS, repeat(-1, 256)))
         self._cache: dict[str, tuple[Token, ...]] = {}
         self._ids: dict[str, tuple[int, ...]] = {}  # (encode_words: a word's IDs)
         self._native = NativeSlot()  # the C search, built on the first encode (if built)

@@ -8,6 +8,7 @@ found by :class:`PrefixMatcher`), else the longest rule of the compiled char map
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from collections.abc import Iterable
@@ -38,8 +39,7 @@ class CharsMap:
             raise FormatError(
                 f"{what}: the normalization rule's trie size ({size}) is broken"
             )
-        # little-endian uint32 units, whatever the machine
-        self.units = list(struct.unpack_from(f"<{size // 4}I", blob, 4))
+        self._size = size  # (the trie's bytes: `units` is made on first read)
         self.normalized = blob[4 + size :]
         self._cache: dict[int, str] = {}
         self._blob = bytes(blob)  # (for the C twin, see native())
@@ -47,6 +47,25 @@ class CharsMap:
         # (built on the first text; private: a fingerprint reads public attributes only)
         self._child_keys: bytes | None = None
         self._char_rules: CharRules | None = None
+        self._first_chars: str | None = None
+
+    @functools.cached_property
+    def units(self) -> list[int]:
+        """The trie's little-endian uint32 units, whatever the machine (made on first read:
+        a load reads only the root's children, :meth:`first_chars`)."""
+        return list(struct.unpack_from(f"<{self._size // 4}I", self._blob, 4))
+
+    def _unit(self, i: int) -> int:
+        """``units[i]``, read from the blob while the list is not made."""
+        made = self.__dict__.get("units")
+        if made is not None:
+            return made[i]  # type: ignore[no-any-return]
+        return int.from_bytes(self._blob[4 + 4 * i : 8 + 4 * i], "little")
+
+    def _fingerprint_attributes(self) -> dict[str, Any]:
+        """What :mod:`core.fingerprint` hashes: the attributes, ``units`` among them even
+        before it is made."""
+        return {**vars(self), "units": self.units}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -105,13 +124,17 @@ class CharsMap:
         >>> CharsMap(bytes([4, 0, 0, 0, 0, 0, 0, 0]) + b"x", "m").first_chars()[:1]
         '['
         """
-        units = self.units
-        n = len(units)
-        root = (units[0] >> 10) << ((units[0] & (1 << 9)) >> 6) if n else 0
+        if self._first_chars is None:
+            self._first_chars = self._find_first_chars()
+        return self._first_chars
+
+    def _find_first_chars(self) -> str:
+        unit, n = self._unit, self._size // 4
+        root = (unit(0) >> 10) << ((unit(0) & (1 << 9)) >> 6) if n else 0
         ranges: list[tuple[int, int]] = []
         for lead in range(256):
             node = root ^ lead
-            if node >= n or (units[node] & ((1 << 31) | 0xFF)) != lead:
+            if node >= n or (unit(node) & ((1 << 31) | 0xFF)) != lead:
                 continue
             if lead < 0x80:
                 ranges.append((lead, lead))
