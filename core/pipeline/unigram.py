@@ -87,8 +87,7 @@ def _byte_piece(b: int) -> str:
     return f"<0x{b:02X}>"
 
 
-#: the 256 byte pieces' texts, by byte (made once: every model looks all of them up)
-_BYTE_PIECE_TEXTS = tuple(map(_byte_piece, range(256)))
+_BYTE_PIECE_TEXTS = tuple(map(_byte_piece, range(256)))  # (made once: every model reads all)
 
 
 def _float32(value: float) -> float:
