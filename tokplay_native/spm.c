@@ -530,6 +530,54 @@ done:
     return out;
 }
 
+/* gguf_strings' and gguf_spans' arguments (buf, pos, stop, count, big_endian): 0 with the
+ * buffer held (the caller releases it) and stop clipped to it, -1 with an exception set. */
+static int
+gguf_args(const char *name, PyObject *const *args, Py_ssize_t nargs, Py_buffer *view,
+          Py_ssize_t *pos, Py_ssize_t *stop, Py_ssize_t *count, int *big)
+{
+    if (nargs != 5) {
+        PyErr_Format(PyExc_TypeError, "%s() takes 5 arguments (buf, pos, stop, count, big_endian)",
+                     name);
+        return -1;
+    }
+    if (PyObject_GetBuffer(args[0], view, PyBUF_SIMPLE) < 0)
+        return -1;
+    if (((*pos = PyLong_AsSsize_t(args[1])) == -1 && PyErr_Occurred()) ||
+        ((*stop = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred()) ||
+        ((*count = PyLong_AsSsize_t(args[3])) == -1 && PyErr_Occurred()) ||
+        (*big = PyObject_IsTrue(args[4])) < 0)
+        goto fail;
+    if (*pos < 0 || *pos > view->len || *count < 0) {
+        PyErr_Format(PyExc_ValueError, "%s(): pos or count out of range", name);
+        goto fail;
+    }
+    if (*stop > view->len)
+        *stop = view->len;
+    return 0;
+fail:
+    PyBuffer_Release(view);
+    return -1;
+}
+
+/* The GGUF string at buf[pos:stop] (a u64 length, then that many bytes): 1 with its bytes
+ * at *start, *n long, when it lies whole before stop; else 0 (the reading stops there). */
+static int
+gguf_next(const unsigned char *buf, Py_ssize_t pos, Py_ssize_t stop, int big, Py_ssize_t *start,
+          Py_ssize_t *n)
+{
+    if (stop - pos < 8)
+        return 0;
+    uint64_t length = 0;
+    for (int i = 0; i < 8; i++)
+        length = (length << 8) | buf[pos + (big ? i : 7 - i)];
+    if (length > (uint64_t)(stop - pos - 8))
+        return 0;
+    *start = pos + 8;
+    *n = (Py_ssize_t)length;
+    return 1;
+}
+
 PyDoc_STRVAR(gguf_strings_doc,
 "gguf_strings(buf, pos, stop, count, big_endian) -> (strings, end)\n\n"
 "Up to count GGUF strings (a u64 length, then that many UTF-8 bytes) from buf[pos], as\n"
@@ -540,49 +588,17 @@ PyDoc_STRVAR(gguf_strings_doc,
 static PyObject *
 gguf_strings(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError,
-                        "gguf_strings() takes 5 arguments (buf, pos, stop, count, big_endian)");
-        return NULL;
-    }
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+    Py_ssize_t pos, stop, count, start, n;
+    int big;
+    if (gguf_args("gguf_strings", args, nargs, &view, &pos, &stop, &count, &big) < 0)
         return NULL;
-    PyObject *out = NULL, *result = NULL;
-    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
-    if (pos == -1 && PyErr_Occurred())
-        goto done;
-    Py_ssize_t stop = PyLong_AsSsize_t(args[2]);
-    if (stop == -1 && PyErr_Occurred())
-        goto done;
-    Py_ssize_t count = PyLong_AsSsize_t(args[3]);
-    if (count == -1 && PyErr_Occurred())
-        goto done;
-    int big = PyObject_IsTrue(args[4]);
-    if (big < 0)
-        goto done;
-    if (pos < 0 || pos > view.len || count < 0) {
-        PyErr_SetString(PyExc_ValueError, "gguf_strings(): pos or count out of range");
-        goto done;
-    }
-    if (stop > view.len)
-        stop = view.len;
-    out = PyList_New(0);
+    PyObject *out = PyList_New(0), *result = NULL;
     if (out == NULL)
         goto done;
     const unsigned char *buf = (const unsigned char *)view.buf;
-    for (Py_ssize_t k = 0; k < count; k++) {
-        if (stop - pos < 8)
-            break;
-        uint64_t n = 0;
-        for (int i = 0; i < 8; i++) {
-            uint64_t b = buf[pos + (big ? i : 7 - i)];
-            n = (n << 8) | b;
-        }
-        Py_ssize_t start = pos + 8;
-        if (n > (uint64_t)(stop - start))
-            break;
-        PyObject *s = utf8_str(buf + start, (Py_ssize_t)n);
+    for (Py_ssize_t k = 0; k < count && gguf_next(buf, pos, stop, big, &start, &n); k++) {
+        PyObject *s = utf8_str(buf + start, n);
         if (s == NULL) {
             if (PyErr_Occurred())
                 goto done;
@@ -590,7 +606,7 @@ gguf_strings(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
         if (append_new(out, s) < 0)
             goto done;
-        pos = start + (Py_ssize_t)n;
+        pos = start + n;
     }
     result = Py_BuildValue("(On)", out, pos);
 done:
@@ -1410,34 +1426,13 @@ PyDoc_STRVAR(gguf_spans_doc,
 static PyObject *
 gguf_spans(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError,
-                        "gguf_spans() takes 5 arguments (buf, pos, stop, count, big_endian)");
-        return NULL;
-    }
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+    Py_ssize_t pos, stop, count, start, n;
+    int big;
+    if (gguf_args("gguf_spans", args, nargs, &view, &pos, &stop, &count, &big) < 0)
         return NULL;
     Grow spans = {0};
     PyObject *result = NULL, *packed = NULL;
-    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
-    if (pos == -1 && PyErr_Occurred())
-        goto done;
-    Py_ssize_t stop = PyLong_AsSsize_t(args[2]);
-    if (stop == -1 && PyErr_Occurred())
-        goto done;
-    Py_ssize_t count = PyLong_AsSsize_t(args[3]);
-    if (count == -1 && PyErr_Occurred())
-        goto done;
-    int big = PyObject_IsTrue(args[4]);
-    if (big < 0)
-        goto done;
-    if (pos < 0 || pos > view.len || count < 0) {
-        PyErr_SetString(PyExc_ValueError, "gguf_spans(): pos or count out of range");
-        goto done;
-    }
-    if (stop > view.len)
-        stop = view.len;
     const unsigned char *buf = (const unsigned char *)view.buf;
     const Py_ssize_t base = pos;
     /* (room for every string the bytes could hold, 8 bytes of length each at least, up to
@@ -1447,23 +1442,13 @@ gguf_spans(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         room = count;
     if (grow_init(&spans, room * (Py_ssize_t)(2 * sizeof(int64_t))) < 0)
         goto done;
-    for (Py_ssize_t k = 0; k < count; k++) {
-        if (stop - pos < 8)
-            break;
-        uint64_t n = 0;
-        for (int i = 0; i < 8; i++) {
-            uint64_t b = buf[pos + (big ? i : 7 - i)];
-            n = (n << 8) | b;
-        }
-        Py_ssize_t start = pos + 8;
-        if (n > (uint64_t)(stop - start))
-            break;
-        if (!utf8_valid(buf + start, (Py_ssize_t)n))
+    for (Py_ssize_t k = 0; k < count && gguf_next(buf, pos, stop, big, &start, &n); k++) {
+        if (!utf8_valid(buf + start, n))
             break; /* (not UTF-8: the pure reader names the byte) */
         int64_t span[2] = {(int64_t)(start - base), (int64_t)n};
         if (grow_put(&spans, span, sizeof span) < 0)
             goto done;
-        pos = start + (Py_ssize_t)n;
+        pos = start + n;
     }
     if ((packed = grow_take(&spans)) != NULL)
         result = Py_BuildValue("(On)", packed, pos);
