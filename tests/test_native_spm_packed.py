@@ -264,3 +264,27 @@ def test_a_charsmap_reads_its_units_on_first_use_and_hashes_the_same() -> None:
     assert lazy.first_chars() == eager.first_chars() and "units" not in vars(lazy)
     assert fingerprint_of(lazy) == fingerprint_of(eager)
     assert lazy.longest(" ａ".encode(), 1) == eager.longest(" ａ".encode(), 1)
+
+
+def test_a_column_read_while_another_thread_unpacks_finds_the_lists(
+    real_models: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two sessions reading a shared model's pieces first at the same moment: the second
+    reader, arriving while the first makes the lists (simulated here from inside lists()),
+    gets whole, equal columns, never a missing one."""
+    proto = parse_model_proto(real_models["v1"])
+    assert proto.packed is not None
+    lists = PieceColumns.lists
+    seen: list[int] = []
+
+    def racing(self: PieceColumns) -> Any:
+        made = lists(self)
+        if not seen:  # (once: the other thread's read, in the middle of this one)
+            seen.append(-1)
+            seen[0] = len(proto.piece_texts) + len(proto.piece_scores) + len(proto.piece_types)
+        return made
+
+    monkeypatch.setattr(PieceColumns, "lists", racing)
+    texts = proto.piece_texts
+    assert seen == [3 * len(texts)] and proto.packed is None
+    assert len(proto.piece_scores) == len(proto.piece_types) == len(texts) == 32_000

@@ -103,11 +103,18 @@ _SLOTS = ("_piece_texts", "_piece_scores", "_piece_types")
 
 
 def unpack(proto: Any) -> None:
-    """Make ``proto``'s three column lists from its packed pieces, if they are still packed."""
-    packed = proto.__dict__.pop("packed", None)
+    """Make ``proto``'s three column lists from its packed pieces, if they are still packed.
+
+    subtle: a model is shared by every session's thread, so two may read a column first at
+    once. The lists are put in place before the packed pieces are let go (each step one
+    dict operation), so a reader finds one or the other, never neither; two threads that
+    both unpack make equal lists, and the first one kept wins."""
+    state = proto.__dict__
+    packed = state.get("packed")
     if packed is not None:
         for slot, column in zip(_SLOTS, packed.lists()):
-            proto.__dict__[slot] = column
+            state.setdefault(slot, column)
+        state.pop("packed", None)
 
 
 def keep_packed(proto: Any, packed: PieceColumns) -> None:
