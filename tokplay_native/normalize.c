@@ -123,30 +123,43 @@ offset_of(uint32_t unit)
     return (unit >> 10) << ((unit & (1u << 9)) >> 6);
 }
 
+/* One step down the trie, from *node along `byte`: -1 where the walk ends (no such child);
+ * 1 when the child ends a rule, with its value (an offset into the pool); else 0. */
+static int
+step(const CharsMap *m, uint64_t *node, unsigned char byte, uint32_t *value)
+{
+    uint64_t size = (uint64_t)m->n_units, at = *node ^ byte;
+    if (at >= size)
+        return -1;
+    uint32_t unit = m->units[at];
+    if ((unit & MASK) != byte)
+        return -1;
+    at ^= offset_of(unit);
+    *node = at;
+    if (!((unit >> 8) & 1))
+        return 0;
+    if (at >= size)
+        return -1;
+    *value = m->units[at] & ((1u << 31) - 1);
+    return 1;
+}
+
 /* CharsMap.longest_reach's match: the longest rule matching data[pos:n] (its byte length,
  * 0 for none) and its value (an offset into the pool). */
 static Py_ssize_t
 longest(const CharsMap *m, const unsigned char *data, Py_ssize_t pos, Py_ssize_t n,
         uint32_t *value)
 {
-    const uint32_t *units = m->units;
-    uint64_t size = (uint64_t)m->n_units;
-    uint64_t node = offset_of(units[0]);
+    uint64_t node = offset_of(m->units[0]);
     Py_ssize_t best = 0;
+    uint32_t found;
     for (Py_ssize_t i = pos; i < n; i++) {
-        unsigned char byte = data[i];
-        node ^= byte;
-        if (node >= size)
+        int rc = step(m, &node, data[i], &found);
+        if (rc < 0)
             break;
-        uint32_t unit = units[node];
-        if ((unit & MASK) != byte)
-            break;
-        node ^= offset_of(unit);
-        if ((unit >> 8) & 1) {
-            if (node >= size)
-                break;
+        if (rc) {
             best = i + 1 - pos;
-            *value = units[node] & ((1u << 31) - 1);
+            *value = found;
         }
     }
     return best;
@@ -157,26 +170,11 @@ longest(const CharsMap *m, const unsigned char *data, Py_ssize_t pos, Py_ssize_t
 static int
 shortest(const CharsMap *m, const unsigned char *data, Py_ssize_t n, uint32_t *value)
 {
-    const uint32_t *units = m->units;
-    uint64_t size = (uint64_t)m->n_units;
-    uint64_t node = offset_of(units[0]);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char byte = data[i];
-        if (byte == 0)
-            break;
-        node ^= byte;
-        if (node >= size)
-            break;
-        uint32_t unit = units[node];
-        if ((unit & MASK) != byte)
-            break;
-        node ^= offset_of(unit);
-        if ((unit >> 8) & 1) {
-            if (node >= size)
-                break;
-            *value = units[node] & ((1u << 31) - 1);
-            return 1;
-        }
+    uint64_t node = offset_of(m->units[0]);
+    for (Py_ssize_t i = 0; i < n && data[i] != 0; i++) {
+        int rc = step(m, &node, data[i], value);
+        if (rc)
+            return rc > 0;
     }
     return 0;
 }
