@@ -33,6 +33,7 @@ from typing import IO, Any, overload
 
 from core import native
 from core.errors import FormatError
+from core.pipeline.sentencepiece.packed import SPAN, pack_texts, span_texts
 
 __all__ = [
     "GGUF_MAGIC",
@@ -90,9 +91,6 @@ def looks_like_gguf(data: bytes) -> bool:
     return data[:4] == GGUF_MAGIC
 
 
-_SPAN = struct.Struct("=qq")  # (native int64 pairs, as tokplay_native.spm.gguf_spans writes)
-
-
 class GGUFStrings(Sequence[str]):
     """A string array read with ``packed=True``: the array's bytes and where each string
     lies in them (``spans``: native int64 pairs, start and length, checked valid UTF-8 by
@@ -113,15 +111,10 @@ class GGUFStrings(Sequence[str]):
     @classmethod
     def pack(cls, texts: Sequence[str]) -> GGUFStrings:
         """Strings packed from a list (for tests and docs: the reader packs from the file)."""
-        blobs = [t.encode("utf-8") for t in texts]
-        starts = [0]
-        for blob in blobs:
-            starts.append(starts[-1] + len(blob))
-        spans = b"".join(_SPAN.pack(at, len(b)) for at, b in zip(starts, blobs))
-        return cls(b"".join(blobs), spans)
+        return cls(*pack_texts(list(texts)))
 
     def __len__(self) -> int:
-        return len(self.spans) // _SPAN.size
+        return len(self.spans) // SPAN.size
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -136,25 +129,14 @@ class GGUFStrings(Sequence[str]):
         i = index + n if index < 0 else index
         if not 0 <= i < n:
             raise IndexError("GGUFStrings index out of range")
-        return self._texts([i])[0]
+        return span_texts(self.buf, self.spans, [i])[0]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.tolist())
 
     def tolist(self) -> list[str]:
         """Every string, as a new list (as ``array.tolist``)."""
-        return self._texts(None)
-
-    def _texts(self, ids: list[int] | None) -> list[str]:
-        spm = native.spm
-        if spm is not None:
-            args = (self.buf, self.spans) if ids is None else (self.buf, self.spans, ids)
-            return spm.texts(*args)  # type: ignore[no-any-return]
-        # (C switched off after the read: the same strs, made one by one)
-        buf, spans = self.buf, self.spans
-        at_ids = (_SPAN.unpack_from(spans, _SPAN.size * i) for i in ids or ())
-        pairs = _SPAN.iter_unpack(spans) if ids is None else at_ids
-        return [buf[at : at + n].decode("utf-8") for at, n in pairs]
+        return span_texts(self.buf, self.spans)
 
     def __repr__(self) -> str:
         return f"GGUFStrings({len(self):,} strings)"
@@ -299,7 +281,7 @@ class _Reader:
         buf, pos = src.buf, src.pos
         stop = min(len(buf), src.limit - src.base)
         spans, end = spm.gguf_spans(buf, pos, stop, count, self.order == ">")
-        read = len(spans) // _SPAN.size
+        read = len(spans) // SPAN.size
         src.pos = end
         if read == count:  # (a copy: a tokenizer keeps it, never a whole model file)
             return GGUFStrings(buf[pos:end], spans)

@@ -23,9 +23,42 @@ from typing import Any
 
 from core import native
 
-__all__ = ["LazyColumn", "PieceColumns"]
+__all__ = ["LazyColumn", "PieceColumns", "pack_texts", "span_texts"]
 
-_SPAN = struct.Struct("=qq")  # (native int64 pairs, as tokplay_native.spm.columns writes)
+#: A text's place in a packed buffer: its start and length, native int64s (as
+#: tokplay_native.spm's columns() and gguf_spans() write them).
+SPAN = struct.Struct("=qq")
+
+
+def pack_texts(texts: list[str]) -> tuple[bytes, bytes]:
+    """``texts`` packed: their UTF-8 one after another, and each one's span in it (for
+    tests and docs: the readers pack straight from a file).
+
+    >>> buf, spans = pack_texts(["▁a", "b"])
+    >>> buf, list(SPAN.iter_unpack(spans))
+    (b'\\xe2\\x96\\x81ab', [(0, 4), (4, 1)])
+    """
+    blobs = [t.encode("utf-8") for t in texts]
+    starts = [0]
+    for blob in blobs:
+        starts.append(starts[-1] + len(blob))
+    return b"".join(blobs), b"".join(SPAN.pack(s, len(b)) for s, b in zip(starts, blobs))
+
+
+def span_texts(buf: bytes, spans: bytes, ids: list[int] | None = None) -> list[str]:
+    """The strs of packed ``spans`` into ``buf`` (of those at ``ids`` alone, when given):
+    in C where it was built, else one by one (the same strs).
+
+    >>> span_texts(*pack_texts(["▁a", "b", "c"])), span_texts(*pack_texts(["x", "y"]), [1])
+    (['▁a', 'b', 'c'], ['y'])
+    """
+    spm = native.spm
+    if spm is not None:
+        args = (buf, spans) if ids is None else (buf, spans, ids)
+        return spm.texts(*args)  # type: ignore[no-any-return]
+    at_ids = (SPAN.unpack_from(spans, SPAN.size * i) for i in ids or ())
+    pairs = SPAN.iter_unpack(spans) if ids is None else at_ids
+    return [buf[at : at + n].decode("utf-8") for at, n in pairs]
 
 
 class PieceColumns:
@@ -41,12 +74,8 @@ class PieceColumns:
     @classmethod
     def pack(cls, texts: list[str], scores: list[float], types: list[int]) -> PieceColumns:
         """Columns packed from lists (for tests and docs: a parser packs from the file)."""
-        blobs = [t.encode("utf-8") for t in texts]
-        starts = [0]
-        for blob in blobs:
-            starts.append(starts[-1] + len(blob))
-        spans = b"".join(_SPAN.pack(s, len(b)) for s, b in zip(starts, blobs))
-        return cls(b"".join(blobs), spans, array("d", scores).tobytes(), bytes(types))
+        buf, spans = pack_texts(texts)
+        return cls(buf, spans, array("d", scores).tobytes(), bytes(types))
 
     def __len__(self) -> int:
         return len(self.types)
@@ -54,24 +83,13 @@ class PieceColumns:
     def texts_of(self, ids: list[int]) -> list[str]:
         """The texts of some pieces alone (the few a load reads: ``<unk>``, byte pieces,
         control pieces), by ID."""
-        spm = native.spm
-        if spm is not None:
-            return spm.texts(self.buf, self.spans, ids)  # type: ignore[no-any-return]
-        buf, spans = self.buf, self.spans
-        return [buf[s : s + n].decode("utf-8") for s, n in (_SPAN.unpack_from(spans, 16 * i)
-                                                            for i in ids)]  # fmt: skip
+        return span_texts(self.buf, self.spans, ids)
 
     def lists(self) -> tuple[list[str], list[float], list[int]]:
         """The three columns as the lists a ModelProto holds."""
-        spm = native.spm
-        if spm is not None:
-            texts = spm.texts(self.buf, self.spans)
-        else:  # (C switched off after the parse: the same strs, made one by one)
-            buf = self.buf
-            texts = [buf[s : s + n].decode("utf-8") for s, n in _SPAN.iter_unpack(self.spans)]
         scores = array("d")
         scores.frombytes(self.scores)
-        return texts, scores.tolist(), list(self.types)
+        return span_texts(self.buf, self.spans), scores.tolist(), list(self.types)
 
     def __reduce__(self) -> Any:  # (pickles as its four bytes objects)
         return PieceColumns, (self.buf, self.spans, self.scores, self.types)
