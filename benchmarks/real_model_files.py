@@ -179,7 +179,10 @@ def _unigram_bytes(**options: Any) -> Callable[[], bytes]:
 
 def _unigram_json_bytes(how: str, tmp: Path) -> Callable[[], bytes]:
     """That model as transformers converts it: ``T5Converter`` (the ``Precompiled``
-    normalizer, as published T5 files have it) or ``XLMRobertaTokenizer``'s backend."""
+    normalizer, as published T5 files have it) or ``XLMRobertaConverter`` (XLM-R's layout:
+    four specials first, the pieces after them). Not ``XLMRobertaTokenizer(vocab_file=...)
+    .backend_tokenizer``: transformers 5 no longer reads the ``.model`` there, and its file
+    holds the 5 specials only."""
 
     def make() -> bytes:
         import importlib
@@ -195,7 +198,7 @@ def _unigram_json_bytes(how: str, tmp: Path) -> Callable[[], bytes]:
             slow = transformers.T5Tokenizer(vocab_file=str(path))
             return convert_slow_tokenizer.T5Converter(slow).converted().to_str().encode()
         xlmr = transformers.XLMRobertaTokenizer(vocab_file=str(path))
-        return xlmr.backend_tokenizer.to_str().encode()
+        return convert_slow_tokenizer.XLMRobertaConverter(xlmr).converted().to_str().encode()
 
     return make
 
