@@ -224,6 +224,10 @@ OTHER = st.sampled_from([
     _field(4, 2, _field(1, 2, _field(1, 2, b"a") + _field(2, 2, b"\xe2\x96\x81a"))),
     _field(2, 2, _field(44, 2, b"\xff")), _field(2, 2, _field(30, 2, b"\xc3")),
     _field(2, 2, _field(31, 0, 5)), _field(9, 3, b"") + _field(9, 4, b""), b"\x0a\x85",
+    # the list fields C reads as strs, among others: empty, non-ASCII, then a bad one
+    _field(2, 2, _field(30, 2, b"a") + _field(31, 2, "é▁".encode()) + _field(30, 2, b"")
+           + _field(45, 2, b"<u>") + _field(30, 2, b"\xed\xa0\x80") + _field(31, 2, b"z")),
+    _field(2, 2, _field(30, 2, b"[INST]") + _field(30, 5, b"abcd") + _field(31, 2, b"x")),
 ])  # fmt: skip
 
 

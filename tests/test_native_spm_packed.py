@@ -72,17 +72,21 @@ PIECE_TEXT = st.text("ab▁é😀\x00", max_size=5).map(str.encode) | st.binary(
 
 
 @settings(max_examples=400, deadline=None)
-@given(parts=st.lists(st.tuples(PIECE_TEXT, st.floats(width=32), st.integers(-2, 8)),
+@given(parts=st.lists(st.tuples(PIECE_TEXT, st.floats(width=32), st.none() | st.integers(-2, 8)),
                       max_size=6),
        tail=st.binary(max_size=6))  # fmt: skip
 @example(parts=[(b"a", 1.0, 1), (b"\xed\xa0\x80", 0.0, 1)], tail=b"")  # a surrogate stops
 @example(parts=[(b"", -1.0, 3)], tail=b"\x0a\x05")  # an empty text, a piece cut short
-def test_columns_read_what_pieces_reads(parts: list[tuple[bytes, float, int]], tail: bytes) -> None:
+@example(parts=[(b"x" * 127, -1.0, None), (b"y" * 128, -2.0, 6), ("▁é".encode(), 0.5, 0)],
+         tail=b"")  # the longest text C's common layout reads, one longer, an enum 0
+def test_columns_read_what_pieces_reads(
+    parts: list[tuple[bytes, float, int | None]], tail: bytes
+) -> None:
     from tests.test_native_spm import _field
 
     blob = b"".join(
         _field(1, 2, (_field(1, 2, text) if text else b"") + _field(2, 5, array("f", [s]).tobytes())
-               + _field(3, 0, kind % 2**64))
+               + (b"" if kind is None else _field(3, 0, kind % 2**64)))
         for text, s, kind in parts
     ) + tail  # fmt: skip
     texts, scores, types, end = spm.pieces(blob, 0)

@@ -7,7 +7,7 @@
  *                               (texts, scores, types, end)
  *   columns(buf, pos)           the same run as packed columns, no object per piece:
  *                               (spans, scores, types, end); texts(buf, spans) the strs
- *   fields(buf, start, end)     any message's fields: (fields, stop)
+ *   fields(buf, start, end[, strings])   any message's fields: (fields, stop)
  *   gguf_strings(buf, pos, stop, count, big_endian)
  *                               up to count GGUF strings (u64 length, UTF-8): (strings, end)
  *   gguf_spans(buf, pos, stop, count, big_endian)
@@ -278,6 +278,47 @@ one_piece(const unsigned char *buf, Py_ssize_t start, Py_ssize_t end, PyObject *
     return 1;
 }
 
+/* one_piece(buf, start, end, NULL, span, score, type) for a piece written as spm_train
+ * writes nearly every one: a text under 128 bytes, its score, and its type when not NORMAL
+ * (0A n text, 15 f32, [18 t]). 1 with the same answers one_piece gives; 0 for any other
+ * layout, which one_piece then reads (its general loop costs more than the rest of the
+ * load's parse). */
+static int
+plain_piece(const unsigned char *buf, Py_ssize_t start, Py_ssize_t end, int64_t *span,
+            double *score, long *type)
+{
+    if (end - start < 7 || buf[start] != 0x0A || buf[start + 1] >= 0x80)
+        return 0;
+    Py_ssize_t text_at = start + 2, n = buf[start + 1], q = text_at + n;
+    if (end - q != 5 && end - q != 7)
+        return 0;
+    if (buf[q] != 0x15)
+        return 0;
+    long t = 1;
+    if (end - q == 7) {
+        unsigned char v = buf[q + 6];
+        if (buf[q + 5] != 0x18 || v < 1 || v > 6)
+            return 0; /* (a type 0 or beyond 6 is an unknown enum value: one_piece's) */
+        t = v;
+    }
+    for (Py_ssize_t i = text_at; i < q; i++)
+        if (buf[i] >= 0x80) {
+            if (!utf8_valid(buf + text_at, n))
+                return 0; /* (not UTF-8: the pure reader names the byte) */
+            break;
+        }
+    double s = PyFloat_Unpack4((const char *)buf + q + 1, 1);
+    if (s == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    span[0] = (int64_t)text_at;
+    span[1] = (int64_t)n;
+    *score = s;
+    *type = t;
+    return 1;
+}
+
 /* Append a new reference to list (stealing it); -1 on error. */
 static int
 append_new(PyObject *list, PyObject *item)
@@ -434,7 +475,9 @@ columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         int64_t span[2];
         double score;
         long type;
-        int rc = one_piece(buf, p, p + (Py_ssize_t)length, NULL, span, &score, &type);
+        int rc = plain_piece(buf, p, p + (Py_ssize_t)length, span, &score, &type);
+        if (rc == 0)
+            rc = one_piece(buf, p, p + (Py_ssize_t)length, NULL, span, &score, &type);
         if (rc < 0)
             goto done;
         if (rc == 0)
@@ -1262,18 +1305,29 @@ done:
 /* ─── any message ────────────────────────────────────────────────────────────────────── */
 
 PyDoc_STRVAR(fields_doc,
-"fields(buf, start, end) -> (fields, stop)\n\n"
+"fields(buf, start, end, strings=b'') -> (fields, stop)\n\n"
 "The fields of the message buf[start:end] as proto.py's _fields yields them: (number,\n"
-"wire_type, value, at) with value an int (wire types 0, 1, 5) or a (start, stop) pair (2).\n"
-"Stops before a field it does not read cleanly (a group, a key over 5 bytes, a varint over\n"
-"64 bits, anything truncated or malformed): stop is where the pure reader goes on.");
+"wire_type, value, at) with value an int (wire types 0, 1, 5) or a (start, stop) pair (2);\n"
+"for a field whose number is a byte of strings, a wire type 2 value is its text, a str\n"
+"(a TrainerSpec's ~750 control symbols, decoded in this pass). Stops before a field it does\n"
+"not read cleanly (a group, a key over 5 bytes, a varint over 64 bits, anything truncated or\n"
+"malformed, such a text that is no valid UTF-8): stop is where the pure reader goes on.");
 
 static PyObject *
 fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "fields() takes 3 arguments (buf, start, end)");
+    if (nargs != 3 && nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "fields() takes 3 or 4 arguments (buf, start, end, strings)");
         return NULL;
+    }
+    unsigned char as_text[256] = {0}; /* field numbers (< 256) whose values are strs */
+    if (nargs == 4) {
+        if (!PyBytes_Check(args[3])) {
+            PyErr_SetString(PyExc_TypeError, "fields(): strings is bytes of field numbers");
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(args[3]); i++)
+            as_text[(unsigned char)PyBytes_AS_STRING(args[3])[i]] = 1;
     }
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
@@ -1318,14 +1372,39 @@ fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         else if (wire == 2) {
             if (!varint(buf, &p, end, 10, &v) || v > (uint64_t)(end - p))
                 break;
-            value = Py_BuildValue("(nn)", p, p + (Py_ssize_t)v);
+            if ((key >> 3) < 256 && as_text[key >> 3]) {
+                value = utf8_str(buf + p, (Py_ssize_t)v);
+                if (value == NULL && !PyErr_Occurred())
+                    break; /* (not UTF-8: the pure reader names the field) */
+            }
+            else
+                value = Py_BuildValue("(nn)", p, p + (Py_ssize_t)v);
             p += (Py_ssize_t)v;
         }
         else
             break; /* groups (skipped by the pure reader) and wire types never written */
         if (value == NULL)
             goto done;
-        PyObject *item = Py_BuildValue("(KiNn)", (unsigned long long)(key >> 3), wire, value, pos);
+        /* (built by hand: Py_BuildValue reads its format string per field, which cost more
+         * than the rest of a TrainerSpec's read) */
+        PyObject *item = PyTuple_New(4);
+        if (item == NULL) {
+            Py_DECREF(value);
+            goto done;
+        }
+        PyTuple_SET_ITEM(item, 2, value);
+        PyObject *number = PyLong_FromUnsignedLongLong(key >> 3), *kind = PyLong_FromLong(wire),
+                 *at = PyLong_FromSsize_t(pos);
+        if (number != NULL)
+            PyTuple_SET_ITEM(item, 0, number);
+        if (kind != NULL)
+            PyTuple_SET_ITEM(item, 1, kind);
+        if (at != NULL)
+            PyTuple_SET_ITEM(item, 3, at);
+        if (number == NULL || kind == NULL || at == NULL) {
+            Py_DECREF(item); /* (a tuple's unset items are NULL: its dealloc skips them) */
+            goto done;
+        }
         if (append_new(out, item) < 0)
             goto done;
         pos = p;

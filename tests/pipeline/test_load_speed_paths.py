@@ -407,3 +407,16 @@ def test_lazy_tables_leave_the_fingerprint_alone() -> None:
         model.tokenize("▁a" * 40 + "ab" * 40)  # (a long word: SentencePieceBPE's bigrams too)
         model.score(1) if isinstance(model, UnigramModel) else model.pieces
         assert fingerprint_of(model) == before
+
+
+@settings(max_examples=300, deadline=None)
+@given(types=st.lists(st.sampled_from([1, 1, 2, 3, 3, 4, 6, 93, 255, 300]), max_size=60),
+       kind=st.sampled_from([1, 2, 3, 4, 6, 93, 255, 300]))  # fmt: skip
+@example(types=[3] * 5 + [1] + [3] * 3, kind=3)  # runs, the last one at the end
+@example(types=[93, 3, 93], kind=93)  # a byte regex syntax would read as a character class
+def test_ids_of_type_by_runs_is_the_loop(types: list[int], kind: int) -> None:
+    from core.pipeline.sentencepiece.tables import ids_of_type, type_codes
+
+    want = [i for i, t in enumerate(types) if t == kind]
+    assert ids_of_type(types, kind) == want
+    assert ids_of_type(types, kind, type_codes(types)) == want

@@ -455,6 +455,8 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
+#: TrainerSpec's repeated strings: control_symbols (30), user_defined_symbols (31).
+_TRAINER_LIST_BYTES = bytes((30, 31))
 _TRAINER_INTS = {3: "model_type", 4: "vocab_size", 40: "unk_id", 41: "bos_id", 42: "eos_id",
                  43: "pad_id"}  # fmt: skip
 _TRAINER_BOOLS = {24: "treat_whitespace_as_suffix", 26: "allow_whitespace_only_pieces",
@@ -463,12 +465,27 @@ _TRAINER_STRS = {45: "unk_piece", 46: "bos_piece", 47: "eos_piece", 48: "pad_pie
                  44: "unk_surface"}  # fmt: skip
 
 
+def _trainer_fields(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int, Any, int]]:
+    """:func:`_fields` of a ``TrainerSpec``, the list fields' values read as strs by C where
+    it is built (Mistral's files have ~750 control symbols: a slice and decode each cost
+    more than the rest of the spec)."""
+    spm = native.spm
+    if spm is not None:
+        found, pos = spm.fields(buf, start, end, _TRAINER_LIST_BYTES)
+        yield from found
+        start = pos
+    yield from _fields(buf, start, end)
+
+
 def _parse_trainer(buf: bytes, start: int, end: int, spec: TrainerSpec) -> None:
     # (the list fields first, with no call per field: Mistral's files have ~750 of them)
     lists = {30: spec.control_symbols, 31: spec.user_defined_symbols}
-    for number, wire, value, _ in _fields(buf, start, end):
+    for number, wire, value, _ in _trainer_fields(buf, start, end):
         into = lists.get(number)
         if into is not None and wire == 2:
+            if type(value) is str:  # (read by C)
+                into.append(value)
+                continue
             try:
                 into.append(buf[value[0] : value[1]].decode("utf-8"))
             except UnicodeDecodeError:
