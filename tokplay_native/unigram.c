@@ -36,6 +36,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 #define EMPTY_KEY UINT64_MAX
@@ -841,8 +842,351 @@ serde_floats(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* ---- vocab_columns: a tokenizer.json's Unigram scores read from the file's digits ------ */
+
+/* 10^k as serde_json's POW10 holds them (correctly rounded), filled at import */
+static double serde_pow10[309];
+
+typedef struct {
+    const unsigned char *p, *end;
+} Cursor;
+
+static void
+skip_ws(Cursor *c)
+{
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+        c->p++;
+}
+
+/* At a '"': past the string's closing quote. The key's text (between the quotes) in
+ * *start, *len; *escaped when it holds a backslash. -1: no closing quote. A quote ends the
+ * string when an even run of backslashes precedes it (JSON escapes are `\x` pairs). */
+static int
+skip_string(Cursor *c, const unsigned char **start, Py_ssize_t *len, int *escaped)
+{
+    const unsigned char *from = ++c->p;
+    int esc = 0;
+    for (;;) {
+        const unsigned char *q = memchr(c->p, '"', (size_t)(c->end - c->p));
+        if (q == NULL)
+            return -1;
+        const unsigned char *b = q;
+        while (b > from && b[-1] == '\\')
+            b--;
+        esc |= q > c->p && memchr(c->p, '\\', (size_t)(q - c->p)) != NULL;
+        c->p = q + 1;
+        if (((q - b) & 1) == 0)
+            break;
+    }
+    if (start != NULL) {
+        *start = from;
+        *len = (c->p - 1) - from;
+        *escaped = esc;
+    }
+    return 0;
+}
+
+/* Past one JSON value (a string, a nested array or object, a number or literal). -1: the
+ * text ends first. The input is valid JSON (json.loads read it); any other is only walked
+ * within its bounds. */
+static int
+skip_value(Cursor *c)
+{
+    skip_ws(c);
+    if (c->p >= c->end)
+        return -1;
+    if (*c->p == '"')
+        return skip_string(c, NULL, NULL, NULL);
+    if (*c->p == '{' || *c->p == '[') {
+        Py_ssize_t depth = 0;
+        while (c->p < c->end) {
+            unsigned char ch = *c->p;
+            if (ch == '"') {
+                if (skip_string(c, NULL, NULL, NULL) < 0)
+                    return -1;
+                continue;
+            }
+            c->p++;
+            if (ch == '{' || ch == '[')
+                depth++;
+            else if ((ch == '}' || ch == ']') && --depth == 0)
+                return 0;
+        }
+        return -1;
+    }
+    while (c->p < c->end && strchr(",]} \t\n\r", *c->p) == NULL)
+        c->p++;
+    return 0;
+}
+
+/* The value of the last member named `key` of the object at the cursor (where it starts),
+ * or NULL (none, not an object, or a key spelled with an escape: *unsure then). */
+static const unsigned char *
+last_member(Cursor c, const char *key, int *unsure)
+{
+    size_t key_len = strlen(key);
+    const unsigned char *found = NULL;
+    skip_ws(&c);
+    if (c.p >= c.end || *c.p != '{')
+        return NULL;
+    c.p++;
+    skip_ws(&c);
+    if (c.p < c.end && *c.p == '}')
+        return NULL;
+    for (;;) {
+        const unsigned char *name;
+        Py_ssize_t len;
+        int escaped;
+        skip_ws(&c);
+        if (c.p >= c.end || *c.p != '"' || skip_string(&c, &name, &len, &escaped) < 0)
+            return NULL;
+        if (escaped) {
+            *unsure = 1;
+            return NULL;
+        }
+        skip_ws(&c);
+        if (c.p >= c.end || *c.p != ':')
+            return NULL;
+        c.p++;
+        skip_ws(&c);
+        if ((size_t)len == key_len && memcmp(name, key, key_len) == 0)
+            found = c.p;
+        if (skip_value(&c) < 0)
+            return NULL;
+        skip_ws(&c);
+        if (c.p < c.end && *c.p == ',') {
+            c.p++;
+            continue;
+        }
+        return c.p < c.end && *c.p == '}' ? found : NULL;
+    }
+}
+
+/* The JSON number at the cursor as serde_json reads it (the pure serde_number); -1 when
+ * the text is no JSON number. */
+static int
+serde_number(Cursor *c, double *out)
+{
+    const uint64_t max = UINT64_MAX;
+    int negative = 0, full = 0, digits = 0;
+    uint64_t sig = 0;
+    int64_t exponent = 0;
+    if (c->p < c->end && *c->p == '-') {
+        negative = 1;
+        c->p++;
+    }
+    for (; c->p < c->end && *c->p >= '0' && *c->p <= '9'; c->p++, digits++) {
+        uint64_t d = (uint64_t)(*c->p - '0');
+        if (full || sig > (max - d) / 10) {
+            full = 1;
+            exponent++;
+        }
+        else
+            sig = sig * 10 + d;
+    }
+    if (digits == 0)
+        return -1;
+    int frac = c->p < c->end && *c->p == '.';
+    int has_exp = 0;
+    if (frac) {
+        c->p++;
+        digits = 0;
+        int dropping = 0;
+        for (; c->p < c->end && *c->p >= '0' && *c->p <= '9'; c->p++, digits++) {
+            uint64_t d = (uint64_t)(*c->p - '0');
+            if (dropping || sig > (max - d) / 10)
+                dropping = 1; /* (and every digit after it) */
+            else {
+                sig = sig * 10 + d;
+                exponent--;
+            }
+        }
+        if (digits == 0)
+            return -1;
+    }
+    if (c->p < c->end && (*c->p == 'e' || *c->p == 'E')) {
+        has_exp = 1;
+        c->p++;
+        int exp_negative = 0;
+        if (c->p < c->end && (*c->p == '+' || *c->p == '-'))
+            exp_negative = *c->p++ == '-';
+        int64_t power = 0;
+        int overflow = 0;
+        digits = 0;
+        for (; c->p < c->end && *c->p >= '0' && *c->p <= '9'; c->p++, digits++) {
+            int d = *c->p - '0';
+            if (overflow || power * 10 + d > INT32_MAX)
+                overflow = 1;
+            else
+                power = power * 10 + d;
+        }
+        if (digits == 0)
+            return -1;
+        if (overflow) { /* (an i32 exponent: 0, or out of range) */
+            double z = sig != 0 && !exp_negative ? Py_HUGE_VAL : 0.0;
+            *out = negative ? -z : z;
+            return 0;
+        }
+        exponent += exp_negative ? -power : power;
+        if (exponent > INT32_MAX)
+            exponent = INT32_MAX;
+        if (exponent < INT32_MIN)
+            exponent = INT32_MIN;
+    }
+    double f = (double)sig;
+    if (!frac && !has_exp && !full) { /* an integer: u64 or i64 */
+        *out = negative ? -f : f;
+        return 0;
+    }
+    for (;;) { /* serde_json's f64_from_parts */
+        if (exponent >= -308 && exponent <= 308) {
+            if (exponent >= 0)
+                f *= serde_pow10[exponent];
+            else
+                f /= serde_pow10[-exponent];
+            break;
+        }
+        if (f == 0.0 || exponent >= 0) {
+            if (f != 0.0)
+                f = Py_HUGE_VAL;
+            break;
+        }
+        f /= 1e308;
+        exponent += 308;
+    }
+    *out = negative ? -f : f;
+    return 0;
+}
+
+/* The pure _close: serde_json's reading `score` can be the number Python parsed as `item`
+ * (a float or an int); -1 with an exception (never raised: an int too big is no match). */
+static int
+close_to(double score, PyObject *item)
+{
+    double value;
+    if (PyFloat_CheckExact(item))
+        value = PyFloat_AS_DOUBLE(item);
+    else {
+        value = PyLong_AsDouble(item);
+        if (value == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+                return -1;
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return score == value || fabs(score - value) <= 1e-9 * fabs(value) + 1e-300;
+}
+
+PyDoc_STRVAR(vocab_columns_doc,
+"vocab_columns(vocab, source, /) -> (tokens, scores) or None\n--\n\n"
+"core.pipeline.unigram_json._vocab_columns without parsing source again: vocab is\n"
+"model.vocab as json.loads read it from source (bytes); tokens are its pieces and scores\n"
+"the numbers source spells for them, as serde_json reads the digits. None when vocab is no\n"
+"list of [str, int or float] or source does not hold them one for one (or the text needs\n"
+"the pure reader: a key with an escape).");
+
+static PyObject *
+vocab_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2 || !PyList_CheckExact(args[0]) || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "vocab_columns(vocab: list, source: bytes)");
+        return NULL;
+    }
+    PyObject *vocab = args[0];
+    Cursor c = {(const unsigned char *)PyBytes_AS_STRING(args[1]), NULL};
+    c.end = c.p + PyBytes_GET_SIZE(args[1]);
+    if (c.end - c.p >= 3 && memcmp(c.p, "\xEF\xBB\xBF", 3) == 0)
+        c.p += 3; /* (the byte order mark utf-8-sig drops) */
+    int unsure = 0;
+    const unsigned char *at = last_member(c, "model", &unsure);
+    if (at != NULL) {
+        c.p = at;
+        at = last_member(c, "vocab", &unsure);
+    }
+    if (at == NULL)
+        Py_RETURN_NONE;
+    c.p = at;
+    Py_ssize_t n = PyList_GET_SIZE(vocab);
+    PyObject *tokens = PyList_New(n), *scores = PyList_New(n);
+    if (tokens == NULL || scores == NULL)
+        goto fail;
+    skip_ws(&c);
+    if (c.p >= c.end || *c.p++ != '[')
+        goto none;
+    skip_ws(&c);
+    Py_ssize_t i = 0;
+    if (c.p < c.end && *c.p == ']')
+        c.p++;
+    else {
+        for (;; i++) {
+            /* one [string, number] item of the text, beside vocab[i] */
+            if (i >= n)
+                goto none;
+            PyObject *item = PyList_GET_ITEM(vocab, i);
+            if (!PyList_CheckExact(item) || PyList_GET_SIZE(item) != 2)
+                goto none;
+            PyObject *token = PyList_GET_ITEM(item, 0), *parsed = PyList_GET_ITEM(item, 1);
+            if (!PyUnicode_CheckExact(token) ||
+                !(PyFloat_CheckExact(parsed) || PyLong_CheckExact(parsed)))
+                goto none;
+            skip_ws(&c);
+            if (c.p >= c.end || *c.p++ != '[')
+                goto none;
+            skip_ws(&c);
+            if (c.p >= c.end || *c.p != '"' || skip_string(&c, NULL, NULL, NULL) < 0)
+                goto none;
+            skip_ws(&c);
+            if (c.p >= c.end || *c.p++ != ',')
+                goto none;
+            skip_ws(&c);
+            double score;
+            if (serde_number(&c, &score) < 0)
+                goto none;
+            skip_ws(&c);
+            if (c.p >= c.end || *c.p++ != ']')
+                goto none;
+            int ok = close_to(score, parsed);
+            if (ok < 0)
+                goto fail;
+            if (!ok)
+                goto none;
+            PyObject *made = PyFloat_FromDouble(score);
+            if (made == NULL)
+                goto fail;
+            Py_INCREF(token);
+            PyList_SET_ITEM(tokens, i, token);
+            PyList_SET_ITEM(scores, i, made);
+            skip_ws(&c);
+            if (c.p < c.end && *c.p == ',') {
+                c.p++;
+                continue;
+            }
+            if (c.p < c.end && *c.p == ']') {
+                i++;
+                break;
+            }
+            goto none;
+        }
+    }
+    if (i != n)
+        goto none;
+    return Py_BuildValue("(NN)", tokens, scores);
+none:
+    Py_DECREF(tokens);
+    Py_DECREF(scores);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(tokens);
+    Py_XDECREF(scores);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"serde_floats", (PyCFunction)(void (*)(void))serde_floats, METH_FASTCALL, serde_floats_doc},
+    {"vocab_columns", (PyCFunction)(void (*)(void))vocab_columns, METH_FASTCALL,
+     vocab_columns_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -856,6 +1200,13 @@ PyInit_unigram(void)
 {
     if (PyType_Ready(&LatticeType) < 0)
         return NULL;
+    for (int k = 0; k < 309; k++) {
+        char text[8];
+        PyOS_snprintf(text, sizeof text, "1e%d", k);
+        serde_pow10[k] = PyOS_string_to_double(text, NULL, NULL);
+        if (serde_pow10[k] == -1.0 && PyErr_Occurred())
+            return NULL;
+    }
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;

@@ -1,8 +1,8 @@
 """A Hugging Face ``tokenizer.json`` Unigram model section as a :class:`UnigramModel`.
 
 ``tokenizers`` reads the scores through serde_json, whose float parsing can differ from
-Python's in the last bit (:func:`_as_serde_reads`); the scores are taken as it takes them,
-so that ties break the same way.
+Python's in the last bit (:func:`serde_number`); the scores are taken as it takes them,
+from the file's own digits when the file is at hand, so that ties break the same way.
 
 >>> unigram_from_json({"vocab": [["<unk>", 0.0], ["a", -1.0]], "unk_id": 0}, "t.json").kind
 'Unigram'
@@ -10,6 +10,7 @@ so that ties break the same way.
 
 from __future__ import annotations
 
+import json
 import operator
 import re
 
@@ -17,16 +18,23 @@ from core import native
 from core.errors import FormatError
 from core.pipeline.unigram import UnigramModel
 
-__all__ = ["unigram_from_json"]
+__all__ = ["serde_number", "unigram_from_json"]
 
 
-def unigram_from_json(obj: dict[str, object], name: str) -> UnigramModel:
+def unigram_from_json(
+    obj: dict[str, object], name: str, *, source: bytes | None = None
+) -> UnigramModel:
     """The ``"model"`` section of a ``tokenizer.json`` whose type is ``Unigram``:
     ``vocab`` (a list of ``[piece, score]``), ``unk_id`` (or null), ``byte_fallback``.
+    ``source``: the file ``obj`` was parsed from; its digits then give the scores (exactly
+    as ``tokenizers`` reads that file), else the digits Python prints for each score.
 
     >>> m = unigram_from_json({"vocab": [["<unk>", 0.0], ["▁a", -1.5]], "unk_id": 0}, "t.json")
     >>> m.tokenize("▁a"), m.kind
     ([(1, 0, 2)], 'Unigram')
+    >>> text = b'{"model": {"vocab": [["a", -0.30000000000000000001]]}}'
+    >>> unigram_from_json(json.loads(text)["model"], "t.json", source=text).score(0)
+    -0.30000000000000004
     >>> unigram_from_json({"vocab": [["a", "x"]]}, "t.json")
     Traceback (most recent call last):
     ...
@@ -35,7 +43,9 @@ def unigram_from_json(obj: dict[str, object], name: str) -> UnigramModel:
     vocab = obj.get("vocab")
     if not isinstance(vocab, list):
         raise FormatError(f"{name}: a Unigram model.vocab must be a list of [piece, score]")
-    columns = _plain_vocab(vocab)
+    columns = _file_columns(vocab, source) if source is not None else None
+    if columns is None:
+        columns = _plain_vocab(vocab)
     if columns is not None:
         tokens, scores = columns
     else:
@@ -54,6 +64,78 @@ def unigram_from_json(obj: dict[str, object], name: str) -> UnigramModel:
     if not isinstance(fallback, bool):
         raise FormatError(f"{name}: model.byte_fallback is {fallback!r}; expected true/false")
     return UnigramModel.from_columns(tokens, scores, unk_id=unk_id, byte_fallback=fallback)
+
+
+# ─── the scores from the file's digits ──────────────────────────────────────────────────
+
+
+def _file_columns(
+    vocab: list[object], source: bytes
+) -> tuple[list[str], list[float]] | None:
+    """The pieces of ``vocab`` (``model.vocab`` as parsed from ``source``) and their scores
+    read from ``source``'s digits (:func:`serde_number`); None when ``vocab`` is not all
+    ``[str, number]`` pairs, or ``source`` does not hold them (read the parsed values then).
+    The C twin reads the text without parsing it; where it cannot (a key spelled with an
+    escape) the pure reader decides.
+
+    >>> _file_columns([["a", -1.5], ["b", 2]], b'{"model": {"vocab": [["a", -1.5], ["b", 2]]}}')
+    (['a', 'b'], [-1.5, 2.0])
+    >>> _file_columns([["a", -1.5]], b'{"model": {"vocab": [["a", -2.5]]}}') is None
+    True
+    """
+    fast = native.unigram
+    if fast is not None and type(vocab) is list and type(source) is bytes:
+        found = fast.vocab_columns(vocab, source)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    return _vocab_columns(vocab, source)
+
+
+class _Number(str):
+    """A JSON number's text, as the pure reader keeps it (a ``str`` would pass for one)."""
+
+    __slots__ = ()
+
+
+def _vocab_columns(
+    vocab: list[object], source: bytes
+) -> tuple[list[str], list[float]] | None:
+    """:func:`_file_columns` in pure Python: ``source`` parsed again keeping each number's
+    text, its ``model.vocab`` (the last of each key, as :func:`json.loads` keeps) checked
+    against ``vocab`` item for item."""
+    try:
+        doc = json.loads(source.decode("utf-8-sig"), parse_float=_Number, parse_int=_Number)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    model = doc.get("model") if isinstance(doc, dict) else None
+    found = model.get("vocab") if isinstance(model, dict) else None
+    if not isinstance(found, list) or len(found) != len(vocab):
+        return None
+    tokens: list[str] = []
+    scores: list[float] = []
+    for item, mine in zip(vocab, found):
+        if not (type(item) is list and len(item) == 2 and type(item[0]) is str
+                and type(item[1]) in (int, float)):  # fmt: skip
+            return None
+        if not (type(mine) is list and len(mine) == 2 and type(mine[0]) is str
+                and type(mine[1]) is _Number):  # fmt: skip
+            return None
+        score = serde_number(mine[1])
+        if not _close(score, item[1]):  # (not the file the vocab was parsed from)
+            return None
+        tokens.append(item[0])
+        scores.append(score)
+    return tokens, scores
+
+
+def _close(score: float, parsed: float) -> bool:
+    """Whether ``score`` (serde_json's reading) can be the number Python parsed as
+    ``parsed``: they differ by a few units in the last place at most (subnormals: more)."""
+    try:
+        value = float(parsed)
+    except OverflowError:
+        return False
+    return score == value or abs(score - value) <= 1e-9 * abs(value) + 1e-300
 
 
 def _plain_vocab(vocab: list[object]) -> tuple[list[str], list[float]] | None:
@@ -91,9 +173,16 @@ def _careful_vocab(vocab: list[object], name: str) -> tuple[list[str], list[floa
     return [str(p) for p, _ in pieces], [float(s) for _, s in pieces]
 
 
+# ─── serde_json's reading of a number ───────────────────────────────────────────────────
+
+
+
+
 _U64_MAX = (1 << 64) - 1
-#: 10^k as a float, as float(f"1e{k}") reads it (correctly rounded)
-_POW10 = [float(f"1e{k}") for k in range(21)]
+_I32_MAX = (1 << 31) - 1
+#: 10^k as a float, as float(f"1e{k}") reads it (correctly rounded), as serde_json's POW10
+_POW10 = [float(f"1e{k}") for k in range(309)]
+_NUMBER = re.compile(r"(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?)(\d+))?")
 
 
 def _serde_floats(values: list[float]) -> list[float]:
@@ -121,42 +210,73 @@ def _serde_floats(values: list[float]) -> list[float]:
 
 
 def _as_serde_reads(value: float) -> float:
-    """``value`` as ``tokenizers`` reads it from the file: serde_json (without its
-    ``float_roundtrip`` feature) takes the digits as a u64, converts that to a float and
-    divides by a power of ten, so a 17-digit score (past 2^53) can come out one unit in
-    the last place off the correctly rounded value Python reads. Exact ties (``=`` + ``==``
-    against ``==`` + ``=``) then break the other way, so the scores must be the same bits.
-    The digits are those Python prints, which are the file's when ``tokenizers`` (or any
-    shortest-round-trip writer) wrote it.
+    """``value`` as ``tokenizers`` reads it from a file that spells it as Python prints it
+    (the shortest digits that round-trip: what ``tokenizers`` and :mod:`json` write), by
+    :func:`serde_number`; nan and infinities as they are.
 
     >>> _as_serde_reads(-11.602532386779785), _as_serde_reads(-6.682016372680664)
     (-11.602532386779783, -6.682016372680664)
     """
     text = repr(value)
-    if not _FINITE.fullmatch(text):
-        return value
-    negative = text.startswith("-")
-    mantissa, _, exp = text.lstrip("-").lower().partition("e")
-    whole, _, frac = mantissa.partition(".")
-    significand, exponent, full = 0, int(exp or 0), False
-    for digit in whole:  # (a u64 that would overflow keeps its digits as a power of ten)
-        if full or significand * 10 + int(digit) > _U64_MAX:
+    return serde_number(text) if _NUMBER.fullmatch(text) else value
+
+
+def serde_number(text: str) -> float:
+    """The float serde_json (without its ``float_roundtrip`` feature, as ``tokenizers``
+    builds it) reads from the JSON number ``text``: its digits as a u64 (digits past a
+    full u64 are dropped, those before the point counted as powers of ten), converted to a
+    float, then multiplied or divided by a power of ten (``1e308`` at a time past 308). A
+    17-digit score (past 2^53) can so come out one unit in the last place off the
+    correctly rounded value Python reads, and exact ties (``=`` + ``==`` against ``==`` +
+    ``=``) then break the other way: the scores must be the same bits. A number serde_json
+    refuses (too large) is infinite here.
+
+    >>> serde_number("-11.602532386779785"), float("-11.602532386779785")
+    (-11.602532386779783, -11.602532386779785)
+    >>> serde_number("-0"), serde_number("1e-400"), serde_number("1e400")
+    (-0.0, 0.0, inf)
+    """
+    found = _NUMBER.fullmatch(text)
+    if found is None:
+        raise ValueError(f"not a JSON number: {text!r}")
+    sign, whole, frac, exp_sign, exp_digits = found.groups()
+    significand = exponent = 0
+    full = False
+    for digit in map(int, whole):  # (a u64 that would overflow counts its digits as 10s)
+        if full or significand * 10 + digit > _U64_MAX:
             full, exponent = True, exponent + 1
         else:
-            significand = significand * 10 + int(digit)
-    for digit in frac:  # (digits past a full u64 are dropped)
-        if full or significand * 10 + int(digit) > _U64_MAX:
+            significand = significand * 10 + digit
+    if frac is None and exp_digits is None and not full:  # an integer: u64 or i64
+        return -float(significand) if sign else float(significand)
+    for digit in map(int, frac or ""):  # (the fraction's digits past a full u64: dropped)
+        if significand * 10 + digit > _U64_MAX:
             break
-        significand, exponent = significand * 10 + int(digit), exponent - 1
+        significand, exponent = significand * 10 + digit, exponent - 1
+    if exp_digits is not None:
+        power = 0
+        for digit in map(int, exp_digits):
+            if power * 10 + digit > _I32_MAX:  # (an i32 exponent: 0, or out of range)
+                if significand and exp_sign != "-":
+                    return -_INF if sign else _INF
+                return -0.0 if sign else 0.0
+            power = power * 10 + digit
+        exponent = max(-_I32_MAX - 1, min(_I32_MAX, exponent + (-power if exp_sign == "-" else power)))
+    return _from_parts(sign == "-", significand, exponent)
+
+
+_INF = float("inf")
+
+
+def _from_parts(negative: bool, significand: int, exponent: int) -> float:
+    """serde_json's ``f64_from_parts``: ``significand`` (a u64) times ten to ``exponent``."""
     f = float(significand)
     while True:
         if abs(exponent) <= 308:
-            f = f * float(f"1e{exponent}") if exponent >= 0 else f / float(f"1e{-exponent}")
+            f = f * _POW10[exponent] if exponent >= 0 else f / _POW10[-exponent]
             break
         if f == 0.0 or exponent >= 0:
+            f = f if f == 0.0 else _INF
             break
         f, exponent = f / 1e308, exponent + 308
     return -f if negative else f
-
-
-_FINITE = re.compile(r"-?\d+(\.\d+)?(e[+-]?\d+)?")

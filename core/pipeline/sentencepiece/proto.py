@@ -28,7 +28,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterator, Sequence
-from itertools import compress
+from itertools import chain, compress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -465,27 +465,22 @@ _TRAINER_STRS = {45: "unk_piece", 46: "bos_piece", 47: "eos_piece", 48: "pad_pie
                  44: "unk_surface"}  # fmt: skip
 
 
-def _trainer_fields(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int, Any, int]]:
-    """:func:`_fields` of a ``TrainerSpec``, the list fields' values read as strs by C where
-    it is built (Mistral's files have ~750 control symbols: a slice and decode each cost
-    more than the rest of the spec)."""
+def _parse_trainer(buf: bytes, start: int, end: int, spec: TrainerSpec) -> None:
+    lists = {30: spec.control_symbols, 31: spec.user_defined_symbols}
+    found: list[tuple[int, int, Any, int]] = []
     spm = native.spm
     if spm is not None:
-        found, pos = spm.fields(buf, start, end, _TRAINER_LIST_BYTES)
-        yield from found
-        start = pos
-    yield from _fields(buf, start, end)
-
-
-def _parse_trainer(buf: bytes, start: int, end: int, spec: TrainerSpec) -> None:
-    # (the list fields first, with no call per field: Mistral's files have ~750 of them)
-    lists = {30: spec.control_symbols, 31: spec.user_defined_symbols}
-    for number, wire, value, _ in _trainer_fields(buf, start, end):
+        # C reads the fields it reads cleanly, the list fields' values as strs: taken in bulk
+        # (Mistral's files have ~750 control symbols; a call per field costs more than the
+        # rest of the load's parse). Each list keeps the file's order; an error can only come
+        # from the fields after these, read below.
+        found, start = spm.fields(buf, start, end, _TRAINER_LIST_BYTES)
+        for number, into in lists.items():
+            into += [v for n, w, v, _ in found if n == number and w == 2]
+        found = [f for f in found if f[0] not in lists]
+    for number, wire, value, _ in chain(found, _fields(buf, start, end)):
         into = lists.get(number)
         if into is not None and wire == 2:
-            if type(value) is str:  # (read by C)
-                into.append(value)
-                continue
             try:
                 into.append(buf[value[0] : value[1]].decode("utf-8"))
             except UnicodeDecodeError:
