@@ -64,11 +64,11 @@ _HARMONY_TOKENS = (
 
 #: Preset fingerprint -> (format name, template, added specials, where it comes from).
 FORMATS: dict[str, list[tuple[str, str, tuple[tuple[str, int], ...], str]]] = {
-    "414808441ae4bdf5": [  # cl100k_base
+    "a9827c8c22fdd6cb": [  # cl100k_base
         ("GPT-4 (ChatML)", _CHATML, _chatml(100264), _TIKTOKENIZER),
         ("GPT-3.5-turbo (ChatML)", _CHATML_35, _chatml(100264), _TIKTOKENIZER),
     ],
-    "f4449fa5a80537a7": [  # o200k_base
+    "55c8ce52d72b4fe4": [  # o200k_base
         ("GPT-4o (ChatML)", _CHATML, _chatml(200264), _TIKTOKENIZER),
         ("gpt-oss (harmony)", _HARMONY, _HARMONY_TOKENS,
          "OpenAI's harmony format (cookbook.openai.com/articles/openai-harmony), tiktoken's "

@@ -6,7 +6,7 @@ length read its C table until some page iterates the vocabulary.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, ValuesView
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, Protocol
 
 __all__ = ["VocabView"]
@@ -60,6 +60,13 @@ class VocabView(Mapping[str, int]):
 
     def values(self) -> ValuesView[int]:
         return _IdsView(self)
+
+    def items(self) -> ItemsView[str, int]:
+        # (the dict's own view: Mapping's would look each key up again, through the model)
+        return self._model._vocab.items()
+
+    def keys(self) -> KeysView[str]:
+        return self._model._vocab.keys()
 
 
 class _IdsView(ValuesView[int]):
