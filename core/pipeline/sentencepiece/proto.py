@@ -396,7 +396,7 @@ def _bulk_pieces(buf: bytes, pos: int, model: ModelProto) -> int:
         if len(words) != len(texts):  # a piece holds a NUL itself
             words = [t.decode("utf-8") for t in texts]
     except UnicodeDecodeError:
-        bad = next(i for i, t in enumerate(texts) if not _is_utf8(t))
+        bad = next(i for i, t in enumerate(texts) if t.decode(errors="replace").encode() != t)
         del texts[bad:], scores[bad:], types[bad:], sizes[bad:]
         words = [t.decode("utf-8") for t in texts]
     floats = array("f", b"".join(scores))
@@ -447,14 +447,6 @@ def _first_difference(a: bytes, b: bytes) -> int:
     return lo
 
 
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 #: TrainerSpec's repeated strings: control_symbols (30), user_defined_symbols (31).
 _TRAINER_LIST_BYTES = bytes((30, 31))
 _TRAINER_INTS = {3: "model_type", 4: "vocab_size", 40: "unk_id", 41: "bos_id", 42: "eos_id",
@@ -470,10 +462,8 @@ def _parse_trainer(buf: bytes, start: int, end: int, spec: TrainerSpec) -> None:
     found: list[tuple[int, int, Any, int]] = []
     spm = native.spm
     if spm is not None:
-        # C reads the fields it reads cleanly, the list fields' values as strs: taken in bulk
-        # (Mistral's files have ~750 control symbols; a call per field costs more than the
-        # rest of the load's parse). Each list keeps the file's order; an error can only come
-        # from the fields after these, read below.
+        # C reads what it reads cleanly, the list fields as strs, taken in bulk (Mistral's
+        # ~750 control symbols); each list keeps the file's order, errors come after these
         found, start = spm.fields(buf, start, end, _TRAINER_LIST_BYTES)
         for number, into in lists.items():
             into += [v for n, w, v, _ in found if n == number and w == 2]
