@@ -420,3 +420,15 @@ def test_ids_of_type_by_runs_is_the_loop(types: list[int], kind: int) -> None:
     want = [i for i, t in enumerate(types) if t == kind]
     assert ids_of_type(types, kind) == want
     assert ids_of_type(types, kind, type_codes(types)) == want
+
+
+def test_may_be_formed_says_maybe_when_unsure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past its bounds the answer is "maybe" (the careful whole-text path), never "no"."""
+    from core.pipeline.sentencepiece import tables
+
+    never = tables.may_be_formed(["[X]", "ab"], lambda s: s != "[X]")
+    assert never == ["ab"]
+    longest = "a" * (tables.FORMED_LONGEST + 1)
+    assert tables.may_be_formed([longest], lambda s: False) == [longest]
+    monkeypatch.setattr(tables, "FORMED_BUDGET", 1)
+    assert tables.may_be_formed(["[X]", "abc"], lambda s: s != "[X]") == ["[X]", "abc"]

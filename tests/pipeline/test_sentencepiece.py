@@ -213,6 +213,14 @@ def _mark_unused(proto: Any) -> None:
             p.type = UNUSED
 
 
+def _unformable_unused(proto: Any) -> None:
+    """UNUSED pieces no merge can form, as Phi-3's ``[PAD32000]``.. (no piece is a half of
+    one): its words stay independent."""
+    for i in range(12):
+        piece = proto.pieces.add()
+        piece.piece, piece.score, piece.type = f"[PAD{32000 + i}]", 0.0, UNUSED
+
+
 def _infinite_scores(proto: Any) -> None:
     """Some pieces scored -inf: still merged, after every other piece."""
     for p in proto.pieces[300:]:
@@ -274,6 +282,7 @@ VARIANTS: dict[str, Callable[[], bytes]] = {
     "infinite scores": lambda: _edited(_trained(**_FALLBACK), _infinite_scores),
     "unused pieces": lambda: _edited(_trained(**_FALLBACK), _mark_unused),
     "unused, no bytes": lambda: _edited(_trained(), _mark_unused),
+    "unformable unused": lambda: _edited(_trained(**_FALLBACK), _unformable_unused),
     "no byte fallback": lambda: _edited(_trained(**_FALLBACK), _drop_bytes),
     "no escape": lambda: _edited(_trained(), _no_escape),
     "identity squeezing": lambda: _edited(_trained(**_FALLBACK), _identity_squeezing),
@@ -426,6 +435,9 @@ def test_variants_reach_what_they_are_for() -> None:
     text = unused.normalizer.normalize_str(" ".join(_corpus()[:50]))
     merged = {s.merged for s in unused.model.trace(text)}
     assert any(unused.model.types[unused.model.vocab[m]] == UNUSED for m in merged)
+    assert unused.model._has_unused  # (so its whole text is one BPE: not cut into words)
+    unformable = _loaded("unformable unused")  # (UNUSED pieces no merge forms: words are cut)
+    assert UNUSED in unformable.model.types and not unformable.model._has_unused
     _, sp = _pair(VARIANTS["no byte fallback"]())
     assert sp.encode("𠀀𠀁 x").count(0) == 1  # a run of unknown characters: one <unk>
 

@@ -47,6 +47,7 @@ from core.pipeline.sentencepiece.tables import (
     PieceTables,
     first_of_type,
     ids_of_type,
+    may_be_formed,
     piece_tables,
     type_codes,
 )
@@ -143,7 +144,6 @@ class SentencePieceBPE:
             user_defined = texts_of(ids_of_type(types, USER_DEFINED, codes))
         self.user_defined = user_defined
         self._user_first = frozenset(s[0] for s in self.user_defined)
-        self._has_unused = first_of_type(types, UNUSED, codes) >= 0
         # subtle: where the C twin is built, encoding reads its table alone (made here from
         # the columns), and the dicts below (32,000 keys each) are made on first use: the
         # pages that read them (trace, vocab) are not the ones opened every minute
@@ -168,6 +168,15 @@ class SentencePieceBPE:
         #: token -> ID as SentencePiece's PieceToId answers (reserved pieces first, should
         #: a file spell two pieces alike; a checked file does not); read on first use
         self.vocab: Mapping[str, int] = VocabView(self)
+        # an UNUSED piece that merges may form ties each word to the whole text (see
+        # tokenize); one that none can form (Phi-3's [PAD…] pieces) changes nothing
+        unused = ids_of_type(types, UNUSED, codes)
+
+        def mergeable(piece: str) -> bool:  # (NORMAL, USER_DEFINED or UNUSED: pieces_)
+            found = self._find(piece)
+            return found is not None and types[found] not in _RESERVED
+
+        self._has_unused = bool(unused) and bool(may_be_formed(texts_of(unused), mergeable))
         self._matcher = PrefixMatcher(self.user_defined)
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = {}
         self._ids_cache: dict[str, tuple[int, ...]] = {}  # encode_word's: word -> its IDs

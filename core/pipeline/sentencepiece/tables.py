@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import compress
 
 from core import native
@@ -184,3 +184,51 @@ class _NormalIds(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self._ranks)
+
+
+#: :func:`may_be_formed`'s bounds: a longer piece, or more substrings looked at, and it
+#: answers "maybe" (the careful path then runs; a real file's UNUSED pieces are short).
+FORMED_LONGEST = 64
+FORMED_BUDGET = 200_000
+
+
+class _Unsure(Exception):
+    pass
+
+
+def may_be_formed(pieces: Sequence[str], is_piece: Callable[[str], bool]) -> list[str]:
+    """The ``pieces`` that BPE may form by merges: a text is formed when it is one character,
+    or a piece that may be merged into (``is_piece``) and splits somewhere into two formed
+    texts. Scores and the order of merges are ignored, so this over-estimates: a piece it
+    leaves out is never formed, whatever the text. (Why: SentencePiece splits an UNUSED piece
+    back into the pair that formed it, read from the whole text; Phi-3's 53 ``[PAD…]`` UNUSED
+    pieces can never be formed, so its words stay independent and cached.)
+
+    >>> ok = {"a", "b", "ab", "abc", "[PAD1]"}.__contains__
+    >>> may_be_formed(["ab", "abc", "[PAD1]", "x"], ok)
+    ['ab', 'abc', 'x']
+    """
+    memo: dict[str, bool] = {}
+
+    def formed(text: str) -> bool:
+        if len(text) == 1:
+            return True
+        found = memo.get(text)
+        if found is None:
+            if len(memo) >= FORMED_BUDGET:
+                raise _Unsure
+            found = is_piece(text) and any(
+                formed(text[:i]) and formed(text[i:]) for i in range(1, len(text))
+            )
+            memo[text] = found
+        return found
+
+    out = []
+    for piece in pieces:
+        try:
+            if len(piece) > FORMED_LONGEST or formed(piece):
+                out.append(piece)
+        except _Unsure:
+            return list(pieces)
+    return out
+
