@@ -9,8 +9,10 @@ model files with the twin on and off; and errors rather than crashes.
 
 from __future__ import annotations
 
+import json
 import math
 import pickle
+import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -244,3 +246,120 @@ def test_serde_floats_refuses_what_is_no_list_of_floats() -> None:
     for bad in ((1.0,), [1.0, 2], [True]):
         with pytest.raises(TypeError):
             fast.serde_floats(bad, float)
+
+
+# ─── vocab_columns: a tokenizer.json's scores read from its digits ──────────────────────
+
+#: JSON numbers as files spell them: shortest, 17 digits, long, exponents, ints, -0
+NUMBERS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.floats(-40, 0).map(lambda v: f"{v:.17g}"),
+    st.from_regex(r"-?(0|[1-9][0-9]{0,25})(\.[0-9]{1,25})?([eE][+-]?[0-9]{1,3})?", fullmatch=True),
+    st.sampled_from(["-0", "0", "-0.0", "1e400", "-1e-400", "18446744073709551616.5",
+                     "99999999999999999999.9", "1e-99999999999", "0e99999999999"]),
+)  # fmt: skip
+#: piece texts that stress a JSON reader: quotes, backslashes, brackets, escapes
+PIECE_TEXTS = st.text(st.sampled_from('a"\\[]{},:▁é😀\n\x00 '), max_size=5)
+#: other members, at the top and in the model: nested values with the same hazards
+OTHER = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), PIECE_TEXTS),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(PIECE_TEXTS, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _dump(value: Any, space: str) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=("," + space, ":" + space))
+
+
+@st.composite
+def _documents(draw: st.DrawFn) -> bytes:
+    """A tokenizer.json-like document: a Unigram vocab of [text, number] (or odd items),
+    other members around it, keys that repeat ("model", "vocab": the last counts)."""
+    space = draw(st.sampled_from(["", " ", "\n  "]))
+
+    def vocab() -> str:
+        items = draw(st.lists(st.tuples(PIECE_TEXTS, NUMBERS), max_size=6))
+        texts = [f"[{_dump(t, space)},{space}{n}]" for t, n in items]
+        if draw(st.integers(0, 9)) == 0:  # (an item that is no [text, number])
+            texts.insert(draw(st.integers(0, len(texts))), _dump(draw(OTHER), space))
+        return f"[{space}{(',' + space).join(texts)}{space}]"
+
+    def members(wanted: str, value: Callable[[], str]) -> str:
+        keys = draw(st.lists(st.sampled_from([wanted, wanted, "type", "x", "vocabulary"]),
+                             max_size=4))  # fmt: skip
+        return ("," + space).join(
+            f"{_dump(k, space)}:{space}{value() if k == wanted else _dump(draw(OTHER), space)}"
+            for k in keys
+        )
+
+    model = lambda: "{" + members("vocab", vocab) + "}"  # noqa: E731
+    text = "{" + space + members("model", model) + space + "}"
+    return (b"\xef\xbb\xbf" if draw(st.booleans()) else b"") + text.encode()
+
+
+def _vocab_of(source: bytes) -> Any:
+    doc = json.loads(source.decode("utf-8-sig"))
+    model = doc.get("model") if isinstance(doc, dict) else None
+    return model.get("vocab") if isinstance(model, dict) else None
+
+
+def _columns_bits(found: Any) -> Any:
+    return found if found is None else (found[0], [struct.pack("<d", s) for s in found[1]])
+
+
+@settings(max_examples=500, deadline=None)
+@given(_documents(), st.booleans())
+@example(b'{"model": {"vocab": [["a", -1.8691413145620870], ["b", -0]]}}', False)
+@example(b'{"model": {"vocab": [["\\"]", 1]], "vocab": [["x", 2.5]]}, "model": 1}', False)
+@example(b'{"model": {"vocab": []}, "model": {"vocab": [["a", 1e400]]}}', False)
+def test_vocab_columns_is_the_pure_reader(source: bytes, other_vocab: bool) -> None:
+    """Whatever the C reader answers is the pure reader's answer, bit for bit, and it
+    answers whenever the pure one does (no key is spelled with an escape here)."""
+    from core.pipeline import unigram_json
+
+    fast = native.unigram
+    assert fast is not None
+    vocab = _vocab_of(source)
+    if not isinstance(vocab, list):
+        vocab = []
+    if other_vocab:  # (not the file the vocab was parsed from: each number another)
+        pairs = [i if isinstance(i, list) and len(i) == 2 else ["a", 1] for i in vocab]
+        vocab = [[t, 0.5 if isinstance(s, (int, float)) else s] for t, s in pairs]
+    got = fast.vocab_columns(vocab, source)
+    want = unigram_json._vocab_columns(vocab, source)
+    assert _columns_bits(got) == _columns_bits(want)
+
+
+def test_vocab_columns_leaves_escaped_keys_to_the_pure_reader() -> None:
+    from core.pipeline import unigram_json
+
+    fast = native.unigram
+    assert fast is not None
+    source = b'{"mod\\u0065l": {"vocab": [["a", -1.8691413145620870]]}}'
+    vocab = _vocab_of(source)
+    assert fast.vocab_columns(vocab, source) is None
+    assert unigram_json._file_columns(vocab, source) == (["a"], [-1.8691413145620872])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_documents(), st.data())
+def test_vocab_columns_never_crashes_on_any_bytes(source: bytes, data: st.DataObject) -> None:
+    """Cut, spliced or random bytes: an answer or None, never a crash."""
+    fast = native.unigram
+    assert fast is not None
+    vocab = _vocab_of(source)
+    vocab = vocab if isinstance(vocab, list) else [["a", 1.0]]
+    cut = data.draw(st.integers(0, len(source)))
+    junk = data.draw(st.binary(max_size=20))
+    for broken in (source[:cut], source[:cut] + junk + source[cut:], junk):
+        found = fast.vocab_columns(vocab, broken)
+        assert found is None or (isinstance(found, tuple) and len(found[0]) == len(vocab))
+
+
+def test_vocab_columns_refuses_what_is_no_list_and_bytes() -> None:
+    fast = native.unigram
+    assert fast is not None
+    for bad in (((), b"{}"), ([], "{}"), ([],)):
+        with pytest.raises(TypeError):
+            fast.vocab_columns(*bad)

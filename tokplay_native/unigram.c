@@ -2,7 +2,9 @@
  * UnigramModel.best_path (sentencepiece's EncodeOptimized, Hugging Face's
  * encode_optimized). Same loop, same order of comparisons, same float rounding, so the
  * same best path on every input, ties included (tests/test_native_unigram.py checks it
- * against the pure search on arbitrary text and on real model files).
+ * against the pure search on arbitrary text and on real model files). And reading a
+ * tokenizer.json's Unigram scores as the tokenizers library reads them (serde_floats,
+ * vocab_columns: the twins of core/pipeline/unigram_json.py's, at the end of this file).
  *
  *   Lattice(candidates, scores, unk_score, float32, reset, byte_ids)
  *       built once per model: `candidates` maps each piece the search may match to its ID
@@ -919,49 +921,6 @@ skip_value(Cursor *c)
     return 0;
 }
 
-/* The value of the last member named `key` of the object at the cursor (where it starts),
- * or NULL (none, not an object, or a key spelled with an escape: *unsure then). */
-static const unsigned char *
-last_member(Cursor c, const char *key, int *unsure)
-{
-    size_t key_len = strlen(key);
-    const unsigned char *found = NULL;
-    skip_ws(&c);
-    if (c.p >= c.end || *c.p != '{')
-        return NULL;
-    c.p++;
-    skip_ws(&c);
-    if (c.p < c.end && *c.p == '}')
-        return NULL;
-    for (;;) {
-        const unsigned char *name;
-        Py_ssize_t len;
-        int escaped;
-        skip_ws(&c);
-        if (c.p >= c.end || *c.p != '"' || skip_string(&c, &name, &len, &escaped) < 0)
-            return NULL;
-        if (escaped) {
-            *unsure = 1;
-            return NULL;
-        }
-        skip_ws(&c);
-        if (c.p >= c.end || *c.p != ':')
-            return NULL;
-        c.p++;
-        skip_ws(&c);
-        if ((size_t)len == key_len && memcmp(name, key, key_len) == 0)
-            found = c.p;
-        if (skip_value(&c) < 0)
-            return NULL;
-        skip_ws(&c);
-        if (c.p < c.end && *c.p == ',') {
-            c.p++;
-            continue;
-        }
-        return c.p < c.end && *c.p == '}' ? found : NULL;
-    }
-}
-
 /* The JSON number at the cursor as serde_json reads it (the pure serde_number); -1 when
  * the text is no JSON number. */
 static int
@@ -1058,7 +1017,7 @@ serde_number(Cursor *c, double *out)
     return 0;
 }
 
-/* The pure _close: serde_json's reading `score` can be the number Python parsed as `item`
+/* The pure _close (math.isclose): serde_json's reading `score` can be the number Python parsed as `item`
  * (a float or an int); -1 with an exception (never raised: an int too big is no match). */
 static int
 close_to(double score, PyObject *item)
@@ -1075,7 +1034,171 @@ close_to(double score, PyObject *item)
             return 0;
         }
     }
-    return score == value || fabs(score - value) <= 1e-9 * fabs(value) + 1e-300;
+    if (score == value)
+        return 1;
+    if (isinf(score) || isinf(value)) /* (math.isclose, rel_tol=1e-9, abs_tol=1e-300) */
+        return 0;
+    double diff = fabs(score - value);
+    return diff <= fabs(1e-9 * value) || diff <= fabs(1e-9 * score) || diff <= 1e-300;
+}
+
+/* What reading a file's Unigram vocab found so far (the last of each key counts, as in
+ * json.loads: a later "model" or "vocab" member starts it again). */
+typedef struct {
+    PyObject *vocab;  /* model.vocab as json.loads read it from the text */
+    PyObject *found;  /* (tokens, scores) of the last vocab read, or NULL */
+    int unsure;       /* a key spelled with an escape: the pure reader decides */
+} Reading;
+
+typedef int (*MemberReader)(Cursor *c, Reading *r);
+
+/* Walk the object at the cursor, past its end: `read` takes the value of each member named
+ * `key`, skip_value the others. 0: done; 1: the text is no such object; -1: an exception. */
+static int
+walk_object(Cursor *c, const char *key, MemberReader read, Reading *r)
+{
+    size_t key_len = strlen(key);
+    skip_ws(c);
+    if (c->p >= c->end || *c->p != '{')
+        return 1;
+    c->p++;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == '}') {
+        c->p++;
+        return 0;
+    }
+    for (;;) {
+        const unsigned char *name;
+        Py_ssize_t len;
+        int escaped;
+        skip_ws(c);
+        if (c->p >= c->end || *c->p != '"' || skip_string(c, &name, &len, &escaped) < 0)
+            return 1;
+        r->unsure |= escaped;
+        skip_ws(c);
+        if (c->p >= c->end || *c->p != ':')
+            return 1;
+        c->p++;
+        skip_ws(c);
+        int rc = (size_t)len == key_len && memcmp(name, key, key_len) == 0 ? read(c, r)
+                 : skip_value(c) < 0                                        ? 1
+                                                                            : 0;
+        if (rc != 0)
+            return rc;
+        skip_ws(c);
+        if (c->p < c->end && *c->p == ',') {
+            c->p++;
+            continue;
+        }
+        if (c->p < c->end && *c->p == '}') {
+            c->p++;
+            return 0;
+        }
+        return 1;
+    }
+}
+
+/* The [string, number] items of the array at the cursor, one for one beside r->vocab, as
+ * r->found (tokens, scores); r->found stays NULL when they do not fit. 0, past the array
+ * either way; 1: the text ends first; -1: an exception. */
+static int
+read_vocab_items(Cursor *c, Reading *r)
+{
+    const unsigned char *start = c->p;
+    PyObject *vocab = r->vocab;
+    Py_ssize_t n = PyList_GET_SIZE(vocab), i = 0;
+    PyObject *tokens = PyList_New(n), *scores = PyList_New(n);
+    if (tokens == NULL || scores == NULL)
+        goto fail;
+    if (c->p >= c->end || *c->p++ != '[')
+        goto misfit;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == ']')
+        c->p++;
+    else {
+        for (;; i++) {
+            if (i >= n)
+                goto misfit;
+            PyObject *item = PyList_GET_ITEM(vocab, i);
+            if (!PyList_CheckExact(item) || PyList_GET_SIZE(item) != 2)
+                goto misfit;
+            PyObject *token = PyList_GET_ITEM(item, 0), *parsed = PyList_GET_ITEM(item, 1);
+            if (!PyUnicode_CheckExact(token) ||
+                !(PyFloat_CheckExact(parsed) || PyLong_CheckExact(parsed)))
+                goto misfit;
+            double score;
+            skip_ws(c);
+            if (c->p >= c->end || *c->p++ != '[')
+                goto misfit;
+            skip_ws(c);
+            if (c->p >= c->end || *c->p != '"' || skip_string(c, NULL, NULL, NULL) < 0)
+                goto misfit;
+            skip_ws(c);
+            if (c->p >= c->end || *c->p++ != ',')
+                goto misfit;
+            skip_ws(c);
+            if (serde_number(c, &score) < 0)
+                goto misfit;
+            skip_ws(c);
+            if (c->p >= c->end || *c->p++ != ']')
+                goto misfit;
+            int ok = close_to(score, parsed);
+            if (ok < 0)
+                goto fail;
+            if (!ok)
+                goto misfit;
+            PyObject *made = PyFloat_FromDouble(score);
+            if (made == NULL)
+                goto fail;
+            Py_INCREF(token);
+            PyList_SET_ITEM(tokens, i, token);
+            PyList_SET_ITEM(scores, i, made);
+            skip_ws(c);
+            if (c->p < c->end && *c->p == ',') {
+                c->p++;
+                continue;
+            }
+            if (c->p < c->end && *c->p == ']') {
+                c->p++;
+                i++;
+                break;
+            }
+            goto misfit;
+        }
+    }
+    if (i != n)
+        goto misfit;
+    r->found = PyTuple_Pack(2, tokens, scores);
+    Py_DECREF(tokens);
+    Py_DECREF(scores);
+    return r->found == NULL ? -1 : 0;
+misfit: /* (not these items: past the array all the same, for a later "vocab") */
+    Py_DECREF(tokens);
+    Py_DECREF(scores);
+    c->p = start;
+    return skip_value(c) < 0 ? 1 : 0;
+fail:
+    Py_XDECREF(tokens);
+    Py_XDECREF(scores);
+    return -1;
+}
+
+static int
+read_vocab(Cursor *c, Reading *r)
+{
+    Py_CLEAR(r->found);
+    return read_vocab_items(c, r);
+}
+
+static int
+read_model(Cursor *c, Reading *r)
+{
+    Py_CLEAR(r->found);
+    const unsigned char *start = c->p;
+    int rc = walk_object(c, "vocab", read_vocab, r);
+    if (rc == 1 && c->p == start) /* (a model that is no object: skipped, nothing found) */
+        rc = skip_value(c) < 0 ? 1 : 0;
+    return rc;
 }
 
 PyDoc_STRVAR(vocab_columns_doc,
@@ -1084,7 +1207,7 @@ PyDoc_STRVAR(vocab_columns_doc,
 "model.vocab as json.loads read it from source (bytes); tokens are its pieces and scores\n"
 "the numbers source spells for them, as serde_json reads the digits. None when vocab is no\n"
 "list of [str, int or float] or source does not hold them one for one (or the text needs\n"
-"the pure reader: a key with an escape).");
+"the pure reader: a key with an escape). One pass over the text.");
 
 static PyObject *
 vocab_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -1094,93 +1217,22 @@ vocab_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "vocab_columns(vocab: list, source: bytes)");
         return NULL;
     }
-    PyObject *vocab = args[0];
+    Reading r = {args[0], NULL, 0};
     Cursor c = {(const unsigned char *)PyBytes_AS_STRING(args[1]), NULL};
     c.end = c.p + PyBytes_GET_SIZE(args[1]);
     if (c.end - c.p >= 3 && memcmp(c.p, "\xEF\xBB\xBF", 3) == 0)
         c.p += 3; /* (the byte order mark utf-8-sig drops) */
-    int unsure = 0;
-    const unsigned char *at = last_member(c, "model", &unsure);
-    if (at != NULL) {
-        c.p = at;
-        at = last_member(c, "vocab", &unsure);
+    int rc = walk_object(&c, "model", read_model, &r);
+    if (rc < 0) {
+        Py_XDECREF(r.found);
+        return NULL;
     }
-    if (at == NULL)
+    skip_ws(&c);
+    if (rc != 0 || r.unsure || r.found == NULL || c.p != c.end) {
+        Py_XDECREF(r.found);
         Py_RETURN_NONE;
-    c.p = at;
-    Py_ssize_t n = PyList_GET_SIZE(vocab);
-    PyObject *tokens = PyList_New(n), *scores = PyList_New(n);
-    if (tokens == NULL || scores == NULL)
-        goto fail;
-    skip_ws(&c);
-    if (c.p >= c.end || *c.p++ != '[')
-        goto none;
-    skip_ws(&c);
-    Py_ssize_t i = 0;
-    if (c.p < c.end && *c.p == ']')
-        c.p++;
-    else {
-        for (;; i++) {
-            /* one [string, number] item of the text, beside vocab[i] */
-            if (i >= n)
-                goto none;
-            PyObject *item = PyList_GET_ITEM(vocab, i);
-            if (!PyList_CheckExact(item) || PyList_GET_SIZE(item) != 2)
-                goto none;
-            PyObject *token = PyList_GET_ITEM(item, 0), *parsed = PyList_GET_ITEM(item, 1);
-            if (!PyUnicode_CheckExact(token) ||
-                !(PyFloat_CheckExact(parsed) || PyLong_CheckExact(parsed)))
-                goto none;
-            skip_ws(&c);
-            if (c.p >= c.end || *c.p++ != '[')
-                goto none;
-            skip_ws(&c);
-            if (c.p >= c.end || *c.p != '"' || skip_string(&c, NULL, NULL, NULL) < 0)
-                goto none;
-            skip_ws(&c);
-            if (c.p >= c.end || *c.p++ != ',')
-                goto none;
-            skip_ws(&c);
-            double score;
-            if (serde_number(&c, &score) < 0)
-                goto none;
-            skip_ws(&c);
-            if (c.p >= c.end || *c.p++ != ']')
-                goto none;
-            int ok = close_to(score, parsed);
-            if (ok < 0)
-                goto fail;
-            if (!ok)
-                goto none;
-            PyObject *made = PyFloat_FromDouble(score);
-            if (made == NULL)
-                goto fail;
-            Py_INCREF(token);
-            PyList_SET_ITEM(tokens, i, token);
-            PyList_SET_ITEM(scores, i, made);
-            skip_ws(&c);
-            if (c.p < c.end && *c.p == ',') {
-                c.p++;
-                continue;
-            }
-            if (c.p < c.end && *c.p == ']') {
-                i++;
-                break;
-            }
-            goto none;
-        }
     }
-    if (i != n)
-        goto none;
-    return Py_BuildValue("(NN)", tokens, scores);
-none:
-    Py_DECREF(tokens);
-    Py_DECREF(scores);
-    Py_RETURN_NONE;
-fail:
-    Py_XDECREF(tokens);
-    Py_XDECREF(scores);
-    return NULL;
+    return r.found;
 }
 
 static PyMethodDef methods[] = {
@@ -1192,7 +1244,9 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "tokplay_native.unigram",
-    "Unigram's Viterbi pass (the twin of core.pipeline.unigram's best_path).", -1, methods,
+    "Unigram's Viterbi pass (the twin of core.pipeline.unigram's best_path) and a\n"
+    "tokenizer.json's Unigram scores as tokenizers reads them (core.pipeline.unigram_json).",
+    -1, methods,
 };
 
 PyMODINIT_FUNC

@@ -23,6 +23,7 @@ from core.formats import (
     gpt2_files,
     hf_json,
     hf_pipeline_tables,
+    hf_unigram_tables,
     pickles,
     table_cache,
     tekken,
@@ -82,6 +83,10 @@ class FileSet:
     parsed: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
 
+#: The table cache's builders for a tokenizer.json (meta["kind"] tells their tables apart).
+_HF_KINDS = (hf_json.TABLES_KIND, hf_pipeline_tables.KIND, hf_unigram_tables.KIND)
+
+
 def _sniff(name: str, data: bytes, parsed: dict[str, object] | None = None) -> str | None:
     """What one file looks like: pickle, hf, tekken, encoder, bpe, tiktoken, sentencepiece,
     or None. The content decides; a name only settles what the content leaves open (an
@@ -102,7 +107,7 @@ def _sniff(name: str, data: bytes, parsed: dict[str, object] | None = None) -> s
         return "bpe"
     if base.endswith(".json") or head.startswith(b"{"):
         # opened before: its tables, no JSON to parse
-        tables = hf_json.cached_tables(data, kinds=(hf_json.TABLES_KIND, hf_pipeline_tables.KIND))
+        tables = hf_json.cached_tables(data, kinds=_HF_KINDS)
         if tables is not None:
             if parsed is not None:
                 parsed[name] = tables
@@ -315,14 +320,21 @@ def _load_hf_json(
         try:
             if doc.meta.get("kind") == hf_pipeline_tables.KIND:
                 return hf_pipeline_tables.pipeline_from_tables(doc, name=name or file_name)
+            if doc.meta.get("kind") == hf_unigram_tables.KIND:
+                return hf_unigram_tables.unigram_from_tables(doc, name=name or file_name)
             return hf_json.tokenizer_from_tables(doc, special_tokens, name=name or file_name)
         except PlaygroundError:  # a cache file is untrusted: rebuild from the file
             doc = parse_json(data, file_name)
     if not hf_json.is_byte_level_bpe(doc):  # type: ignore[arg-type]
         with gc_paused():  # (hundreds of thousands of small objects, none in a cycle)
-            pipeline = pipeline_from_hf_json(doc, name=name or file_name)  # type: ignore[arg-type]
-            if table_cache.wanted(data):  # (a BPE model's: opened next time from its tables)
+            shown = name or file_name
+            # (a Unigram model's scores from the file's digits, as tokenizers reads them)
+            model = hf_unigram_tables.unigram_model(doc, data, name=shown)
+            pipeline = pipeline_from_hf_json(doc, name=shown, model=model)  # type: ignore[arg-type]
+            if table_cache.wanted(data):  # (BPE's or Unigram's: opened next time from tables)
                 tables = hf_pipeline_tables.pipeline_tables(doc, pipeline)  # type: ignore[arg-type]
+                if tables is None:  # (not BPE)
+                    tables = hf_unigram_tables.unigram_tables(doc, pipeline)  # type: ignore
                 if tables is not None:
                     table_cache.write_tables(table_cache.source_key(data), tables)
         return pipeline

@@ -32,7 +32,7 @@ from core.pipeline.models.from_json import bpe_model_from_tables
 from core.pipeline.tokenizer import PipelineTokenizer
 from core.vocab_index import IdColumns
 
-__all__ = ["KIND", "pipeline_from_tables", "pipeline_tables"]
+__all__ = ["KIND", "cached_document", "pipeline_from_tables", "pipeline_tables", "rest_of"]
 
 #: What the cache files written here hold (raise it when that changes).
 KIND = "hf-json pipeline BPE 1"
@@ -55,21 +55,36 @@ def pipeline_tables(doc: dict[str, Any], tok: PipelineTokenizer) -> Tables | Non
         return None
     lefts, rights = model.merge_id_columns()
     made = list(map(model._merged.__getitem__, range(len(lefts))))
+    meta = {"kind": KIND, "doc": rest_of(doc, _TABLES_KEYS)}
+    return Tables(texts, list(zip(lefts, rights, made)), meta)
+
+
+def rest_of(doc: dict[str, Any], tables_keys: tuple[str, ...]) -> dict[str, Any]:
+    """``doc`` without what the tables hold (its model section's ``tables_keys``)."""
     rest = {key: value for key, value in doc.items() if key != "model"}
-    rest["model"] = {k: v for k, v in doc["model"].items() if k not in _TABLES_KEYS}
-    return Tables(texts, list(zip(lefts, rights, made)), {"kind": KIND, "doc": rest})
+    rest["model"] = {k: v for k, v in doc["model"].items() if k not in tables_keys}
+    return rest
+
+
+def cached_document(
+    tables: Tables, kind: str, tables_keys: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The document :func:`rest_of` kept in ``tables`` (of builder ``kind``) and its model
+    settings, or a :class:`FormatError` when it is not one."""
+    doc = tables.meta.get("doc")
+    if tables.meta.get("kind") != kind or not isinstance(doc, dict):
+        raise FormatError("cached tables: not a pipeline's")
+    settings = doc.get("model")
+    if not isinstance(settings, dict) or any(key in settings for key in tables_keys):
+        raise FormatError("cached tables: bad model settings")
+    return doc, settings
 
 
 def pipeline_from_tables(tables: Tables, *, name: str = "tokenizer.json") -> PipelineTokenizer:
     """The pipeline :func:`pipeline_tables` kept: the same tokenizer as reading the file
     again. A :class:`FormatError` for tables that do not fit together (the caller then
     reads the file)."""
-    doc = tables.meta.get("doc")
-    if tables.meta.get("kind") != KIND or not isinstance(doc, dict):
-        raise FormatError("cached tables: not a pipeline's")
-    settings = doc.get("model")
-    if not isinstance(settings, dict) or any(key in settings for key in _TABLES_KEYS):
-        raise FormatError("cached tables: bad model settings")
+    doc, settings = cached_document(tables, KIND, _TABLES_KEYS)
     try:
         texts = map(_decode, tables.vocab.values())
         vocab = dict(zip(texts, tables.vocab.keys()))

@@ -55,7 +55,9 @@ __all__ = [
 #: Environment variable naming the cache folder; ``off`` (or empty) turns the cache off.
 CACHE_ENV = "TOKPLAY_TABLE_CACHE_DIR"
 #: Smaller source files are not cached: they load faster than a cache file is written.
-MIN_CACHED_BYTES = 1 << 20
+#: (A 575 KB Unigram tokenizer.json loads in 6.5 ms, from its tables in 3.7 ms, and
+#: writing them once costs 5 ms.)
+MIN_CACHED_BYTES = 1 << 18
 #: Raise the version when the meaning of what is stored changes: old files are then ignored.
 MAGIC = b"TOKPLAY-TABLES\x00\x02"
 _HEADER = len(MAGIC) + 32 + 16

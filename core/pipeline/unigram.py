@@ -38,7 +38,6 @@ import functools
 import operator
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import chain, compress, repeat
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -56,6 +55,7 @@ from core.pipeline.sentencepiece.proto import (
 )
 from core.pipeline.unigram_lattice import NativeSlot, two_best
 from core.pipeline.unigram_lattice import with_prefixes as _with_prefixes
+from core.pipeline.unigram_paths import LatticeNode, SplitPaths, UnigramPath
 
 if TYPE_CHECKING:
     from core.pipeline.unigram_words import UnigramWords
@@ -93,58 +93,6 @@ _BYTE_PIECE_TEXTS = tuple(map(_byte_piece, range(256)))  # (made once: every mod
 def _float32(value: float) -> float:
     """``value`` rounded to the nearest float32 (as a C++ ``float`` stores it)."""
     return array("f", [value])[0]
-
-
-@dataclass(frozen=True)
-class LatticeNode:
-    """One piece of a path: ``text[start:end]`` as ``piece`` (ID ``id``), scoring
-    ``score``; ``unknown`` for a character no piece covers (scored ``unk_score``)."""
-
-    start: int
-    end: int
-    id: int
-    piece: str
-    score: float
-    unknown: bool = False
-
-
-@dataclass(frozen=True)
-class UnigramPath:
-    """A segmentation of a text and its score (the sum of its pieces' scores)."""
-
-    nodes: tuple[LatticeNode, ...]
-    score: float
-
-
-@dataclass(frozen=True)
-class SplitPaths:
-    """Why a text is cut as it is: the ``best`` path (the one encoding takes) and the
-    ``runner_up``, the best path that cuts it any other way (``None`` when there is none)."""
-
-    text: str
-    best: UnigramPath
-    runner_up: UnigramPath | None
-
-    def differing(self) -> tuple[int, int]:
-        """The characters ``(start, end)`` of :attr:`text` the two paths cut differently
-        (from the first cut only one of them makes to the last); ``(0, 0)`` without a
-        runner-up.
-
-        >>> m = UnigramModel([("<unk>", 0.0), ("a", -1.0), ("b", -2.0), ("ab", -2.5)], unk_id=0)
-        >>> m.split_paths("abab").differing()
-        (0, 2)
-        """
-        if self.runner_up is None:
-            return (0, 0)
-        cuts_best = {x.end for x in self.best.nodes}
-        cuts_other = {x.end for x in self.runner_up.nodes}
-        differ = sorted(cuts_best ^ cuts_other)
-        if not differ:
-            return (0, 0)
-        shared = sorted(cuts_best & cuts_other | {0})
-        start = max(c for c in shared if c < differ[0])
-        end = min(c for c in shared if c > differ[-1])
-        return (start, end)
 
 
 class UnigramModel:
@@ -208,8 +156,7 @@ class UnigramModel:
         if len(scores) != len(tokens):
             raise PlaygroundError("scores must give one score per piece")
         self._tokens = tokens
-        #: ``(piece, score)`` by ID, as given (public: core.fingerprint reads it)
-        self.pieces = list(zip(tokens, scores))
+        self._raw_scores = scores  # (``pieces`` pairs them with the tokens when asked)
         self.types = list(types) if types is not None else [NORMAL] * len(tokens)
         if len(self.types) != len(tokens):
             raise PlaygroundError("types must give one type per piece")
@@ -224,11 +171,33 @@ class UnigramModel:
             self._init_sentencepiece(scores)
         else:
             self._init_huggingface(scores)
-        self._maxlen = max(map(len, self._candidates), default=0)
         self._byte_ids = list(map(self.vocab.get, _BYTE_PIECE_TEXTS, repeat(-1, 256)))
         self._cache: dict[str, tuple[Token, ...]] = {}
         self._ids: dict[str, tuple[int, ...]] = {}  # (encode_words: a word's IDs)
         self._native = NativeSlot()  # the C search, built on the first encode (if built)
+
+    @functools.cached_property
+    def pieces(self) -> list[tuple[str, float]]:
+        """``(piece, score)`` by ID, as given (made when asked: a load never needs it)."""
+        return list(zip(self._tokens, self._raw_scores))
+
+    def columns(self) -> tuple[list[str], list[float]]:
+        """The pieces by ID and their scores as given (read-only: the model's own lists).
+
+        >>> UnigramModel([("<unk>", 0.0), ("a", -1.5)], unk_id=0).columns()
+        (['<unk>', 'a'], [0.0, -1.5])
+        """
+        return self._tokens, self._raw_scores
+
+    def _fingerprint_attributes(self) -> dict[str, object]:
+        """What core.fingerprint hashes: the public attributes, ``pieces`` included
+        whether or not it was made yet."""
+        return {"pieces": self.pieces, **{k: v for k, v in vars(self).items() if k != "pieces"}}
+
+    @functools.cached_property
+    def _maxlen(self) -> int:
+        """The longest candidate, in characters (the search looks no further)."""
+        return max(map(len, self._candidates), default=0)
 
     @functools.cached_property
     def _lookup(self) -> dict[str, int]:
@@ -270,8 +239,8 @@ class UnigramModel:
         self.vocab = dict(zip(self._tokens, range(len(self._tokens))))
         self.min_score = min(raw_scores, default=float("inf"))
         self.unk_score = self.min_score - UNK_PENALTY
-        self._scores = list(raw_scores)
-        self._candidates = dict(self.vocab)
+        self._scores = raw_scores  # (shared, never changed: no copy)
+        self._candidates = self.vocab
         self._typecode = "d"
         self._reset = float("inf")
 
@@ -299,7 +268,8 @@ class UnigramModel:
 
     def score(self, token_id: int) -> float | None:
         """The score the file gives piece ``token_id`` (``None`` outside the vocabulary)."""
-        return self.pieces[token_id][1] if 0 <= token_id < len(self.pieces) else None
+        scores = self._raw_scores
+        return scores[token_id] if 0 <= token_id < len(scores) else None
 
     def clear_cache(self) -> None:
         """Forget cached words (e.g. to time a cold encode)."""

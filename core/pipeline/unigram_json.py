@@ -10,7 +10,9 @@ from the file's own digits when the file is at hand, so that ties break the same
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import operator
 import re
 
@@ -18,7 +20,7 @@ from core import native
 from core.errors import FormatError
 from core.pipeline.unigram import UnigramModel
 
-__all__ = ["serde_number", "unigram_from_json"]
+__all__ = ["serde_number", "unigram_from_columns", "unigram_from_json"]
 
 
 def unigram_from_json(
@@ -32,9 +34,9 @@ def unigram_from_json(
     >>> m = unigram_from_json({"vocab": [["<unk>", 0.0], ["▁a", -1.5]], "unk_id": 0}, "t.json")
     >>> m.tokenize("▁a"), m.kind
     ([(1, 0, 2)], 'Unigram')
-    >>> text = b'{"model": {"vocab": [["a", -0.30000000000000000001]]}}'
+    >>> text = b'{"model": {"vocab": [["a", -1.8691413145620870]]}}'  # (17 digits: a 0 more)
     >>> unigram_from_json(json.loads(text)["model"], "t.json", source=text).score(0)
-    -0.30000000000000004
+    -1.8691413145620872
     >>> unigram_from_json({"vocab": [["a", "x"]]}, "t.json")
     Traceback (most recent call last):
     ...
@@ -50,6 +52,23 @@ def unigram_from_json(
         tokens, scores = columns
     else:
         tokens, scores = _careful_vocab(vocab, name)
+    return unigram_from_columns(obj, tokens, scores, name)
+
+
+def unigram_from_columns(
+    settings: dict[str, object], tokens: list[str], scores: list[float], name: str
+) -> UnigramModel:
+    """The model of a Unigram section whose pieces and scores were read already (the
+    table cache keeps them): ``settings`` gives ``unk_id`` and ``byte_fallback``, checked.
+
+    >>> unigram_from_columns({"unk_id": 0}, ["<unk>", "a"], [0.0, -1.0], "t.json").unk_id
+    0
+    >>> unigram_from_columns({"unk_id": 2}, ["a"], [-1.0], "t.json")
+    Traceback (most recent call last):
+    ...
+    core.errors.FormatError: t.json: model.unk_id 2 is past the end of model.vocab (1 pieces)
+    """
+    obj = settings
     unk_id = obj.get("unk_id")
     if unk_id is not None and (
         isinstance(unk_id, bool) or not isinstance(unk_id, int) or unk_id < 0
@@ -111,31 +130,50 @@ def _vocab_columns(
     found = model.get("vocab") if isinstance(model, dict) else None
     if not isinstance(found, list) or len(found) != len(vocab):
         return None
-    tokens: list[str] = []
-    scores: list[float] = []
-    for item, mine in zip(vocab, found):
-        if not (type(item) is list and len(item) == 2 and type(item[0]) is str
-                and type(item[1]) in (int, float)):  # fmt: skip
+    columns = _plain_columns(vocab, (int, float))
+    texts = _plain_columns(found, (_Number,))
+    if columns is None or texts is None:
+        return None
+    scores = _serde_texts(texts[1])
+    try:  # (not the file the vocab was parsed from: some number is another)
+        if not all(map(_close, scores, columns[1])):
             return None
-        if not (type(mine) is list and len(mine) == 2 and type(mine[0]) is str
-                and type(mine[1]) is _Number):  # fmt: skip
-            return None
-        score = serde_number(mine[1])
-        if not _close(score, item[1]):  # (not the file the vocab was parsed from)
-            return None
-        tokens.append(item[0])
-        scores.append(score)
+    except OverflowError:  # (an int too big for a float: no score is)
+        return None
+    return columns[0], scores
+
+
+def _plain_columns(
+    vocab: list[object], number: tuple[type, ...]
+) -> tuple[list[str], list[float]] | None:
+    """The two columns of a list of ``[str, number]`` pairs (``number``: the types the
+    second may have), checked a whole list at a time; None for anything else."""
+    if not set(map(type, vocab)) <= {list} or not set(map(len, vocab)) <= {2}:  # type: ignore
+        return None
+    tokens = list(map(operator.itemgetter(0), vocab))  # type: ignore[arg-type]
+    scores = list(map(operator.itemgetter(1), vocab))  # type: ignore[arg-type]
+    if not set(map(type, tokens)) <= {str} or not set(map(type, scores)) <= set(number):
+        return None
     return tokens, scores
 
 
-def _close(score: float, parsed: float) -> bool:
-    """Whether ``score`` (serde_json's reading) can be the number Python parsed as
-    ``parsed``: they differ by a few units in the last place at most (subnormals: more)."""
-    try:
-        value = float(parsed)
-    except OverflowError:
-        return False
-    return score == value or abs(score - value) <= 1e-9 * abs(value) + 1e-300
+def _serde_texts(texts: list[str]) -> list[float]:
+    """:func:`serde_number` of each text: plain decimals (``-11.602532386779785``: at most
+    19 digits, so they fit a u64 and the power of ten is exact; not zero, whose sign this
+    would lose) as one expression, the digits as an int, to a float, divided by
+    10^(digits after the point)."""
+    pow10 = _POW10
+    return [
+        float(int(t.replace(".", ""))) / pow10[len(t) - t.index(".") - 1]
+        if len(t) <= 20 and "." in t and "e" not in t and "E" not in t and t.strip("-0.")
+        else serde_number(t)
+        for t in texts
+    ]
+
+
+_close = functools.partial(math.isclose, rel_tol=1e-9, abs_tol=1e-300)
+"""Whether serde_json's reading of a number can be the one Python parsed: they differ by a
+few units in the last place at most (subnormals: more)."""
 
 
 def _plain_vocab(vocab: list[object]) -> tuple[list[str], list[float]] | None:
@@ -147,13 +185,8 @@ def _plain_vocab(vocab: list[object]) -> tuple[list[str], list[float]] | None:
     >>> _plain_vocab([["a", 1]]) is None
     True
     """
-    if set(map(type, vocab)) != {list} or set(map(len, vocab)) != {2}:  # type: ignore[arg-type]
-        return None
-    tokens = list(map(operator.itemgetter(0), vocab))  # type: ignore[arg-type]
-    scores = list(map(operator.itemgetter(1), vocab))  # type: ignore[arg-type]
-    if set(map(type, tokens)) != {str} or set(map(type, scores)) != {float}:
-        return None
-    return tokens, _serde_floats(scores)
+    columns = _plain_columns(vocab, (float,))
+    return None if columns is None else (columns[0], _serde_floats(columns[1]))
 
 
 def _careful_vocab(vocab: list[object], name: str) -> tuple[list[str], list[float]]:
@@ -261,7 +294,8 @@ def serde_number(text: str) -> float:
                     return -_INF if sign else _INF
                 return -0.0 if sign else 0.0
             power = power * 10 + digit
-        exponent = max(-_I32_MAX - 1, min(_I32_MAX, exponent + (-power if exp_sign == "-" else power)))
+        exponent += -power if exp_sign == "-" else power
+        exponent = max(-_I32_MAX - 1, min(_I32_MAX, exponent))  # (an i32, saturated)
     return _from_parts(sign == "-", significand, exponent)
 
 
