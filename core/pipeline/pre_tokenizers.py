@@ -43,6 +43,7 @@ and :mod:`core.pipeline.pattern`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
@@ -70,6 +71,7 @@ from core.pipeline.split_runs import (
     split_runs_str,
 )
 from core.pipeline.unicode_tables import is_whitespace
+from core.pipeline.word_memo import WordMemo
 from core.regex_compat import regex
 
 
@@ -438,13 +440,15 @@ class Sequence:
         """The words' texts (see the module docstring). A step after the first that looks
         at where its pieces start (``Metaspace(prepend_scheme="first")``) cannot be told
         from a ``str``: such a sequence takes the :class:`Piece` path."""
-        steps = self.pre_tokenizers
-        if any(uses_offsets(step) for step in steps[1:]):
+        if self._memo is None:
             return [p.text for p in self.split([Piece.of(text)])]
-        words = [text]
-        for step in steps:
-            words = [out for word in words for out in split_text(step, word) if out]
-        return words
+        return list(self._memo.words(text))
+
+    @functools.cached_property
+    def _memo(self) -> WordMemo | None:
+        """The steps' words of each short piece, remembered (None with an offset step)."""
+        steps = self.pre_tokenizers
+        return None if any(map(uses_offsets, steps[1:])) else WordMemo(steps, split_text)
 
 
 def uses_offsets(pre_tokenizer: PreTokenizer) -> bool:
