@@ -70,7 +70,8 @@ run: setup
 # machine without a C compiler run), against the same references.
 PURE_TESTS ?= tests/test_real_models.py tests/test_presets.py tests/test_tokenizer.py \
               tests/pipeline/test_fast_encode_sp.py tests/test_formats_gguf.py \
-              tests/test_formats_hf_pipeline_tables.py tests/test_formats_hf_unigram_tables.py
+              tests/test_formats_hf_pipeline_tables.py tests/test_formats_hf_unigram_tables.py \
+              tests/test_formats_gguf_bpe.py tests/test_formats_gguf_pipeline_tables.py
 test: compiler setup-dev browser proxy node test-data
 	$(PY) -m pytest -n 2 --dist loadgroup
 	TOKPLAY_NATIVE=0 $(PY) -m pytest -n 2 --dist loadgroup -q $(PURE_TESTS)

@@ -138,6 +138,24 @@ def _gguf_llama3_oracle(data: bytes, tmp: Path) -> Oracle:
     return _hf_oracle(_hf_json_bytes("llama3", tmp)(), tmp)
 
 
+def _gguf_hf_oracle(data: bytes, tmp: Path) -> Oracle:
+    """tokenizers on the tokenizer.json that transformers' GGUF converter makes from the
+    file's metadata (read by our GGUF reader; no torch needed). The conversion runs once,
+    here, untimed; the oracle's load is ``Tokenizer.from_str`` of its JSON."""
+    from transformers.integrations.gguf.gguf_tokenizer_mapping import (
+        GGUF_TOKENIZER_MAPPING,
+        convert_gguf_tokenizer,
+    )
+
+    from core.formats.gguf import read_gguf_metadata
+
+    fields = read_gguf_metadata(data).fields
+    wanted = GGUF_TOKENIZER_MAPPING["tokenizer"].items()
+    found = {name: fields[f"tokenizer.{key}"] for key, name in wanted if f"tokenizer.{key}" in fields}
+    converted, _ = convert_gguf_tokenizer(fields.get("general.architecture", "gemma4"), found)
+    return _hf_oracle(converted.to_str().encode("utf-8"), tmp)
+
+
 def _openai_bytes(name: str) -> Callable[[], bytes]:
     return lambda: gzip.decompress(
         resources.files("core").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
@@ -254,6 +272,8 @@ def rows(with_json: bool, tmp: Path) -> list[Row]:
             _gguf_bytes("llama-spm"), _gguf_sp_oracle),
         Row("gguf-nomic-bert-moe", "GGUF `ggml-vocab-nomic-bert-moe` (t5, Unigram)",
             "nomic-bert-moe.gguf", _gguf_bytes("nomic-bert-moe"), _gguf_sp_oracle),
+        Row("gguf-gemma-4", "GGUF `ggml-vocab-gemma-4` (Gemma 4, 262k)", "gemma-4.gguf",
+            _gguf_bytes("gemma-4"), _gguf_hf_oracle),
     ]  # fmt: skip
     if with_json:
         for source in ("llama3", "llama4", "tekken_240911", "v1-legacy", "v1", "v3", "v7"):

@@ -428,6 +428,27 @@ def test_path_and_bytes_agree(tmp_path: Path) -> None:
         read_gguf_metadata(tmp_path / "missing.gguf")
 
 
+def test_a_packed_array_read_from_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read packed from a file, the window grows to hold the whole array (the same strings
+    as from bytes), and never past a damaged string: the tensors after it stay unread."""
+    from core import native
+    from core.formats import gguf as gguf_module
+    from core.formats.gguf import GGUFStrings
+
+    monkeypatch.setattr(gguf_module, "_CHUNK", 256)
+    tokens = [f"t{i}\u00e9" for i in range(2000)]
+    blob = write_gguf({"tokenizer.ggml.model": "gemma4", "tokenizer.ggml.tokens": tokens})
+    fh = CountingFile(blob + bytes(4 << 20))
+    found = read_gguf_metadata(fh, packed=True).fields["tokenizer.ggml.tokens"]
+    assert isinstance(found, GGUFStrings) == (native.spm is not None) and list(found) == tokens
+    assert fh.read_bytes <= 2 * len(blob) + 1024
+    damaged = blob.replace("t10\u00e9".encode(), b"t10\xff\xa9")
+    fh = CountingFile(damaged + bytes(4 << 20))
+    with pytest.raises(FormatError, match="not valid UTF-8"):
+        read_gguf_metadata(fh, packed=True)
+    assert fh.read_bytes <= 4096
+
+
 @pytest.mark.parametrize(
     ("change", "says"),
     [

@@ -9,13 +9,22 @@
  *                               core.vocab_index._index_ordinary_ids: what each merge makes
  *                               and the (left, right) -> rank dict
  *
- * Either answers None where the pure pass answers None (a part not in by_key, a merge not
+ *   packed_merge_ids(tokens_buf, tokens_spans, merges_buf, merges_spans, ids)
+ *                               core.formats.gguf_bpe's merge_id_columns, on a GGUF vocab
+ *                               read packed (no str made): each merge cut at its first space
+ *                               after the first character, its parts and their join as IDs
+ *   pair_ranks(lefts, rights)   dict(zip(zip(lefts, rights), range(len(lefts)))), presized
+ *
+ * Each answers None where the pure pass answers None (a part not in by_key, a merge not
  * shaped as the others, a join that is no token...), and index_pairs also where a pair is
- * listed twice (the pure pass keeps the first rank and builds its dict otherwise). Same
- * results otherwise: tests/test_native_tables.py.
+ * listed twice (the pure pass keeps the first rank and builds its dict otherwise);
+ * packed_merge_ids also for an empty token or one spelled twice (the pure pass names it).
+ * Same results otherwise: tests/test_native_tables.py, tests/test_native_gguf_bpe.py.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
+#include <string.h>
 
 /* by_key[key] as a new reference, or NULL with no exception when it is missing. */
 static PyObject *
@@ -213,9 +222,282 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------------------------ *
+ * A GGUF vocab read packed (core.formats.gguf.GGUFStrings: the array's UTF-8 and each
+ * string's span in it, native int64 start and length): the merges as IDs without a str per
+ * merge. A 262k-token vocab's 515k merges through Python dicts cost three new strs, three
+ * hashes and three dict probes each (~0.8 us, mostly cache misses in a 262k-entry dict of
+ * str objects); here a token is 8 bytes in an open-addressing table of hashes, and a probe
+ * reads the slot and the token's bytes.
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    const unsigned char *buf;
+    const unsigned char *spans; /* (int64 start, int64 length) pairs, possibly unaligned */
+    Py_ssize_t n;
+} Packed;
+
+static void
+span_of(const Packed *p, Py_ssize_t i, const unsigned char **s, Py_ssize_t *n)
+{
+    int64_t pair[2];
+    memcpy(pair, p->spans + 16 * i, 16);
+    *s = p->buf + pair[0];
+    *n = (Py_ssize_t)pair[1];
+}
+
+/* p over the buffers buf and spans, every span checked to lie inside buf (else ValueError);
+ * *longest gets the longest string's length. */
+static int
+packed_of(const Py_buffer *buf, const Py_buffer *spans, Packed *p, Py_ssize_t *longest)
+{
+    if (spans->len % 16 != 0) {
+        PyErr_SetString(PyExc_ValueError, "packed_merge_ids: spans are int64 pairs");
+        return -1;
+    }
+    p->buf = buf->buf;
+    p->spans = spans->buf;
+    p->n = spans->len / 16;
+    *longest = 0;
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        int64_t pair[2];
+        memcpy(pair, p->spans + 16 * i, 16);
+        if (pair[0] < 0 || pair[1] < 0 || pair[0] > buf->len || pair[1] > buf->len - pair[0]) {
+            PyErr_SetString(PyExc_ValueError, "packed_merge_ids: a span runs outside its buffer");
+            return -1;
+        }
+        if (pair[1] > *longest)
+            *longest = (Py_ssize_t)pair[1];
+    }
+    return 0;
+}
+
+/* A fast hash of a short byte string (tokens are a few bytes to a few dozen). */
+static uint64_t
+hash_bytes(const unsigned char *s, Py_ssize_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+        s += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        w |= (uint64_t)s[i] << (8 * i);
+    h = (h ^ w) * 0x94D049BB133111EBULL;
+    return h ^ (h >> 29);
+}
+
+/* Token bytes -> ID: slots of (hash's top 32 bits) << 32 | (ID + 1), 0 when empty. */
+typedef struct {
+    uint64_t *slots;
+    size_t mask;
+    const Packed *tokens;
+} TokenTable;
+
+/* The ID of s[0:n] among the tokens, or -1. */
+static Py_ssize_t
+token_id(const TokenTable *t, const unsigned char *s, Py_ssize_t n)
+{
+    uint64_t h = hash_bytes(s, n);
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (size_t slot = (size_t)h & t->mask;; slot = (slot + 1) & t->mask) {
+        uint64_t got = t->slots[slot];
+        if (got == 0)
+            return -1;
+        if ((uint32_t)(got >> 32) == tag) {
+            Py_ssize_t id = (Py_ssize_t)(got & 0xFFFFFFFFu) - 1, m;
+            const unsigned char *token;
+            span_of(t->tokens, id, &token, &m);
+            if (m == n && memcmp(token, s, (size_t)n) == 0)
+                return id;
+        }
+    }
+}
+
+/* The table of every token; 0, or 1 when a token is empty or spelled twice (the caller's
+ * None), -1 with MemoryError. */
+static int
+token_table(TokenTable *t, const Packed *tokens)
+{
+    size_t size = 16;
+    while (size < 2 * (size_t)tokens->n)
+        size <<= 1;
+    t->slots = PyMem_Calloc(size, sizeof(uint64_t));
+    t->mask = size - 1;
+    t->tokens = tokens;
+    if (t->slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t id = 0; id < tokens->n; id++) {
+        const unsigned char *s;
+        Py_ssize_t n;
+        span_of(tokens, id, &s, &n);
+        if (n == 0 || token_id(t, s, n) >= 0)
+            return 1;
+        uint64_t h = hash_bytes(s, n);
+        size_t slot = (size_t)h & t->mask;
+        while (t->slots[slot] != 0)
+            slot = (slot + 1) & t->mask;
+        t->slots[slot] = (h >> 32) << 32 | (uint64_t)(id + 1);
+    }
+    return 0;
+}
+
+/* Each merge's left part, right part and their join as token IDs (lefts, rights, made):
+ * 0, or 1 when a merge has no space after its first byte or names no token, -1 on error. */
+static int
+merge_columns(const TokenTable *t, const Packed *merges, Py_ssize_t longest, Py_ssize_t *ids)
+{
+    unsigned char *joined = PyMem_Malloc((size_t)longest + 1);
+    if (joined == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int result = 0;
+    for (Py_ssize_t k = 0; k < merges->n && result == 0; k++) {
+        const unsigned char *s, *space;
+        Py_ssize_t n;
+        span_of(merges, k, &s, &n);
+        /* llama.cpp's cut: the first space after the first character (a space is one byte,
+         * never inside a longer character, so "after the first byte" is the same) */
+        space = n > 1 ? memchr(s + 1, ' ', (size_t)(n - 1)) : NULL;
+        if (space == NULL) {
+            result = 1;
+            break;
+        }
+        Py_ssize_t cut = space - s, rest = n - cut - 1;
+        memcpy(joined, s, (size_t)cut);
+        memcpy(joined + cut, space + 1, (size_t)rest);
+        Py_ssize_t a = token_id(t, s, cut), b = token_id(t, space + 1, rest);
+        Py_ssize_t c = token_id(t, joined, cut + rest);
+        if (a < 0 || b < 0 || c < 0)
+            result = 1;
+        ids[3 * k] = a;
+        ids[3 * k + 1] = b;
+        ids[3 * k + 2] = c;
+    }
+    PyMem_Free(joined);
+    return result;
+}
+
+PyDoc_STRVAR(packed_merge_ids_doc,
+"packed_merge_ids(tokens_buf, tokens_spans, merges_buf, merges_spans, ids, /)\n--\n\n"
+"(lefts, rights, made) for a vocab and its merges packed as GGUFStrings (spans: native\n"
+"int64 start and length pairs into buf): each merge cut at its first space after the\n"
+"first character, the parts and their join as token IDs, each given as ids[id] (a list\n"
+"with one item per token). None when a token is empty or spelled twice, or a merge has no\n"
+"such space or names no token.");
+
+static PyObject *
+packed_merge_ids(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyList_CheckExact(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "packed_merge_ids(tokens_buf, tokens_spans, "
+                                         "merges_buf, merges_spans, ids: list)");
+        return NULL;
+    }
+    Py_buffer views[4];
+    int held = 0;
+    PyObject *result = NULL, *columns[3] = {NULL, NULL, NULL};
+    Py_ssize_t *found = NULL;
+    TokenTable table = {NULL, 0, NULL};
+    for (; held < 4; held++)
+        if (PyObject_GetBuffer(args[held], &views[held], PyBUF_SIMPLE) < 0)
+            goto done;
+    Packed tokens, merges;
+    Py_ssize_t longest_token, longest;
+    if (packed_of(&views[0], &views[1], &tokens, &longest_token) < 0 ||
+        packed_of(&views[2], &views[3], &merges, &longest) < 0)
+        goto done;
+    PyObject *ids = args[4];
+    if (PyList_GET_SIZE(ids) != tokens.n || tokens.n >= 0xFFFFFFFFLL) {
+        PyErr_SetString(PyExc_ValueError, "packed_merge_ids: ids must have one item per token");
+        goto done;
+    }
+    int bad = token_table(&table, &tokens);
+    if (bad == 0) {
+        found = PyMem_Malloc(sizeof(Py_ssize_t) * 3 * (size_t)(merges.n ? merges.n : 1));
+        if (found == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        bad = merge_columns(&table, &merges, longest, found);
+    }
+    if (bad < 0)
+        goto done;
+    if (bad > 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    for (int c = 0; c < 3; c++) {
+        if ((columns[c] = PyList_New(merges.n)) == NULL)
+            goto done;
+        for (Py_ssize_t k = 0; k < merges.n; k++) {
+            PyObject *id = PyList_GET_ITEM(ids, found[3 * k + c]);
+            Py_INCREF(id);
+            PyList_SET_ITEM(columns[c], k, id);
+        }
+    }
+    result = PyTuple_Pack(3, columns[0], columns[1], columns[2]);
+done:
+    for (int c = 0; c < 3; c++)
+        Py_XDECREF(columns[c]);
+    PyMem_Free(found);
+    PyMem_Free(table.slots);
+    while (held > 0)
+        PyBuffer_Release(&views[--held]);
+    return result;
+}
+
+PyDoc_STRVAR(pair_ranks_doc,
+"pair_ranks(lefts, rights, /)\n--\n\n"
+"dict(zip(zip(lefts, rights), range(len(lefts)))) for two lists of one length: each pair\n"
+"(left, right) -> its rank; a pair listed twice keeps its first place and its last rank.");
+
+static PyObject *
+pair_ranks(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) ||
+        PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "pair_ranks(lefts: list, rights: list), one length");
+        return NULL;
+    }
+    PyObject *lefts = args[0], *rights = args[1];
+    Py_ssize_t n = PyList_GET_SIZE(lefts);
+#if PY_VERSION_HEX < 0x030D0000
+    PyObject *ranks = _PyDict_NewPresized(n); /* (no rehash while it grows) */
+#else
+    PyObject *ranks = PyDict_New();
+#endif
+    if (ranks == NULL)
+        return NULL;
+    /* (a list may change under a key's __hash__ or __eq__: its size is read each time) */
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(lefts) && k < PyList_GET_SIZE(rights); k++) {
+        PyObject *pair = PyTuple_Pack(2, PyList_GET_ITEM(lefts, k), PyList_GET_ITEM(rights, k));
+        PyObject *rank = pair == NULL ? NULL : PyLong_FromSsize_t(k);
+        int bad = rank == NULL || PyDict_SetItem(ranks, pair, rank) < 0;
+        Py_XDECREF(pair);
+        Py_XDECREF(rank);
+        if (bad) {
+            Py_DECREF(ranks);
+            return NULL;
+        }
+    }
+    return ranks;
+}
+
 static PyMethodDef methods[] = {
     {"merge_ids", (PyCFunction)(void (*)(void))merge_ids, METH_FASTCALL, merge_ids_doc},
     {"index_pairs", (PyCFunction)(void (*)(void))index_pairs, METH_FASTCALL, index_pairs_doc},
+    {"packed_merge_ids", (PyCFunction)(void (*)(void))packed_merge_ids, METH_FASTCALL,
+     packed_merge_ids_doc},
+    {"pair_ranks", (PyCFunction)(void (*)(void))pair_ranks, METH_FASTCALL, pair_ranks_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -273,21 +273,39 @@ class _Reader:
 
     def packed_strings(self, count: int) -> GGUFStrings | list[str]:
         """``count`` strings as :class:`GGUFStrings` when ``tokplay_native.spm`` reads them
-        all cleanly from the buffer, else as :meth:`strings` reads them (a list, the same
+        all cleanly from the buffer (a file's window grown to hold them), else as :meth:`strings` reads them (a list, the same
         strs or the same error), taking over the ones read here."""
         spm, src = native.spm, self.src
         if spm is None or not count:
             return self.strings(count)
-        buf, pos = src.buf, src.pos
-        stop = min(len(buf), src.limit - src.base)
-        spans, end = spm.gguf_spans(buf, pos, stop, count, self.order == ">")
-        read = len(spans) // SPAN.size
+        while True:
+            buf, pos = src.buf, src.pos
+            stop = min(len(buf), src.limit - src.base)
+            spans, end = spm.gguf_spans(buf, pos, stop, count, self.order == ">")
+            read = len(spans) // SPAN.size
+            # a file is read a window at a time: the window doubles while the next string
+            # runs past it but not past the file's end or the limit (a 262k vocab is ~3 MB)
+            reach = min(src.size, src.limit) - src.base
+            if read == count or src.file is None or len(buf) >= reach:
+                break
+            if not self._past_window(end, stop, reach):
+                break
+            src._refill(min(2 * (len(buf) - pos), reach - pos))
         src.pos = end
         if read == count:  # (a copy: a tokenizer keeps it, never a whole model file)
             return GGUFStrings(buf[pos:end], spans)
         # (the rest runs past the buffer's end, or is damaged: strings() goes on from there)
         first: list[str] = spm.texts(memoryview(buf)[pos:end], spans)
         return first + self.strings(count - read)
+
+    def _past_window(self, at: int, stop: int, reach: int) -> bool:
+        """Whether the string at ``buf[at]`` runs past ``stop`` (the window) but not past
+        ``reach`` (a damaged one, or one that is whole, is left to :meth:`strings`)."""
+        buf = self.src.buf
+        if at + 8 > stop:
+            return at + 8 <= reach
+        end = at + 8 + struct.unpack_from(self.order + "Q", buf, at)[0]
+        return stop < end <= reach
 
     def strings(self, count: int) -> list[str]:
         """``count`` strings: a fast path for vocab and merges (hundreds of thousands of
@@ -380,11 +398,11 @@ def read_gguf_metadata(
 
     ``packed``: arrays as the file holds them, for a loader that reads them a whole column at
     a time (:mod:`core.formats.gguf_packed`): numbers as ``array.array`` (bools as lists),
-    strings as :class:`GGUFStrings` where ``tokplay_native.spm`` is built and the array lies
-    whole in the bytes read, else lists. The same values, the same errors. A function of the
-    metadata read so far decides entry by entry
-    (:func:`~core.formats.gguf_packed.after_llama_key`: a loader that makes every str anyway
-    would only pay for the extra pass).
+    strings as :class:`GGUFStrings` where ``tokplay_native.spm`` is built and the array is
+    read cleanly (from a file, a window grown to hold it), else lists. The same values, the
+    same errors. A function of the metadata read so far decides entry by entry
+    (:func:`~core.formats.gguf_bpe.pack_kinds`: a loader that makes every str anyway would
+    only pay for the extra pass).
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)

@@ -23,7 +23,17 @@ from core.formats.table_cache import Tables
 from core.template import Template
 from core.tokenizer import Tokenizer
 
-__all__ = ["MAX_CACHED_BYTES", "TABLES_KIND", "cached", "keep", "key_of"]
+__all__ = [
+    "MAX_CACHED_BYTES",
+    "TABLES_KIND",
+    "cached",
+    "extras_of",
+    "extras_sound",
+    "from_tables",
+    "keep",
+    "key_of",
+    "restore_chat",
+]
 
 #: What the cache files written here hold (raise it when that changes).
 TABLES_KIND = "gguf byte-level BPE 1"
@@ -44,22 +54,44 @@ def keep(key: str, tok: object) -> None:
     """Cache ``tok``'s tables when it is the fast Tokenizer (best effort)."""
     if not isinstance(tok, Tokenizer) or tok.by_rank:
         return
-    chat = tok.chat_template
     meta = {
         "kind": TABLES_KIND, "specials": tok.special_token_ids, "pattern": tok.pattern,
-        "ignore_merges": tok.ignore_merges,
-        "template": [list(tok.template.prefix), list(tok.template.suffix), tok.template.text],
-        "chat": None if chat is None else [chat.get(), chat.special_tokens_map],
+        "ignore_merges": tok.ignore_merges, **extras_of(tok),
     }  # fmt: skip
     pairs = tok.merge_pair_ids
     merges = list(map(tuple.__add__, pairs, zip(tok.merged_ids)))
     table_cache.write_tables(key, Tables(tok.vocab, merges, meta))
 
 
+def extras_of(tok: Any) -> dict[str, Any]:
+    """What a GGUF tokenizer's cache entry keeps besides its tables: its ``template`` (what
+    ``add_special_tokens=True`` adds) and its ``chat`` template with the tokens it names."""
+    chat, template = tok.chat_template, tok.template
+    return {
+        "template": [list(template.prefix), list(template.suffix), template.text],
+        "chat": None if chat is None else [chat.get(), chat.special_tokens_map],
+    }
+
+
+def restore_chat(tok: Any, meta: dict[str, Any]) -> None:
+    """Give ``tok`` the chat template :func:`extras_of` kept in ``meta`` (checked by
+    :func:`extras_sound`), if any."""
+    if meta["chat"] is not None:
+        from core.chat import chat_template_from_gguf  # the Jinja side loads only when used
+
+        template, named = meta["chat"]
+        tok.chat_template = chat_template_from_gguf(template, **named)
+
+
 def cached(key: str, *, name: str) -> Tokenizer | None:
     """The Tokenizer of the tables cached under ``key``, or None (none, or a bad one)."""
     tables = table_cache.read_tables(key, kind=TABLES_KIND)
-    if tables is None or not _sound(tables.meta):
+    return None if tables is None else from_tables(tables, name=name)
+
+
+def from_tables(tables: Tables, *, name: str) -> Tokenizer | None:
+    """The Tokenizer of cached ``tables`` of :data:`TABLES_KIND`, or None (a bad one)."""
+    if tables.meta.get("kind") != TABLES_KIND or not _sound(tables.meta):
         return None
     meta = tables.meta
     prefix, suffix, text = meta["template"]
@@ -72,11 +104,7 @@ def cached(key: str, *, name: str) -> Tokenizer | None:
         return None
     if not set(prefix + suffix) <= tok.vocab.keys():
         return None
-    if meta["chat"] is not None:
-        from core.chat import chat_template_from_gguf  # the Jinja side loads only when used
-
-        template, named = meta["chat"]
-        tok.chat_template = chat_template_from_gguf(template, **named)
+    restore_chat(tok, meta)
     return tok
 
 
@@ -85,13 +113,27 @@ _NAMED = {"bos_token", "eos_token", "unk_token", "pad_token"}
 
 def _sound(meta: dict[str, Any]) -> bool:
     """Every setting of the shape :func:`keep` writes."""
-    specials, template, chat = meta.get("specials"), meta.get("template"), meta.get("chat")
+    specials = meta.get("specials")
     return (
         isinstance(specials, dict)
         and all(isinstance(v, int) and not isinstance(v, bool) for v in specials.values())
         and isinstance(meta.get("pattern"), str)
         and isinstance(meta.get("ignore_merges"), bool)
-        and isinstance(template, list) and len(template) == 3
+        and extras_sound(meta)
+    )
+
+
+def extras_sound(meta: dict[str, Any]) -> bool:
+    """Whether ``meta``'s ``template`` and ``chat`` have the shape :func:`extras_of` writes.
+
+    >>> extras_sound({"template": [[1], [], "<s> $A"], "chat": None})
+    True
+    >>> extras_sound({"template": [[True], [], "<s> $A"], "chat": None})
+    False
+    """
+    template, chat = meta.get("template"), meta.get("chat")
+    return (
+        isinstance(template, list) and len(template) == 3
         and all(isinstance(ids, list) and all(type(i) is int for i in ids) for ids in template[:2])
         and isinstance(template[2], str)
         and (chat is None or (

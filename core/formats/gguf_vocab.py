@@ -8,7 +8,8 @@ already give for that kind of model:
   (:mod:`core.formats.gguf_pre`). One regex: the fast :class:`~core.tokenizer.Tokenizer`;
   several in a row: a :class:`~core.pipeline.tokenizer.PipelineTokenizer` with a
   ``Split`` per regex, as Hugging Face's ``tokenizer.json`` for those models has.
-- ``gemma4``: BPE over raw UTF-8 with SentencePiece's ``▁`` and byte fallback (a pipeline).
+- ``gemma4``: BPE over raw UTF-8 with SentencePiece's ``▁`` and byte fallback (a pipeline,
+  its model built from the merges' IDs: :mod:`core.formats.gguf_bpe`).
 - ``llama`` / ``t5``: SentencePiece BPE / Unigram, written back as a ``.model``
   (:mod:`core.formats.gguf_spm`) and read by the SentencePiece loader; a llama vocab's
   pieces stay packed as the file holds them (:mod:`core.formats.gguf_packed`).
@@ -32,17 +33,21 @@ from __future__ import annotations
 
 import operator
 import os
-from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from itertools import compress
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from core.bytes_unicode import from_gpt2_strs
 from core.errors import FormatError
-from core.formats import gguf_cache
+from core.formats import gguf_cache, gguf_pipeline_tables, table_cache
 from core.formats.gguf import GGUFMetadata, GGUFStrings, read_gguf_metadata
-from core.formats.gguf_packed import after_llama_key, packed_pieces
+from core.formats.gguf_bpe import bpe_model_of, in_c, pack_kinds
+from core.formats.gguf_columns import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, packed_vocab
+from core.formats.gguf_columns import KEY as _KEY
+from core.formats.gguf_columns import Vocab as _Vocab
+from core.formats.gguf_columns import checked_vocab as _vocab
+from core.formats.gguf_columns import typed_list as _typed_list
+from core.formats.gguf_packed import packed_pieces
 from core.formats.gguf_pre import PRE_REGEXES, PreTokenizerSpec, pre_tokenizer_spec
 from core.formats.gguf_spm import (
     BPE_MODEL,
@@ -56,10 +61,9 @@ from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.sentencepiece import tokenizer_from_proto
 from core.pipeline.sentencepiece.packed import PieceColumns
 from core.pipeline.sentencepiece.proto import ModelProto
-from core.pipeline.sentencepiece.tables import has_repeats, type_codes
+from core.pipeline.sentencepiece.tables import type_codes
 from core.pipeline.tokenizer import PipelineTokenizer
 from core.pretokenize import PATTERNS
-from core.template import Template
 from core.tokenizer import Tokenizer
 from core.vocab_index import IdColumns, merge_ids
 
@@ -72,101 +76,13 @@ __all__ = [
 
 GGUFTokenizer = Tokenizer | PipelineTokenizer
 
-# llama_token_type (llama.h): the same numbers as SentencePiece's piece types
-NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
-_ADDED = (CONTROL, USER_DEFINED)
-_KEY = "tokenizer.ggml."
 
+class _Built(NamedTuple):
+    """A builder's tokenizer, and the ``tokenizer.json`` document of a pipeline whose BPE
+    tables are worth caching (:mod:`core.formats.gguf_pipeline_tables`), else None."""
 
-@dataclass(frozen=True)
-class _Vocab:
-    """The checked common part of every kind: tokens, their types and scores, and the
-    special IDs (``None`` when the file has none and llama.cpp's default does not fit).
-    ``packed``: a llama vocab's pieces as read (:mod:`core.formats.gguf_packed`), or None."""
-
-    name: str
-    tokens: Sequence[str]
-    types: Sequence[int]
-    scores: list[float] | None
-    meta: GGUFMetadata
-    packed: PieceColumns | None = None
-
-    def special_id(self, what: str, default: int | None) -> int | None:
-        """``tokenizer.ggml.<what>_token_id``, else llama.cpp's default, when in range."""
-        for candidate in (self.meta.get(f"{_KEY}{what}_token_id"), default):
-            if isinstance(candidate, int) and not isinstance(candidate, bool):
-                if 0 <= candidate < len(self.tokens):
-                    return candidate
-        return None
-
-    def flag(self, what: str, default: bool) -> bool:
-        value = self.meta.get(f"{_KEY}{what}", default)
-        return value if isinstance(value, bool) else default
-
-    def template(self, *, bos: int | None, eos: int | None, add_bos: bool,
-                 add_eos: bool) -> Template:  # fmt: skip
-        """What ``add_special_tokens=True`` adds: BOS and/or EOS as the file asks."""
-        prefix = (bos,) if add_bos and bos is not None else ()
-        suffix = (eos,) if add_eos and eos is not None else ()
-        text = " ".join([*(self.tokens[i] for i in prefix), "$A", *(self.tokens[i] for i in suffix)])
-        return Template(prefix, suffix, text)
-
-    def added(self) -> list[tuple[int, str, int]]:
-        """``(id, text, type)`` of every control or user-defined token."""
-        return [(i, t, k) for i, (t, k) in enumerate(zip(self.tokens, self.types)) if k in _ADDED]
-
-
-_ARRAY_TYPES = {
-    "strings": ("array[string]",),
-    "integers": tuple(f"array[{t}]" for t in ("int32", "uint32", "int64", "uint64", "int16",
-                                              "uint16", "int8", "uint8")),
-    "numbers": ("array[float32]", "array[float64]", "array[int32]"),
-    "bytes": ("array[int8]", "array[uint8]"),
-}  # fmt: skip
-
-
-def _typed_list(meta: GGUFMetadata, key: str, what: str) -> list[Any] | None:
-    """``meta[key]``, checked by its GGUF type (the reader built each array of one type)."""
-    value = meta.get(key)
-    if value is None:
-        return None
-    kind = meta.types.get(key, "")
-    if kind not in _ARRAY_TYPES[what] and not (kind == "array[string]" and value == []):
-        raise FormatError(
-            f"{meta.name}: {key} is {kind or type(value).__name__}, not an array of {what}; "
-            "the file is damaged"
-        )
-    return value.tolist() if isinstance(value, (array, GGUFStrings)) else list(value)
-
-
-def _vocab(meta: GGUFMetadata) -> _Vocab:
-    tokens = _typed_list(meta, _KEY + "tokens", "strings")
-    if not tokens:
-        raise FormatError(f"{meta.name}: tokenizer.ggml.tokens is missing or empty")
-    types = _typed_list(meta, _KEY + "token_type", "integers")
-    scores = _typed_list(meta, _KEY + "scores", "numbers")
-    for key, values in (("token_type", types), ("scores", scores)):
-        if values is not None and len(values) < len(tokens):
-            raise FormatError(
-                f"{meta.name}: tokenizer.ggml.{key} has {len(values):,} entries for "
-                f"{len(tokens):,} tokens; the file is damaged"
-            )
-    # as llama.cpp: an empty token (nothing can produce it) gets a name of its own
-    if "" in tokens:
-        tokens = [t or f"[EMPTY_{i}]" for i, t in enumerate(tokens)]
-    seen: dict[str, int] = {}
-    for i, token in enumerate(tokens if has_repeats(tokens) else ()):  # (find it)
-        first = seen.setdefault(token, i)
-        if first != i:
-            raise FormatError(
-                f"{meta.name}: token {token!r} appears twice (IDs {first} and {i}); the "
-                "file is damaged"
-            )
-    # (whole-list conversions: a vocab has tens of thousands of entries)
-    kinds = types[: len(tokens)] if types else [NORMAL] * len(tokens)  # (ints: checked)
-    if scores and meta.types.get(_KEY + "scores") == "array[int32]":
-        scores = list(map(float, scores))  # (float arrays are floats already)
-    return _Vocab(meta.name, tokens, kinds, scores[: len(tokens)] if scores else None, meta)
+    tok: GGUFTokenizer
+    doc: dict[str, Any] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,7 +187,7 @@ def _gap_safe(regex: str) -> str:
     return f"(?:{regex})|(?:(?!(?:{regex}))[\\s\\S])+"
 
 
-def _byte_level_bpe(v: _Vocab, spec: PreTokenizerSpec) -> GGUFTokenizer:
+def _byte_level_bpe(v: _Vocab, spec: PreTokenizerSpec) -> _Built:
     template = v.template(
         bos=None if spec.no_bos else v.special_id("bos", 11),
         eos=v.special_id("eos", 11),
@@ -284,18 +200,18 @@ def _byte_level_bpe(v: _Vocab, spec: PreTokenizerSpec) -> GGUFTokenizer:
     # the usual case: normal tokens' IDs, and no merge turned into bytes and back
     id_merges = _id_merges(v) if vocab is not None else None
     if vocab is not None and id_merges is not None:
-        return Tokenizer.from_id_merges(
+        return _Built(Tokenizer.from_id_merges(
             vocab, id_merges, {t: i for i, t, _ in added},
             pattern=_fast_pattern(spec.regexes[0]), name=v.name,
             ignore_merges=spec.ignore_merges, template=template,
-        )  # fmt: skip
+        ))  # fmt: skip
     pairs = _merge_pairs(v)
     merges = _byte_merges(pairs) if vocab is not None else None
     if vocab is not None and merges is not None:
-        return Tokenizer(
+        return _Built(Tokenizer(
             vocab, merges, {t: i for i, t, _ in added}, pattern=_fast_pattern(spec.regexes[0]),
             name=v.name, ignore_merges=spec.ignore_merges, template=template,
-        )  # fmt: skip
+        ))  # fmt: skip
     doc = _hf_doc(
         v,
         model={"type": "BPE", "vocab": _vocab_map(v), "merges": [list(p) for p in pairs],
@@ -305,7 +221,7 @@ def _byte_level_bpe(v: _Vocab, spec: PreTokenizerSpec) -> GGUFTokenizer:
     )
     tok = pipeline_from_hf_json(doc, name=v.name)
     tok.template = template
-    return tok
+    return _Built(tok, doc)
 
 
 _BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
@@ -338,7 +254,7 @@ def _hf_doc(v: _Vocab, **sections: Any) -> dict[str, Any]:
     return doc
 
 
-def _gpt2(v: _Vocab) -> GGUFTokenizer:
+def _gpt2(v: _Vocab) -> _Built:
     spec = pre_tokenizer_spec(v.meta.get(_KEY + "pre"), file_name=v.name)
     if spec.key == "gemma4":
         return _gemma4(v)
@@ -350,25 +266,34 @@ def _gpt2(v: _Vocab) -> GGUFTokenizer:
     return _byte_level_bpe(v, spec)
 
 
-def _gemma4(v: _Vocab) -> GGUFTokenizer:
+def _gemma4(v: _Vocab) -> _Built:
     """Gemma 4: spaces become ``▁``, the text is cut only between newline runs and the
-    rest (llama.cpp's ``[^\\n]+|[\\n]+``), then BPE on the characters, with byte fallback."""
+    rest (llama.cpp's ``[^\\n]+|[\\n]+``), then BPE on the characters, with byte fallback.
+    Packed tokens: the model from their IDs (:mod:`core.formats.gguf_bpe`), else from lists.
+    subtle: where C built it from packed tokens, its cached tables would read back slower
+    than it was built (0.45 s against 0.4 s), so none are kept."""
     spec = pre_tokenizer_spec("gemma4", file_name=v.name)
-    pairs = _merge_pairs(v)
+    settings = {"type": "BPE", "byte_fallback": BYTE in v.types, "ignore_merges": False}
+    raw = v.meta.get(_KEY + "merges")
+    merges = raw if isinstance(raw, GGUFStrings) else _typed_list(v.meta, _KEY + "merges", "strings")
+    model = None if merges is None else bpe_model_of(v.tokens, merges, settings, name=v.name)
+    if model is None and isinstance(v.tokens, GGUFStrings):  # (_built reads the lists next)
+        raise FormatError(f"{v.name}: the packed vocab needs the list route")
+    if model is None:  # (the careful route: it names what is wrong)
+        settings |= {"vocab": _vocab_map(v), "merges": [list(p) for p in _merge_pairs(v)]}
     doc = _hf_doc(
         v,
         normalizer={"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
         pre_tokenizer=_splits(spec.regexes, []),
-        model={"type": "BPE", "vocab": _vocab_map(v), "merges": [list(p) for p in pairs],
-               "byte_fallback": BYTE in v.types, "ignore_merges": False},  # fmt: skip
+        model=settings,
         decoder={"type": "Sequence", "decoders": [
             {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
             {"type": "ByteFallback"}, {"type": "Fuse"}]},  # fmt: skip
     )
-    tok = pipeline_from_hf_json(doc, name=v.name)
+    tok = pipeline_from_hf_json(doc, name=v.name, model=model)
     tok.template = v.template(bos=v.special_id("bos", None), eos=v.special_id("eos", None),
                               add_bos=True, add_eos=v.flag("add_eos_token", False))  # fmt: skip
-    return tok
+    return _Built(tok, None if in_c(v.tokens, merges or []) else doc)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -464,13 +389,13 @@ def sentencepiece_model_from_gguf(meta: GGUFMetadata) -> bytes:
     return _spm_bytes(_vocab(meta))
 
 
-def _sentencepiece(v: _Vocab) -> PipelineTokenizer:
+def _sentencepiece(v: _Vocab) -> _Built:
     tok = tokenizer_from_proto(_spm_proto(v), name=v.name)
     bos, eos, _, _ = _spm_ids(v)
     add_bos, add_eos = _SPM_KINDS[v.meta.get(_KEY + "model")][2]
     tok.template = v.template(bos=bos, eos=eos, add_bos=v.flag("add_bos_token", add_bos),
                               add_eos=v.flag("add_eos_token", add_eos))  # fmt: skip
-    return tok
+    return _Built(tok)
 
 
 def _unphantom(token: str, kind: int) -> str:
@@ -483,7 +408,7 @@ def _unphantom(token: str, kind: int) -> str:
     return "##" + token
 
 
-def _bert(v: _Vocab) -> PipelineTokenizer:
+def _bert(v: _Vocab) -> _Built:
     words = [_unphantom(t, k) for t, k in zip(v.tokens, v.types)]
     unk = v.special_id("unknown", 100)
     if unk is None:
@@ -506,10 +431,10 @@ def _bert(v: _Vocab) -> PipelineTokenizer:
     tok.template = vocab.template(bos=cls, eos=v.special_id("seperator", 102),
                                   add_bos=v.flag("add_bos_token", True),
                                   add_eos=v.flag("add_sep_token", True))  # fmt: skip
-    return tok
+    return _Built(tok)
 
 
-_BUILDERS: dict[str, Callable[[_Vocab], GGUFTokenizer]] = {
+_BUILDERS: dict[str, Callable[[_Vocab], _Built]] = {
     "gpt2": _gpt2,
     "gemma4": _gemma4,
     "llama": _sentencepiece,
@@ -540,6 +465,10 @@ def _no_tokenizer(meta: GGUFMetadata) -> FormatError:
 def tokenizer_from_gguf_metadata(meta: GGUFMetadata) -> GGUFTokenizer:
     """The tokenizer that ``meta`` (from :func:`~core.formats.gguf.read_gguf_metadata`)
     describes; :class:`FormatError` for a file without one or a kind we cannot run."""
+    return _from_metadata(meta).tok
+
+
+def _from_metadata(meta: GGUFMetadata) -> _Built:
     model = meta.get(_KEY + "model")
     if model is None:
         raise _no_tokenizer(meta)
@@ -549,7 +478,8 @@ def tokenizer_from_gguf_metadata(meta: GGUFMetadata) -> GGUFTokenizer:
             f"{meta.name}: tokenizer.ggml.model is {model!r}; the playground reads "
             f"{', '.join(sorted(_BUILDERS))}"
         )
-    vocab, tok = _built(meta, builder)
+    vocab, built = _built(meta, builder)
+    tok = built.tok
     template = meta.get("tokenizer.chat_template")
     if isinstance(template, str) and template:
         from core.chat import chat_template_from_gguf  # the Jinja side loads only when used
@@ -560,19 +490,24 @@ def tokenizer_from_gguf_metadata(meta: GGUFMetadata) -> GGUFTokenizer:
             if (i := vocab.special_id(key, None)) is not None
         }
         tok.chat_template = chat_template_from_gguf(template, **named)
-    return tok
+    return built
 
 
 def _built(
-    meta: GGUFMetadata, builder: Callable[[_Vocab], GGUFTokenizer]
-) -> tuple[_Vocab, GGUFTokenizer]:
+    meta: GGUFMetadata, builder: Callable[[_Vocab], _Built]
+) -> tuple[_Vocab, _Built]:
     """The vocab and its tokenizer: a llama vocab's pieces packed where the reader kept them
     so (no str made), else lists. subtle: the packed route leaves :func:`_vocab`'s checks to
     the loader, which refuses an empty token or one spelled twice too; on any error the list
     route runs, to rename the first and name the second as it always has."""
-    packed = packed_pieces(meta) if meta.get(_KEY + "model") == "llama" else None
+    kind = meta.get(_KEY + "model")
+    packed = packed_pieces(meta) if kind == "llama" else None
     if packed is not None:
-        vocab = _Vocab(meta.name, meta.fields[_KEY + "tokens"], packed.types, None, meta, packed)
+        vocab: _Vocab | None = _Vocab(meta.name, meta.fields[_KEY + "tokens"], packed.types,
+                                      None, meta, packed)  # fmt: skip
+    else:
+        vocab = packed_vocab(meta) if kind == "gemma4" else None
+    if vocab is not None:
         try:
             return vocab, builder(vocab)
         except FormatError:
@@ -586,13 +521,21 @@ def tokenizer_from_gguf(
 ) -> GGUFTokenizer:
     """The tokenizer of a GGUF file, from its bytes (an upload) or a path (only the
     metadata is read). ``name`` labels the tokenizer and messages (default: the file name).
-    Bytes opened before come from the table cache (:mod:`core.formats.gguf_cache`)."""
+    Bytes opened before come from the table cache (:mod:`core.formats.gguf_cache` for the
+    fast Tokenizer, :mod:`core.formats.gguf_pipeline_tables` for a BPE pipeline)."""
     key = gguf_cache.key_of(source)
-    cached = None if key is None else gguf_cache.cached(key, name=name or "model.gguf")
-    if cached is not None:
-        return cached
-    meta = read_gguf_metadata(source, name=name, packed=after_llama_key)
-    tok = tokenizer_from_gguf_metadata(meta)
     if key is not None:
-        gguf_cache.keep(key, tok)
-    return tok
+        label = name or "model.gguf"
+        kinds = (gguf_cache.TABLES_KIND, gguf_pipeline_tables.KIND)
+        tables = table_cache.read_tables(key, kind=kinds)  # (one read, either kind)
+        cached = None if tables is None else (gguf_cache.from_tables(tables, name=label)
+                                              or gguf_pipeline_tables.from_tables(tables, name=label))  # fmt: skip
+        if cached is not None:
+            return cached
+    meta = read_gguf_metadata(source, name=name, packed=pack_kinds)
+    built = _from_metadata(meta)
+    if key is not None and built.doc is not None:
+        gguf_pipeline_tables.keep(key, built.doc, built.tok)  # type: ignore[arg-type]
+    elif key is not None:
+        gguf_cache.keep(key, built.tok)
+    return built.tok

@@ -74,10 +74,12 @@ class BPEModel(VocabLookup):
         byte_fallback: bool = False,
         ignore_merges: bool = False,
         cache_size: int = DEFAULT_CACHE_SIZE,
-        merge_tables: tuple[dict[tuple[int, int], int], dict[int, int]] | None = None,
+        merge_tables: tuple[dict[tuple[int, int], int], Mapping[int, int] | Sequence[int]]
+        | None = None,
     ) -> None:
         """``merge_tables``: the ``(left ID, right ID) -> rank`` and ``rank -> merged ID``
-        tables of these merges, when known already (a table cache's): not checked again;
+        tables of these merges (the second a dict or a list), when known already (a table
+        cache's, a GGUF's merges as IDs): not checked again;
         ``merges`` may then be their IDs (:class:`~core.vocab_index.IdColumns`), spelled
         out on first read of :attr:`merges`."""
         self.vocab: dict[str, int] = dict(vocab)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from core import native
@@ -123,14 +123,14 @@ def bpe_model_from_tables(
     settings: dict[str, Any],
     vocab: dict[str, int],
     merges: list[tuple[str, str]] | IdColumns,
-    merge_tables: tuple[dict[tuple[int, int], int], dict[int, int]],
+    merge_tables: tuple[dict[tuple[int, int], int], Mapping[int, int] | Sequence[int]],
     *,
     name: str = "tokenizer.json",
 ) -> BPEModel:
     """The BPE model of a ``"model"`` section whose tables were read already (a table
     cache's, :mod:`core.formats.hf_pipeline_tables`): ``settings`` is the section without
     its vocab and merges, checked as the file's; ``vocab`` (IDs checked by the caller),
-    ``merges`` and ``merge_tables`` are BPEModel's.
+    ``merges`` and ``merge_tables`` are BPEModel's (the merged IDs by rank: a dict or a list).
 
     >>> m = bpe_model_from_tables({"type": "BPE"}, {"a": 0, "b": 1, "ab": 2}, [("a", "b")],
     ...                           ({(0, 1): 0}, {0: 2}))
@@ -144,7 +144,7 @@ def _bpe_model(
     obj: dict[str, Any],
     vocab: dict[str, int],
     merges: list[tuple[str, str]] | IdColumns,
-    merge_tables: tuple[dict[tuple[int, int], int], dict[int, int]] | None,
+    merge_tables: tuple[dict[tuple[int, int], int], Mapping[int, int] | Sequence[int]] | None,
     name: str,
 ) -> BPEModel:
     dropout = obj.get("dropout")
