@@ -16,6 +16,7 @@ setup(
             [source.relative_to(_HERE).as_posix()],
             optional=True,
             extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wno-unused-function"],
+            depends=["tokplay_native/hash.h"],  # (shared by the helpers: rebuild them all)
         )
         for source in sorted((_HERE / "tokplay_native").glob("*.c"))
     ]

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 #define NO_MERGE (1LL << 62)
 
 /* ranks.get(key, NO_MERGE) for a dict of ints; -1 with an exception set on error. */
@@ -285,34 +287,6 @@ merge_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 #endif
 #define PREFETCH_AHEAD 8
 
-/* A fast hash of a short byte string (words are a few to a few dozen bytes). */
-static uint64_t
-hash_bytes(const unsigned char *s, Py_ssize_t n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
-        h ^= h >> 31;
-        s += 8;
-        n -= 8;
-    }
-    /* the last 0-7 bytes as one word, read without a byte loop into memory (which the
-     * word's load then waits for): two 4-byte reads that may overlap, or three bytes */
-    uint64_t w = 0;
-    if (n >= 4) {
-        uint32_t lo, hi;
-        memcpy(&lo, s, 4);
-        memcpy(&hi, s + n - 4, 4);
-        w = (uint64_t)hi << 32 | lo;
-    }
-    else if (n > 0)
-        w = (uint64_t)s[0] << 16 | (uint64_t)s[n >> 1] << 8 | s[n - 1];
-    h = (h ^ w) * 0x94D049BB133111EBULL;
-    h ^= h >> 29;
-    return h;
-}
 
 static uint64_t
 hash_pair(uint64_t key)

@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hash.h"
+
 /* by_key[key] as a new reference, or NULL with no exception when it is missing. */
 static PyObject *
 lookup(PyObject *by_key, PyObject *key)
@@ -272,25 +274,6 @@ packed_of(const Py_buffer *buf, const Py_buffer *spans, Packed *p, Py_ssize_t *l
     return 0;
 }
 
-/* A fast hash of a short byte string (tokens are a few bytes to a few dozen). */
-static uint64_t
-hash_bytes(const unsigned char *s, Py_ssize_t n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
-        h ^= h >> 31;
-        s += 8;
-        n -= 8;
-    }
-    uint64_t w = 0;
-    for (Py_ssize_t i = 0; i < n; i++)
-        w |= (uint64_t)s[i] << (8 * i);
-    h = (h ^ w) * 0x94D049BB133111EBULL;
-    return h ^ (h >> 29);
-}
 
 /* Token bytes -> ID: slots of (hash's top 32 bits) << 32 | (ID + 1), 0 when empty. */
 typedef struct {
