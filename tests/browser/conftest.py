@@ -19,10 +19,11 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -201,6 +202,22 @@ class _ScriptRuns:
             ws.on("framereceived", self.on_received)  # type: ignore[attr-defined]
 
         page.on("websocket", on_websocket)  # type: ignore[attr-defined]
+
+
+def click_until(target: Any, arrived: Callable[[], bool], what: str, *, tries: int = 3) -> None:
+    """Click ``target`` until ``arrived()`` (a page condition) holds, polled for up to a
+    third of RUN_TIMEOUT_MS after each click. subtle: a click can land on an element the
+    page is redrawing (a running training's fragment reruns the sidebar every 200 ms; a
+    loaded machine stretches each redraw) and be lost, as a user's would; they click again.
+    Only for clicks whose repetition changes nothing (opening a page, picking a model)."""
+    for _ in range(tries):
+        target.click()
+        deadline = time.monotonic() + RUN_TIMEOUT_MS / 3000
+        while time.monotonic() < deadline:
+            if arrived():
+                return
+            time.sleep(0.1)
+    raise AssertionError(f"{what}: still not there after {tries} clicks")
 
 
 def wait_for_app(page: object, runs: _ScriptRuns, *, timeout_ms: int = RUN_TIMEOUT_MS,

@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import AppBrowser, StreamlitServer, browser_session, served_app
+from tests.browser.conftest import (
+    AppBrowser,
+    StreamlitServer,
+    browser_session,
+    click_until,
+    served_app,
+)
 from tests.browser.test_sharing import (
     chip_ids,
     copied_link,
@@ -123,9 +129,9 @@ def test_links_naming_bad_unknown_or_unreachable_models_say_so(
     if not cached.is_visible():  # the expander may be open already
         with app.rerun():
             sidebar.get_by_text("Open a Hugging Face model").click()
-    with app.rerun():
-        cached.click()
-    wait_until(lambda: picked_tokenizer(app).startswith(f"🤗 {MISTRAL_SP}"), "the cached model")
+    click_until(cached, lambda: picked_tokenizer(app).startswith(f"🤗 {MISTRAL_SP}"),
+                "the cached model")
+    app.wait()
     app.screenshot("hub-picker-sidebar")
     stub.stop()  # the server has no Hub any more
     app.goto(f"Compare?tok=gpt2&model={MISTRAL_TEKKEN}")

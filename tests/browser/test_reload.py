@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.browser.conftest import RUN_TIMEOUT_MS, AppBrowser, wait_for_app
+from tests.browser.conftest import RUN_TIMEOUT_MS, AppBrowser, click_until, wait_for_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -30,10 +30,11 @@ def reload(app: AppBrowser) -> None:
 
 
 def open_from_menu(app: AppBrowser, title: str) -> None:
-    with app.rerun():
-        app.page.locator('[data-testid="stSidebar"]').get_by_role(
-            "link", name=title, exact=True).click()
-    app.page.wait_for_url(re.compile(rf"/{title}(\?|$)"))
+    link = app.page.locator('[data-testid="stSidebar"]').get_by_role("link", name=title, exact=True)
+    page = re.compile(rf"/{title}(\?|$)")
+    before = app.runs.full_runs
+    click_until(link, lambda: bool(page.search(urlsplit(address(app)).path)), f"the {title} page")
+    wait_for_app(app.page, app.runs, after=before)
 
 
 def metric(app: AppBrowser, label: str) -> str:
