@@ -386,8 +386,10 @@ def test_elapsed_time_leaves_out_the_pauses(manager, long_text):
     """JobSnapshot.elapsed stands still while paused, and so do the rows' seconds column and
     the final training time."""
     pause_s = 1.5
-    job = manager.submit(long_text, vocab_size=5000, special_tokens=SPECIALS, pace=20)
+    # (taken before the submit: the job's clock starts inside it, so this wall time is never
+    # shorter than the job's, however slowly submit returns on a loaded machine)
     started = time.time()
+    job = manager.submit(long_text, vocab_size=5000, special_tokens=SPECIALS, pace=20)
     _wait_for_a_new_row(manager, job, after=3)
     manager.pause(job)
     wait_for(lambda: manager.snapshot(job).status == "paused")
