@@ -24,6 +24,7 @@ from tests.browser.conftest import (
     StreamlitServer,
     start_streamlit,
     browser_session,
+    click_until,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
@@ -130,15 +131,23 @@ def upload_tokenizer(app: AppBrowser, files: list[Path]) -> None:
     sidebar.get_by_text("Save to library").first.wait_for()
 
 
-def click_save(app: AppBrowser, name: str) -> None:
-    """Open the sidebar's "Save to library" expander, name the tokenizer, click Save."""
+def click_save(app: AppBrowser, name: str, *, until_saved: bool = True) -> None:
+    """Open the sidebar's "Save to library" expander, name the tokenizer, click Save; with
+    ``until_saved``, again until the address names the saved tokenizer (``tok=lib:``: a
+    click on the button while the sidebar is redrawn is lost; saving the same content
+    again gives the same ID)."""
     sidebar = app.page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("Save to library").first.click()
     name_box = sidebar.get_by_label("Name", exact=True)
     name_box.fill(name)
     with app.rerun():
         name_box.press("Enter")
-    sidebar.get_by_role("button", name=re.compile("Save to library")).click()
+    save = sidebar.get_by_role("button", name=re.compile("Save to library"))
+    if not until_saved:
+        save.click()
+        return
+    click_until(save, lambda: url_params(app).get("tok", [""])[0].startswith("lib:"),
+                "the link naming the saved tokenizer")
 
 
 # ---- a link from one session opens the same view in another ------------------------------
@@ -255,8 +264,8 @@ def test_two_sessions_save_at_once(
         other.goto("Tokenize")
         upload_tokenizer(app, [vocab_a, merges_a])
         upload_tokenizer(other, [vocab_b, merges_b])
-        click_save(app, "concurrent A")
-        click_save(other, "concurrent B")  # clicked before the first save's run ended
+        click_save(app, "concurrent A", until_saved=False)
+        click_save(other, "concurrent B", until_saved=False)  # before the first save's run ended
         library = TokenizerLibrary(streamlit_server.library_dir)
 
         def saved() -> dict[str, str]:
