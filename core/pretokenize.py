@@ -67,13 +67,32 @@ PATTERNS: dict[str, str] = {
 }
 
 
-def resolve_pattern(pattern: str) -> str:
-    """Return the regex for a pattern name (``"gpt2"``, ``"cl100k"``, ``"o200k"``) or a regex itself.
+def pattern_name(spelling: str) -> str | None:
+    """The :data:`PATTERNS` name a user's spelling means, or None for anything else (a regex).
 
-    >>> resolve_pattern("gpt2") == GPT2_PATTERN
+    Any case, with or without ``_base``: the names ``-t`` and the presets use work too.
+
+    >>> pattern_name("cl100k_base"), pattern_name("GPT2"), pattern_name(" o200k ")
+    ('cl100k', 'gpt2', 'o200k')
+    >>> pattern_name(r"\\w+") is None
     True
     """
-    return PATTERNS.get(pattern, pattern)
+    key = spelling.strip().lower()
+    key = key.removesuffix("_base")
+    return key if key in PATTERNS else None
+
+
+def resolve_pattern(pattern: str) -> str:
+    """Return the regex for a pattern name (``"gpt2"``, ``"cl100k"``, ``"o200k"``, spelled as
+    :func:`pattern_name` takes it) or a regex itself.
+
+    >>> resolve_pattern("gpt2") == resolve_pattern("GPT2") == GPT2_PATTERN
+    True
+    """
+    if pattern in PATTERNS:  # the usual case first: no string work on a hot path
+        return PATTERNS[pattern]
+    name = pattern_name(pattern)
+    return PATTERNS[name] if name else pattern
 
 
 @lru_cache(maxsize=16)  # bounded: a handful of patterns per process

@@ -128,6 +128,7 @@ from hypothesis import strategies as st  # noqa: E402
 from core.cli import main  # noqa: E402
 from core.formats import export_all  # noqa: E402
 from core.presets import PRESETS, load_preset  # noqa: E402
+from core.pretokenize import PATTERNS  # noqa: E402
 
 _PROPERTY = settings(max_examples=40, deadline=None,
                      suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -356,3 +357,94 @@ def test_console_scripts_name_the_same_main():
     import core.__main__
 
     assert core.__main__.main is main
+
+
+# ---- issue 35: pattern names, the file's bytes, inspect's line width --------------------
+
+_PATTERN_CORPUS = ("Numbers 1234567 and DON'T stop.\n\n  indented line\nWe're 12 here!!\n" * 40
+                   + "<|endoftext|>" + "ünïcödé wörds 987654321\n" * 30)
+
+
+@pytest.mark.parametrize("spelling, name", [
+    ("cl100k_base", "cl100k"), ("CL100K", "cl100k"), ("GPT2", "gpt2"), ("o200k_BASE", "o200k"),
+    ("Llama3", "llama3"), (" tekken ", "tekken")])
+def test_train_takes_the_pattern_names_t_knows_in_any_spelling(monkeypatch, tmp_path, spelling, name):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(_PATTERN_CORPUS, encoding="utf-8")
+    code, out, err = call(monkeypatch, "train", corpus, "--vocab-size", 300, "--pattern", spelling,
+                          "--special-token", "<|endoftext|>", "--out", tmp_path / "out", "--quiet")
+    assert code == 0, err
+    merges = pickle.loads((tmp_path / "out" / "merges.pkl").read_bytes())
+    assert merges == train_bpe(corpus, 300, ["<|endoftext|>"], pattern=name)[1]
+    assert len(merges) == 300 - 257
+
+
+def test_the_pattern_names_cut_the_corpus_differently():
+    """The case above tells the names apart: each trains other merges on that corpus."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "c.txt")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(_PATTERN_CORPUS)
+        trained = {name: tuple(train_bpe(path, 300, ["<|endoftext|>"], pattern=name)[1])
+                   for name in ("gpt2", "cl100k", "o200k", "tekken")}
+    assert len(set(trained.values())) == 4
+
+
+def test_a_pattern_that_matches_nothing_is_refused_and_writes_nothing(monkeypatch, tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world, hello again\n" * 20, encoding="utf-8")
+    code, out, err = call(monkeypatch, "train", corpus, "--vocab-size", 300, "--pattern", "xyz+",
+                          "--out", tmp_path / "out", "--quiet")
+    _one_error_line(code, err)
+    assert "--pattern 'xyz+' matches nothing in" in err and "gpt2, cl100k, o200k" in err
+    assert out == b"" and not (tmp_path / "out" / "merges.pkl").exists()
+
+
+def test_a_corpus_of_special_tokens_only_is_refused(monkeypatch, tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("<|endoftext|> <|endoftext|>\n", encoding="utf-8")
+    code, _, err = call(monkeypatch, "train", corpus, "--vocab-size", 300, "--out", tmp_path / "o",
+                        "--special-token", "<|endoftext|>", "--quiet")
+    _one_error_line(code, err)
+    assert "(special tokens aside) is empty (only whitespace)" in err
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_evaluate_with_errors_replace_counts_the_files_bytes(monkeypatch, tmp_path, source):
+    data = ("plain text, " * 50).encode() + b"\xff\xfe\x80" * 100 + b" end\n"
+    path = tmp_path / "bad.txt"
+    path.write_bytes(data)
+    arg, stdin = (path, b"") if source == "file" else ("-", data)
+    code, out, err = call(monkeypatch, "evaluate", "-t", "gpt2", arg, "--errors", "replace",
+                          "--json", "--quiet", stdin=stdin)
+    assert code == 0, err
+    [row] = json.loads(out)
+    text = data.decode("utf-8", errors="replace")
+    tokens = len(load_preset("gpt2").encode(text))
+    assert row["bytes"] == len(data) == 905 and row["chars"] == len(text)
+    assert row["tokens"] == tokens and row["bytes_per_token"] == len(data) / tokens
+
+
+def test_inspect_summarises_long_lists_in_lines_of_at_most_200_characters(monkeypatch, tmp_path):
+    from core import Tokenizer
+
+    specials = [f"<|reserved_special_token_{i}|>" for i in range(256)]
+    base = load_preset("gpt2")
+    tok = Tokenizer(base.vocab, base.merges, specials)
+    (tmp_path / "tokenizer.json").write_bytes(export_all(tok)["tokenizer.json"])
+    for spec in ("o200k_base", "cl100k_base", str(tmp_path / "tokenizer.json")):
+        code, out, _ = call(monkeypatch, "inspect", "-t", spec)
+        lines = out.decode().splitlines()
+        assert code == 0 and max(map(len, lines)) <= 200, spec
+    line = next(x for x in lines if x.startswith("special tokens: "))
+    assert line.startswith('special tokens: 256: "<|reserved_special_token_0|>" ')
+    assert line.endswith(" more (--json lists all)")
+    pattern = next(x for x in call(monkeypatch, "inspect", "-t", "o200k_base")[1].decode()
+                   .splitlines() if x.startswith("pattern: "))
+    assert pattern.startswith("pattern: o200k = [^\\r\\n\\p{L}\\p{N}]?")
+    assert pattern.endswith(f"… ({len('o200k = ' + PATTERNS['o200k'])} characters; --json shows all)")
+    info = json.loads(call(monkeypatch, "inspect", "-t", str(tmp_path / "tokenizer.json"),
+                           "--json")[1])
+    assert info["special_tokens"] == specials  # whole in JSON

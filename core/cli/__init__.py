@@ -76,7 +76,9 @@ def _parser() -> argparse.ArgumentParser:
         "--special-token", action="append", default=[], metavar="TOKEN", help="a special token; repeat for more"
     )
     train.add_argument("--out", required=True, help="directory to write vocab.pkl and merges.pkl into")
-    train.add_argument("--pattern", default="gpt2", help=f"pre-tokenizer: {', '.join(PATTERNS)} or a regex")
+    train.add_argument("--pattern", default="gpt2",
+                       help=f"pre-tokenizer: a name ({', '.join(PATTERNS)}; any case, cl100k_base and "
+                            "o200k_base too) or a regex")
     train.add_argument("--workers", type=int, default=1, help="worker processes for counting (default 1)")
     train.add_argument("--errors", choices=("strict", "replace"), default="strict", help=_ERRORS_HELP)
     train.add_argument("--quiet", action="store_true", help="no progress bar")

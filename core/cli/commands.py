@@ -15,11 +15,12 @@ line. Output formats:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from core.cli.inputs import load_tokenizer, read_text
 from core.cli.progress import ByteBar
@@ -97,16 +98,40 @@ def decode(args: argparse.Namespace) -> int:
     return 0
 
 
-def _file_chunks(path: str, errors: str) -> tuple[Iterator[str], int | None, Any]:
-    """A FILE argument's text (``-``: stdin), its size if known, and what to close."""
+class _CountedReader:
+    """A binary stream that counts the bytes read from it: a file's own size, whatever
+    ``--errors replace`` turns them into (each bad byte becomes a 3-byte U+FFFD).
+
+    >>> import io
+    >>> reader = _CountedReader(io.BytesIO(b"a\\xff")); _ = reader.read(8); reader.count
+    2
+    """
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self.count = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size)
+        self.count += len(data)
+        return data
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _file_chunks(path: str, errors: str) -> tuple[Iterator[str], int | None, _CountedReader]:
+    """A FILE argument's text (``-``: stdin), its size if known, and its counted stream
+    (the caller closes a file's)."""
     if path == "-":
-        return read_text(sys.stdin.buffer, source="stdin", errors=errors), None, None
+        stdin = _CountedReader(sys.stdin.buffer)
+        return read_text(stdin, source="stdin", errors=errors), None, stdin  # type: ignore[arg-type]
     if os.path.isdir(path):
         raise PlaygroundError(f"{path!r} is a directory: give text files")
     if not os.path.isfile(path):
         raise PlaygroundError(f"file {path!r} not found")
-    fh = open(path, "rb")  # noqa: SIM115 - closed by the caller once read
-    return read_text(fh, source=path, errors=errors), os.path.getsize(path), fh
+    fh = _CountedReader(open(path, "rb"))  # noqa: SIM115 - closed by the caller once read
+    return read_text(fh, source=path, errors=errors), os.path.getsize(path), fh  # type: ignore[arg-type]
 
 
 def evaluate(args: argparse.Namespace) -> int:
@@ -119,14 +144,16 @@ def evaluate(args: argparse.Namespace) -> int:
     tok, _ = load_tokenizer(args.tokenizer)
     rows = []
     for path in args.files:
-        chunks, size, fh = _file_chunks(path, args.errors)
+        chunks, size, counted = _file_chunks(path, args.errors)
         bar = ByteBar(total=size, desc=os.path.basename(path), enabled=not args.quiet)
         try:
             stats = run(tok, chunks, name=path, usage=False, on_progress=bar).stats
         finally:
             bar.close()
-            if fh is not None:
-                fh.close()
+            if path != "-":  # stdin stays open
+                counted.close()
+        # the file's bytes, not the text's: --errors replace makes each bad byte 3 bytes
+        stats = dataclasses.replace(stats, bytes=counted.count)
         rows.append({"file": path, "bytes": stats.bytes, "chars": stats.chars,
                      "tokens": stats.tokens, "bytes_per_token": stats.bytes_per_token})
     if args.json:
@@ -137,6 +164,38 @@ def evaluate(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{row['file']}\t{row['bytes']}\t{row['chars']}\t{row['tokens']}\t"
                      f"{row['bytes_per_token']:.4f}\n")
     return 0
+
+
+#: ``inspect``'s longest line: a long list or regex is summarised (``--json`` has it whole).
+LINE_WIDTH = 200
+
+
+def _first_few(items: list[str], *, width: int = 120) -> str:
+    """Items joined by spaces while they fit in ``width``, then how many more.
+
+    >>> _first_few(['"<a>"', '"<b>"', '"<c>"'], width=12)
+    '"<a>" "<b>" … and 1 more (--json lists all)'
+    """
+    shown: list[str] = []
+    for item in items:
+        if shown and len(" ".join([*shown, item])) > width:
+            return " ".join(shown) + f" … and {len(items) - len(shown)} more (--json lists all)"
+        shown.append(item)
+    return " ".join(shown)
+
+
+def _clipped(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, saying how long it was.
+
+    >>> _clipped("x" * 10, 40)
+    'xxxxxxxxxx'
+    >>> _clipped("x" * 100, 40)
+    'xxxx… (100 characters; --json shows all)'
+    """
+    if len(text) <= width:
+        return text
+    note = f"… ({len(text):,} characters; --json shows all)"
+    return text[:max(0, width - len(note))] + note
 
 
 def inspect(args: argparse.Namespace) -> int:
@@ -154,12 +213,13 @@ def inspect(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(info, ensure_ascii=False) + "\n")
         return 0
     shown_specials = "(not declared)" if specials is None else (
-        f"{len(specials)}: " + " ".join(json.dumps(s, ensure_ascii=False) for s in specials)
+        f"{len(specials)}: " + _first_few([json.dumps(s, ensure_ascii=False) for s in specials])
         if specials else "none")
     shown_pattern = "(not declared)" if pattern is None else (
         f"{pattern} = {info['pattern_regex']}" if info["pattern_regex"] else pattern)
     for key, value in (("name", tok.name or "-"), ("kind", tok.kind),
                        ("vocab size", f"{tok.n_vocab}"), ("special tokens", shown_specials),
                        ("pattern", shown_pattern), ("source", source)):
+        value = _clipped(value, LINE_WIDTH - len(key) - 2)
         sys.stdout.write(f"{key}: {value}\n")
     return 0
