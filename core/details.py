@@ -169,13 +169,15 @@ class DecodeDetails:
 @dataclass(frozen=True)
 class MergeNode:
     """A token and the two tokens it was merged from (``None`` for single bytes and special
-    tokens); ``rank``: the merge that made it."""
+    tokens); ``rank``: the merge that made it; ``special``: a special token (made by no
+    merge, matched whole)."""
 
     id: int
     token: bytes
     rank: int | None
     left: MergeNode | None
     right: MergeNode | None
+    special: bool = False
 
 
 @dataclass(frozen=True)
@@ -365,6 +367,8 @@ def merge_tree(tokenizer: BPETables, token_id: int) -> MergeNode:
     >>> tree = merge_tree(Tokenizer(vocab, [(b"a", b"b"), (b"ab", b"c")]), 257)
     >>> tree.rank, tree.left.token, tree.left.left.token, tree.right.token
     (1, b'ab', b'a', b'c')
+    >>> merge_tree(Tokenizer(vocab | {258: b"<s>"}, [], ["<s>"]), 258).special
+    True
     """
     if isinstance(token_id, bool) or not isinstance(token_id, int):
         raise PlaygroundError(f"merge_tree takes an integer token ID, not {token_id!r}")
@@ -373,10 +377,12 @@ def merge_tree(tokenizer: BPETables, token_id: int) -> MergeNode:
             f"ID {token_id} is not in this vocabulary (IDs run from 0 to {tokenizer.n_vocab - 1})"
         )
 
+    specials = set(tokenizer.special_token_ids.values())
+
     def build(tid: int) -> MergeNode:
         made = tokenizer.parts_of(tid)
         if made is None:
-            return MergeNode(tid, tokenizer.vocab[tid], None, None, None)
+            return MergeNode(tid, tokenizer.vocab[tid], None, None, None, tid in specials)
         rank, left, right = made
         return MergeNode(tid, tokenizer.vocab[tid], rank, build(left), build(right))
 

@@ -56,10 +56,15 @@ class Capabilities:
     ``chat``: it is a :class:`ChatTokenizer` with a chat template (its own, from
     ``tokenizer_config.json``, ``chat_template.jinja`` or GGUF, or a built-in format for
     OpenAI's encodings): ``apply_chat_template`` renders a conversation (:mod:`core.chat`).
+    ``merges``: (with ``details``) a BPE model: its tokens are made by merges, which
+    ``merge_trace`` and ``merge_tree`` show; byte-level BPE, and BPE over characters
+    (SentencePiece, Hugging Face), whose ``merges`` list may be empty when the pieces'
+    scores order the merges. Without it (WordPiece, WordLevel, Unigram) a token is a whole
+    entry of the vocabulary: no trace, and every merge tree is one node.
 
     >>> Capabilities(details=True)
     Capabilities(details=True, byte_level=False, replay=False, export=False, save=False, \
-scores=False, chat=False)
+scores=False, chat=False, merges=False)
     """
 
     details: bool = False
@@ -69,6 +74,7 @@ scores=False, chat=False)
     save: bool = False
     scores: bool = False
     chat: bool = False
+    merges: bool = False
 
 
 @runtime_checkable

@@ -22,10 +22,10 @@ from ui import (
 from ui.page import setup
 from ui.training import training_manager
 from ui.widgets import (
+    file_uploader,
     save_to_library,
     show_error,
     show_export_failures,
-    upload_size_cap_mb,
 )
 
 setup("Train")
@@ -70,9 +70,9 @@ def corpus_section() -> tuple[list[str], str] | None:
     # subtle: no type= filter. Text comes as .txt, .md, .py, .csv, .jsonl or no extension at
     # all; Streamlit's filter refused those with a bare "files are not allowed". The content
     # decides instead (limits.decode_upload names the file and the bad byte).
-    uploads = st.file_uploader(
+    uploads = file_uploader(
         "Replace it with other text files" if kept else "Text files (UTF-8: .txt, .md, code…)",
-        accept_multiple_files=True, key="train.uploads", max_upload_size=upload_size_cap_mb(),
+        key="train.uploads",  # its drop zone states our limit (in total)
         help=f"One or more plain-text files in UTF-8, any extension, at most "
              f"{limits.format_bytes(limit)} in total (TOKPLAY_MAX_UPLOAD_MB). They stay here "
              "until you upload others, across pages and reloads.",

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, chips, display, keys, limits, links, live_input, state, widgets
+from ui import cache, chips, display, keys, kinds, limits, links, live_input, state, widgets
 from ui import chat, model_picker, why_split
 from ui.page import setup
 
@@ -124,19 +124,21 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
 
     # lazy tabs: a rerun builds only the open one (the export and the trace cost the most)
     tab_pre, tab_why, tab_export = st.tabs(keys.TOK_TABS, key=keys.TOK_TAB, on_change="rerun")
+    kind = kinds.kind_of(tok.capabilities)  # what the captions say depends on the model
 
     if tab_pre.open:
       with tab_pre:
-          st.caption(f"The pre-tokenizer cuts the text into {len(details.pretokens):,} pieces before "
-                     "any merge; BPE never merges across these cuts (nor across special tokens).")
+          st.caption(kind.pretokens.format(n=f"{len(details.pretokens):,}"))
           st.html(chips.pretokens_html(text, details.pretokens[: chips.MAX_CHIPS]))
 
     if tab_why.open:
       with tab_why:
           if not words:
-              st.info("Type some text to trace its merges.")
+              st.info("Type some text to see why it is split this way.")
           elif tok.capabilities.scores:  # Unigram: the best path by scores, no merges
               why_split.unigram_paths(key, words, tok, gpt2_view=gpt2_view)
+          elif not tok.capabilities.merges:  # WordPiece: the longest match, nothing to trace
+              st.info(kind.no_trace)
           else:
               word = st.selectbox("Pre-token", words, format_func=chips.label_text,
                                   **state.bind(keys.TOK_WORD))
@@ -146,10 +148,9 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
                   widgets.show_error(err, what="Cannot trace this pre-token")
               else:
                   shown = display.escaped(chips.label_text(word))
-                  st.caption(f"Start from the bytes of “{shown}” and apply every merge the "
-                             "tokenizer knows, in the order it learned them (#1 is the first): "
-                             f"{len(steps)} merge(s) apply.")
-                  st.html(chips.trace_html(word, steps, gpt2_view=gpt2_view))
+                  st.caption(kinds.trace_caption(kind, shown, len(steps),
+                                                 listed=bool(tok.merges)))
+                  st.html(chips.trace_html(word, steps, gpt2_view=gpt2_view, first=kind.first))
 
     if tab_export.open:
       with tab_export:

@@ -1,17 +1,16 @@
 """Vocabulary: every token with its bytes, merge rank and parts (or its score, for Unigram
-models); a token's merge tree."""
+models); a token's merge tree. Its captions follow the tokenizer's kind (ui.kinds)."""
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, charts, chips, display, keys, links, state, widgets
+from ui import cache, charts, chips, display, keys, kinds, links, state, widgets
 
 setup("Vocabulary")
 
 st.title("📖 Vocabulary")
-st.caption("Every token the tokenizer knows: special tokens first, then the 256 bytes, then "
-           "one token per merge in the order it was learned. Click a row to see its merge tree.")
+caption = st.empty()  # what the vocabulary holds: it depends on the tokenizer picked below
 links.share("Vocabulary")
 
 label = widgets.tokenizer_picker("voc.tokenizer")
@@ -20,12 +19,16 @@ if loaded is None:
     st.stop()
 label, tok = loaded
 if not tok.capabilities.details:
-    st.info("This page shows BPE and WordPiece vocabularies (bytes, merge ranks, merge "
-            "trees). Pick your trained tokenizer, a preset or a loaded model; the baselines "
-            "are compared on the ⚖️ Compare page.")
+    caption.caption("Every token a tokenizer knows, with its bytes and how it was made.")
+    st.info("This page shows the vocabularies of BPE, Unigram and WordPiece models (bytes, "
+            "merges or scores). Pick your trained tokenizer, a preset or a loaded model; the "
+            "baselines are compared on the ⚖️ Compare page.")
     st.stop()
 key = state.tokenizer_key(label)
+kind = kinds.kind_of(tok.capabilities)
+caption.caption(kind.vocabulary)
 scored = tok.capabilities.scores  # Unigram: pieces have scores, not merges
+merged = tok.capabilities.merges  # BPE: a token has a merge tree
 if scored:
     st.info("A Unigram model (T5, ALBERT, XLM-R…) learns no merges: each piece has a score, a "
             "log-probability, and a text is cut into the pieces whose scores add up highest. "
@@ -33,10 +36,10 @@ if scored:
 
 m = st.columns(4)
 m[0].metric("Tokens", f"{len(tok.vocab):,}")
-if scored:
-    m[1].metric("Model", tok.kind)
-else:
+if tok.merges:
     m[1].metric("Merges", f"{len(tok.merges):,}")
+else:  # Unigram, WordPiece, or BPE whose merges follow the pieces' scores (SentencePiece)
+    m[1].metric("Model", tok.kind)
 m[2].metric("Special tokens", f"{len(tok.special_tokens or []):,}")
 m[3].metric("Longest token", f"{max(map(len, tok.vocab.values()), default=0)} bytes")
 
@@ -55,6 +58,14 @@ except Exception as err:  # noqa: BLE001
     widgets.show_error(err, what="Cannot list the vocabulary")
     st.stop()
 st.caption(f"{len(table):,} token(s) match. Click a column header to sort, a row to select it.")
+# the merge columns; hidden (None) when the model lists no merges: WordPiece, SentencePiece BPE
+merge_columns = {
+    "merge": st.column_config.NumberColumn(
+        format="%d", help=f"The merge that made it: {display.MERGE_NUMBERING} (empty: a "
+                          f"{kind.leaf} or a special token)"),
+    "left": st.column_config.TextColumn(help="first part of the merge"),
+    "right": st.column_config.TextColumn(help="second part of the merge"),
+} if tok.merges else dict.fromkeys(("merge", "left", "right"))
 picked = st.dataframe(
     table, hide_index=True, width="stretch", height=390, key="voc.table",
     on_select="rerun", selection_mode="single-cell",  # a click anywhere in a row selects it
@@ -62,11 +73,7 @@ picked = st.dataframe(
     column_config={
         "ID": st.column_config.NumberColumn(format="%d"),
         "len": st.column_config.NumberColumn(help="length in bytes"),
-        "merge": st.column_config.NumberColumn(
-            format="%d", help=f"The merge that made it: {display.MERGE_NUMBERING} (empty: a "
-                              "single byte or a special token)"),
-        "left": st.column_config.TextColumn(help="first part of the merge"),
-        "right": st.column_config.TextColumn(help="second part of the merge"),
+        **merge_columns,
         "score": st.column_config.NumberColumn(
             format="%.4f", help="The piece's score (a log-probability): the best split of a "
                                 "text is the one whose scores add up highest"),
@@ -84,7 +91,7 @@ if selected is not None and selected != state.value(keys.VOC_PICKED):
 
 left, right = st.columns(2, gap="large")
 with left:
-    st.subheader("Piece" if scored else "Merge tree")
+    st.subheader("Merge tree" if merged else "Piece")
     ids = sorted(tok.vocab)
     state.set_value(keys.VOC_TOKEN_DEFAULT, ids[-1] if ids else None)  # a link may leave it out
     wanted = state.value(keys.VOC_TOKEN)
@@ -104,10 +111,10 @@ with left:
             score = tok.score(int(token_id))
             st.markdown("score " + (f"**{score:.4f}**" if score is not None else "none (an "
                                     "added token: matched before the model runs)"))
-        else:
+        elif merged:
             try:
                 tree = cache.merge_tree(key, int(token_id), tok)
-                st.graphviz_chart(chips.merge_tree_dot(tree), width="stretch")
+                st.graphviz_chart(chips.merge_tree_dot(tree, leaf=kind.leaf), width="stretch")
             except Exception as err:  # noqa: BLE001
                 widgets.show_error(err, what="Cannot draw the merge tree")
     else:

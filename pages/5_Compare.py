@@ -14,7 +14,7 @@ st.caption("The same text through two to four tokenizers: how many tokens each n
            "bytes each token carries, and where they cut the text differently.")
 
 defaults = list(dict.fromkeys(
-    [state.active_label() or "GPT-2 (gpt2)", "GPT-4 (cl100k_base)", "Word-level baseline",
+    [state.current_label(), "GPT-4 (cl100k_base)", "Word-level baseline",
      "Char-level baseline"]))[:4]
 if state.value(keys.CMP_TOKENIZERS) is None:
     state.set_value(keys.CMP_TOKENIZERS, [x for x in defaults if x in state.available_tokenizers()])

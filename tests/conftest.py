@@ -105,6 +105,10 @@ def _no_hugging_face_hub(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ.pop(name, None)
     os.environ.update(HF_HOME=str(tmp_path_factory.mktemp("hf-home")),
                       HF_ENDPOINT="http://127.0.0.1:9", HF_HUB_DISABLE_TELEMETRY="1")
+    # subtle: huggingface_hub reads HF_HUB_OFFLINE once, when its constants are first
+    # imported; read them now, online, so a test that sets HF_HUB_OFFLINE for itself (core.hub
+    # reads the variable on each call) cannot leave every later test in this worker offline
+    import huggingface_hub.constants  # noqa: F401
 
 
 #: Where `make test-data` puts llama.cpp's tokenizer cases (from the llama-cpp-python sdist).

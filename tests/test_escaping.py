@@ -475,3 +475,140 @@ def test_show_error_quotes_the_error_literally() -> None:
     (body,) = [e.proto.body for e in at.error]
     assert body == message(str(FormatError(MD_ATTACK + " is not a tokenizer file")))
     assert "**bold**" not in body
+
+
+# ---- alerts: link notes, labels, errors and Decode's bad items, each shown literally ---------
+# A note is Markdown: a link's value goes in as a code span (ui.link_targets.shown, made by
+# ui.display.code_span), a label, a file name or an error's words escaped (ui.display.escaped).
+
+MD_LABEL = "**bold**<b>x</b> $x$ :red[r] [l](javascript:alert(6)).json"  # a file name, say
+LINK_VALUES = ["**bold**<b>x</b>", "$x$", ":material/home: :smile:", "a`b `` c"]
+
+
+def link_problems(at: AppTest) -> list[str]:
+    assert not at.exception, [e.value for e in at.exception]
+    return [w.proto.body for w in at.warning if w.proto.body.startswith("Link problem: ")]
+
+
+def open_link(page_script: str, params: dict[str, str],
+              *tokenizers: tuple[str, Tokenizer]) -> AppTest:
+    """``page_script`` opened with the query ``params``, ``tokenizers`` in the session."""
+    at = AppTest.from_file(HOME, default_timeout=120)
+    if tokenizers:
+        at.session_state["ui.tokenizers"] = {
+            label: {"tok": t, "source": "test", "fingerprint": fingerprint(t)}
+            for label, t in tokenizers}
+        at.session_state["ui.active"] = tokenizers[0][0]
+    at.run()
+    at.switch_page(page_script)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    return at
+
+
+@pytest.mark.parametrize("value", LINK_VALUES)
+def test_link_problem_shows_the_value_and_the_fallback_label_literally(
+        tok: Tokenizer, value: str) -> None:
+    """``tok=`` names no tokenizer: the note quotes the value (a code span that holds it
+    exactly: backticks, ``:material/`` and all) and the tokenizer shown instead (a label
+    the user chose, escaped)."""
+    from ui.display import code_span
+
+    at = open_link(TOKENIZE, {"tok": value}, (MD_LABEL, tok))
+    (body,) = link_problems(at)
+    assert f"the tokenizer {code_span(value)}, which this server does not know" in body
+    assert body.endswith(f"Showing “{escaped(MD_LABEL)}” instead.")
+    assert MD_LABEL not in body
+
+
+def test_link_note_keeps_a_value_as_typed() -> None:
+    """Evaluate's ``src=`` names a text the server does not keep: its name shows as typed
+    (a note's first letter is upper-cased, never the rest)."""
+    from ui.display import code_span
+
+    at = open_link(page("Evaluate").script, {"src": "file:0123:MyNotes **B**.TXT"})
+    (body,) = link_problems(at)
+    assert body.startswith(f"Link problem: The text {code_span('MyNotes **B**.TXT')}: ")
+
+
+def test_link_conversation_note_shows_the_role_literally(tok: Tokenizer) -> None:
+    role = "**wizard** $x$ <b>"
+    at = open_link(TOKENIZE, {"mode": "chat", "chat": f'[["{role}", "hi"]]'}, ("attack", tok))
+    (body,) = link_problems(at)
+    assert f"message 1 has the role “{escaped(role)}”" in body and role not in body
+
+
+def test_unlinkable_tokenizer_note_shows_its_label_literally(tok: Tokenizer) -> None:
+    """The link's "What it leaves out" names the session's tokenizer: a label, escaped."""
+    at = open_link(TOKENIZE, {}, (MD_LABEL, tok))
+    notes = [i.proto.body for i in at.info if "lives only in" in i.proto.body]
+    assert notes and all(n.startswith(f"“{escaped(MD_LABEL)}” lives only in") for n in notes)
+
+
+def test_a_tokenizer_that_cannot_load_is_named_with_its_reason_literally(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.errors import PlaygroundError
+    from ui import cache
+
+    reason = "the file **gpt2** $x$ <b>.tiktoken is damaged"
+
+    def broken(name: str) -> Tokenizer:
+        raise PlaygroundError(reason)
+
+    monkeypatch.setattr(cache, "preset", broken)
+    at = AppTest.from_file(HOME, default_timeout=120)
+    at.run()
+    at.switch_page(DECODE)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    (body,) = [w.proto.body for w in at.warning if "cannot be loaded" in w.proto.body]
+    assert f"cannot be loaded ({escaped(reason)})" in body and reason not in body
+
+
+def test_reopened_work_names_the_failure_literally(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link's workspace (``ws=``) holds a tokenizer that cannot be rebuilt: the note
+    quotes the label and the loader's error (which names the user's file) literally."""
+    from ui import workspace
+
+    error = "**my** file $x$.json is damaged"
+
+    def broken(recipe: str) -> Tokenizer:
+        raise ValueError(error)
+
+    monkeypatch.setattr(workspace, "_rebuild", broken)  # (the script imports this module)
+    script = (
+        "import streamlit as st\n"
+        "from ui import workspace\n"
+        "for note in workspace._restore_tokenizers([{'label': '*a*', 'recipe': {}}]):\n"
+        "    st.warning(note)\n"
+    )
+    at = AppTest.from_string(script, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    (body,) = [w.proto.body for w in at.warning]
+    assert body == f"“{escaped('*a*')}” could not be reopened ({escaped(error)})."
+
+
+def test_export_failures_show_their_reason_literally() -> None:
+    from ui.display import message
+
+    failure = "**x**.tiktoken (tiktoken rank file) is not offered: token `a` $b$ <b>"
+    script = ("from ui.widgets import show_export_failures\n"
+              f"show_export_failures([{failure!r}], others=False)\n")
+    at = AppTest.from_string(script, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [w.proto.body for w in at.warning] == [message(failure) + "."]
+
+
+def test_decode_bad_items_from_the_brief_show_literally(tok: Tokenizer) -> None:
+    from tests.markdown_text import shown as read
+
+    at = open_page(DECODE, ("attack", tok))
+    at.text_area[0].set_value("12 <b>x</b> [](javascript:alert(1)) $x$").run()
+    (body,) = [w.proto.body for w in at.warning if "are not token IDs" in w.proto.body]
+    assert read(body) == ("3 item(s) are not token IDs and were skipped:\n"
+                          "- item 2 '<b>x</b>' is not an integer\n"
+                          "- item 3 '[](javascript:alert(1))' is not an integer\n"
+                          "- item 4 '$x$' is not an integer")
+    for raw in ("<b>", "[](", "$x$"):
+        assert raw not in body

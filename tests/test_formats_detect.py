@@ -9,7 +9,9 @@ import pytest
 
 from core.errors import FormatError, UnsafePickleError
 from core.formats import dumps_gpt2, dumps_hf_json, dumps_merges, dumps_vocab
-from core.formats.detect import ACCEPTED, identify_files, load_tokenizer_files
+from core.formats.detect import (
+    ACCEPTED, export_all, files_to_open, identify_files, load_tokenizer_files,
+)
 from core.tokenizer import Tokenizer
 from tests.test_formats_gpt2 import _find_gpt2_files
 
@@ -47,6 +49,10 @@ HF = {"tokenizer.json": dumps_hf_json(VOCAB, MERGES, SPECIALS).encode()}
         # tiktoken's cache names files by hash: content decides
         ({"9b5ad71b2ce5": b"IQ== 0\nIg== 1\n"}, "tiktoken", {"ranks": "9b5ad71b2ce5"}),
         ({"6c7ea1a7": GPT2["encoder.json"], "6d1cbeee": GPT2["vocab.bpe"]}, "gpt2", {"encoder": "6c7ea1a7", "bpe": "6d1cbeee"}),
+        # one tokenizer in several formats: tokenizer.json says most (PRECEDENCE)
+        ({**HF, **PICKLES}, "hf", {"tokenizer": "tokenizer.json"}),
+        ({**PICKLES, **GPT2}, "pickles", {"vocab": "vocab.pkl", "merges": "merges.pkl"}),
+        ({**HF, "chat_template.jinja": b"{{ messages }}"}, "hf", {"tokenizer": "tokenizer.json"}),
     ],
 )
 def test_identify(files: dict[str, bytes], kind: str, roles: dict[str, str]) -> None:
@@ -57,20 +63,106 @@ def test_identify(files: dict[str, bytes], kind: str, roles: dict[str, str]) -> 
 @pytest.mark.parametrize(
     ("files", "described"),
     [
-        ({}, "no files"),
-        ({"notes.txt": b"hello there"}, "notes.txt (not a tokenizer file)"),
-        ({"vocab.pkl": PICKLES["vocab.pkl"]}, "vocab.pkl (a pickle)"),
-        ({"encoder.json": GPT2["encoder.json"]}, "encoder.json (a GPT-2 encoder.json)"),
-        ({**HF, **PICKLES}, "tokenizer.json (a Hugging Face tokenizer.json), vocab.pkl (a pickle), merges.pkl (a pickle)"),
-        ({"config.json": b"{}"}, "only config.json"),
+        ({}, "these files are: no files"),
+        ({"notes.txt": b"hello there"}, "this file is: notes.txt (not a tokenizer file)"),
+        ({"vocab.pkl": PICKLES["vocab.pkl"]}, "this file is: vocab.pkl (a pickle)"),
+        ({"encoder.json": GPT2["encoder.json"]},
+         "this file is: encoder.json (a GPT-2 encoder.json)"),
+        ({"vocab.pkl": PICKLES["vocab.pkl"], "encoder.json": GPT2["encoder.json"]},
+         "these files are: vocab.pkl (a pickle), encoder.json (a GPT-2 encoder.json)"),
+        ({"config.json": b"{}"}, "these files are: only config.json"),
     ],
 )
 def test_unrecognised_sets_list_what_is_accepted(files: dict[str, bytes], described: str) -> None:
     with pytest.raises(FormatError) as info:
         identify_files(files)
     assert str(info.value) == (
-        f"cannot tell which tokenizer format these files are: {described}. Upload one of: {ACCEPTED}"
+        f"cannot tell which tokenizer format {described}. Give one of: {ACCEPTED}"
     )
+    assert ACCEPTED.startswith("vocab.pkl + merges.pkl; encoder.json + vocab.bpe")
+
+
+# ---------------------------------------------------------------------------------------------
+# Several tokenizers in one set: one tokenizer in several formats opens, two of one format not
+# ---------------------------------------------------------------------------------------------
+
+TRAIN_DOWNLOADS = export_all(Tokenizer(VOCAB, MERGES, SPECIALS, name="tiny"))
+GGUF_MAGIC = b"GGUF\x03\x00\x00\x00"
+
+
+@pytest.mark.parametrize(
+    ("left_out", "kind", "others"),
+    [
+        ((), "hf", ["vocab.pkl", "merges.pkl", "encoder.json", "vocab.bpe", "tiny.tiktoken"]),
+        (("tokenizer.json",), "pickles", ["encoder.json", "vocab.bpe", "tiny.tiktoken"]),
+        (("tokenizer.json", "vocab.pkl", "merges.pkl"), "gpt2", ["tiny.tiktoken"]),
+        (("tokenizer.json", "vocab.pkl", "merges.pkl", "encoder.json", "vocab.bpe"), "tiktoken",
+         []),
+    ],
+)
+def test_the_train_pages_downloads_open_the_format_that_says_most(
+    left_out: tuple[str, ...], kind: str, others: list[str]
+) -> None:
+    assert sorted(TRAIN_DOWNLOADS) == ["encoder.json", "merges.pkl", "tiny.tiktoken",
+                                       "tokenizer.json", "vocab.bpe", "vocab.pkl"]
+    files = {k: v for k, v in TRAIN_DOWNLOADS.items() if k not in left_out}
+    found = identify_files(files)
+    assert (found.kind, found.other_formats, found.ignored) == (kind, others, others)
+    if kind != "tiktoken":  # (a rank file we do not know needs its pattern named)
+        tok = load_tokenizer_files(files)
+        assert list(tok.special_tokens) == SPECIALS
+        assert tok.encode("ab ab<|endoftext|>a") == [257, 258, 0, 1 + ord("a")]
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"a.gguf": GGUF_MAGIC, "b.gguf": GGUF_MAGIC},
+         "a.gguf and b.gguf are 2 GGUF models, one tokenizer each: remove the one you do not "
+         "want to open"),
+        ({"a/tokenizer.json": HF["tokenizer.json"], "b/tokenizer.json": HF["tokenizer.json"],
+          "c.json": HF["tokenizer.json"], **PICKLES},
+         "a/tokenizer.json, b/tokenizer.json and c.json are 3 Hugging Face tokenizer.json "
+         "files, one tokenizer each: remove the ones you do not want to open"),
+        ({**PICKLES, "old_vocab.pkl": PICKLES["vocab.pkl"]},
+         "vocab.pkl, merges.pkl and old_vocab.pkl are 3 pickles, and a tokenizer is one vocab "
+         "+ merges pair: remove the pickles you do not want to open"),
+        ({**GPT2, "vocab.json": GPT2["encoder.json"]},
+         "encoder.json and vocab.json are 2 GPT-2 encoder.json files: remove the one you do "
+         "not want to open"),
+        ({**HF, "notes.txt": b"hello there", "LICENSE": b"MIT"},
+         "notes.txt, LICENSE are not tokenizer files: remove them to open tokenizer.json"),
+        ({**HF, "vocab.pkl": PICKLES["vocab.pkl"]},
+         "vocab.pkl (a pickle) is half of a pair (vocab.pkl + merges.pkl, encoder.json + "
+         "vocab.bpe): add the other half, or remove it to open tokenizer.json"),
+    ],
+    ids=["two GGUF", "three tokenizer.json", "three pickles", "two encoders", "strays", "half"],
+)
+def test_files_that_cannot_open_together_are_named_in_one_line(
+    files: dict[str, bytes], message: str
+) -> None:
+    with pytest.raises(FormatError) as info:
+        identify_files(files)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("old", "added", "opened"),
+    [
+        ({"a.gguf": GGUF_MAGIC}, {"b.gguf": GGUF_MAGIC + b"b"}, ["b.gguf"]),  # replaces
+        (HF, PICKLES, ["merges.pkl", "vocab.pkl"]),  # (the newest, not the one saying most)
+        ({"vocab.pkl": PICKLES["vocab.pkl"]}, {"merges.pkl": PICKLES["merges.pkl"]},
+         ["merges.pkl", "vocab.pkl"]),  # completes the pair
+        (HF, {"tokenizer_config.json": b"{}"}, ["tokenizer.json", "tokenizer_config.json"]),
+        (HF, {"notes.txt": b"hello"}, ["notes.txt", "tokenizer.json"]),  # refused with it
+        (HF, {}, ["tokenizer.json"]),  # a file taken away: what is left
+    ],
+    ids=["second GGUF", "second format", "pair", "companion", "junk", "removed"],
+)
+def test_files_added_to_an_upload_open_alone_when_they_are_a_tokenizer(
+    old: dict[str, bytes], added: dict[str, bytes], opened: list[str]
+) -> None:
+    assert sorted(files_to_open({**old, **added}, added)) == opened
 
 
 def test_malicious_pickle_is_refused_through_detection(tmp_path: Path) -> None:

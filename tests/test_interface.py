@@ -179,6 +179,18 @@ def test_scores_promise_scores_and_best_paths(tok: Any) -> None:
         i for i in ids if i != tok.model.unk_id]
 
 
+def test_merges_promise_a_merge_trace_and_trees(tok: Any) -> None:
+    words = TEXT.split()
+    if not tok.capabilities.merges:  # whole pieces (or no details at all): nothing merged
+        if tok.capabilities.details:
+            assert all(tok.merge_trace(w) == [] for w in words)
+            assert all(tok.merge_tree(i).rank is None for i in tok.encode(TEXT))
+        return
+    assert tok.capabilities.details and not tok.capabilities.scores
+    assert any(tok.merge_trace(w) for w in words)
+    assert any(tok.merge_tree(i).rank is not None for i in tok.encode(TEXT))
+
+
 def test_byte_level_promises_any_text_and_the_gpt2_spelling(tok: Any) -> None:
     if not tok.capabilities.byte_level:
         return

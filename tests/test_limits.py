@@ -404,6 +404,51 @@ def test_the_uploaders_let_a_file_twice_too_large_reach_the_page(
     assert at.file_uploader(key="train.uploads").proto.max_upload_size_mb == 6
 
 
+def test_upload_limit_note_follows_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert limits.upload_limit_note() == "Up to 50.0 MB in total"
+    monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "3")
+    assert limits.upload_limit_note(per_file=True) == "Up to 3.0 MB per file"
+
+
+def drop_zone_note(at: AppTest, key: str) -> str | None:
+    """What the drop zone of the uploader ``key`` says of the limit: the CSS ``content`` the
+    page gives it (Streamlit's own line, its transport cap, hidden under it), or None."""
+    import re
+
+    from ui.live_input import key_class
+
+    zone = re.escape(f'.{key_class(key)} [data-testid="stFileUploaderDropzoneInstructions"] span')
+    for body in (h.proto.body for h in at.get("html")):
+        hidden = re.search(zone + r" \{ font-size: 0; \}", body)
+        if hidden and (shown := re.search(zone + r'::after \{ content: "([^"]*)"', body)):
+            return shown.group(1)
+    return None
+
+
+def test_every_uploader_states_our_limit_in_its_drop_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamlit prints its uploader's max_upload_size in the drop zone ("100MB per file"),
+    twice our limit on purpose (a file too large reaches the page, which says why). Each
+    uploader's drop zone states our limit instead: in total (Train, the sidebar's loader) or
+    per file (Evaluate)."""
+    monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "3")
+    at = AppTest.from_file(TRAIN, default_timeout=60)
+    at.run()
+    at.radio[0].set_value("Upload text files").run()
+    assert_ok(at)
+    assert drop_zone_note(at, "train.uploads") == "Up to 3.0 MB in total"
+    assert at.file_uploader(key="train.uploads").proto.max_upload_size_mb == 6
+    at = open_page("Tokenize")
+    open_loader(at)
+    assert drop_zone_note(at, "ui.sidebar_upload") == "Up to 3.0 MB in total"
+    assert at.sidebar.get("file_uploader")[0].proto.max_upload_size_mb == 6
+    at = AppTest.from_file(HOME, default_timeout=120)
+    at.switch_page(page("Evaluate").script)
+    at.run()
+    assert_ok(at)
+    assert drop_zone_note(at, "eva.upload") == "Up to 3.0 MB per file"
+    assert at.file_uploader(key="eva.upload").proto.max_upload_size_mb == 6
+
+
 def test_sidebar_tokenizer_upload_at_n_and_n_plus_1_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """The sidebar's loader sums the files (ui/widgets.py tokenizer_uploader)."""
     monkeypatch.setenv("TOKPLAY_MAX_UPLOAD_MB", "1")

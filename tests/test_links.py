@@ -108,7 +108,7 @@ def test_query_string_and_flags() -> None:
         "tok=GPT-2%20%28gpt2%29&tok=lib%3A0123456789abcdef")
     assert links.parse_flag("TRUE") is True and links.parse_flag("0") is False
     assert links.parse_flag("2") is None
-    assert links.shown("`x`\n") == "`'x'?`"
+    assert links.shown("`x`\n") == "`` `x`? ``"  # a code span that holds the backticks
 
 
 # ---- a link opens its view ------------------------------------------------------------------

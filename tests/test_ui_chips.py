@@ -184,6 +184,7 @@ def test_merge_tree_dot_escapes_quotes() -> None:
         rank: int | None = None
         left: Node | None = None
         right: Node | None = None
+        special: bool = False
 
     tree = Node(300, b'"\\', 0, Node(34, b'"'), Node(92, b"\\"))
     dot = chips.merge_tree_dot(tree)
@@ -503,6 +504,7 @@ class Node:  # same fields as core.details.MergeNode
     rank: int | None = None
     left: Node | None = None
     right: Node | None = None
+    special: bool = False
 
 
 def test_merge_tree_dot_exact() -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.hub_stub import GPT2, LLAMA3, MISTRAL_SP, HubStub, real_repos
+from tests.test_app_pages import DECODE, VOCAB
 from tests.test_links import open_url, params_of, reopen, the_link, warnings
-from ui import hub_models
+from ui import hub_models, keys
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -101,11 +102,21 @@ def test_compare_takes_tok_and_model_from_a_link_and_adds_more(hub: HubStub) -> 
 
 def test_a_server_without_the_hub_says_the_model_is_not_cached_there(tmp_path: Path,
                                                                       monkeypatch) -> None:
+    """The link's note says why, and the page keeps the tokenizer in use. The bug: the
+    model was made active before it loaded, so the picker and the sidebar named it while
+    the page (and every later page) showed the built-in fallback tokenizer."""
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # HF_ENDPOINT: conftest's dead port
     hub_models.cached_repos.clear()
-    at = open_url("Tokenize", {"model": "someone/uncached-model"})
-    assert ("this server cannot reach the Hugging Face Hub and someone/uncached-model is not "
-            "cached here; models cached on this server: none") in warnings(at)
+    at = open_url("Tokenize", {"model": "someone/uncached-model", "text": "Hello world"})
+    assert warnings(at).replace("\\", "") == (
+        "Link problem: The link's model `someone/uncached-model` cannot be loaded: this server "
+        "cannot reach the Hugging Face Hub and someone/uncached-model is not cached here; "
+        "models cached on this server: none; showing “GPT-2 (gpt2)” instead.")
+    picker = at.selectbox(key="tok.tokenizer")
+    assert picker.value == "GPT-2 (gpt2)"
+    assert not [o for o in picker.options if "uncached-model" in o]  # not remembered either
+    assert "`GPT-2 (gpt2)`" in [m.value for m in at.sidebar.markdown]  # the active one
+    assert "15496, 995" in [c.value for c in at.code]  # GPT-2's "Hello", " world"
 
 
 def test_pickers_offer_popular_opened_and_cached_models_but_not_in_the_static_build(
@@ -121,3 +132,96 @@ def test_pickers_offer_popular_opened_and_cached_models_but_not_in_the_static_bu
     assert any(o.startswith("🤗 meta-llama/Llama-3.1-8B · ") for o in hub_part)
     monkeypatch.setenv("TOKPLAY_RUNTIME", "browser")
     assert hub_models.hub_labels() == []
+
+
+def shown_errors(at) -> list[str]:
+    """The page's error lines (markdown escapes dropped; one naming an address is shown
+    whole as code: ``ui.display.escaped``)."""
+    return [e.value.replace("\\", "") for e in at.error]
+
+
+def test_a_model_that_cannot_load_leaves_the_tokenizer_in_use(hub: HubStub) -> None:
+    """The bug: the model's label became the active tokenizer, so the picker and the sidebar
+    named it while the page (and every later page) showed the built-in fallback tokenizer.
+    A model that cannot load is now one line under the box, and nothing else changes."""
+    at = open_url("Tokenize", {"text": "Hello world"})
+    at.text_input(key="tok.tokenizer.hub").set_value("nobody/no-such-model").run()
+    assert not at.exception
+    (error,) = shown_errors(at)
+    assert f"no model named nobody/no-such-model on {hub.url}: check the name" in error
+    assert not warnings(at)  # no fallback note: nothing was swapped
+    picker = at.selectbox(key="tok.tokenizer")
+    assert picker.value == "GPT-2 (gpt2)"
+    assert not [o for o in picker.options if "no-such-model" in o]
+    opened = at.session_state[keys.HUB_MODELS] if keys.HUB_MODELS in at.session_state else []
+    assert "nobody/no-such-model" not in opened
+    assert "15496, 995" in [c.value for c in at.code]  # GPT-2's "Hello", " world"
+    at.query_params.clear()  # as the menu opens a page
+    at.switch_page(DECODE)
+    at.run()
+    assert at.selectbox(key="dec.tokenizer").value == "GPT-2 (gpt2)"
+    assert at.text_area[0].value == "15496, 995"  # the Tokenize text, in GPT-2's IDs
+
+
+def test_a_listed_model_that_cannot_load_is_not_picked(hub: HubStub) -> None:
+    """The same for a popular model picked from the list (the stub knows none of them)."""
+    at = open_url("Tokenize")
+    at.selectbox(key="tok.tokenizer").set_value("🤗 Qwen/Qwen3-8B").run()
+    assert not at.exception
+    (error,) = shown_errors(at)
+    assert f"no model named Qwen/Qwen3-8B on {hub.url}: " in error
+    assert at.selectbox(key="tok.tokenizer").value == "GPT-2 (gpt2)"
+    assert not warnings(at)
+
+
+def test_compare_adds_no_model_that_cannot_load(hub: HubStub) -> None:
+    at = open_url("Compare", {"tok": ["gpt2", "cl100k_base"]})
+    at.text_input(key="cmp.tokenizers.hub").set_value("nobody/no-such-model").run()
+    assert not at.exception
+    (error,) = shown_errors(at)
+    assert f"no model named nobody/no-such-model on {hub.url}: " in error
+    assert at.multiselect[0].value == ["GPT-2 (gpt2)", "GPT-4 (cl100k_base)"]
+    assert not warnings(at)  # nothing "left out": it was never added
+
+
+def test_the_sidebar_box_opens_no_model_that_cannot_load(hub: HubStub) -> None:
+    at = open_url("Tokenize")
+    at.session_state["ui.hub"] = True  # the sidebar's "Open a Hugging Face model", opened
+    at.run()
+    at.text_input(key="ui.sidebar_hub").set_value("nobody/no-such-model").run()
+    assert not at.exception
+    (error,) = [e.value.replace("\\", "") for e in at.sidebar.error]
+    assert f"no model named nobody/no-such-model on {hub.url}: " in error
+    assert at.selectbox(key="tok.tokenizer").value == "GPT-2 (gpt2)"
+    assert "`GPT-2 (gpt2)`" in [m.value for m in at.sidebar.markdown]  # still the active one
+    assert not warnings(at)
+
+
+def test_a_model_picked_on_decode_that_cannot_load_is_not_picked(hub: HubStub) -> None:
+    """Decode's, Vocabulary's and Replay's picker (ui/widgets.py) as Tokenize's: the bug made
+    the model active while the pages showed the built-in fallback tokenizer."""
+    at = open_url("Decode")
+    ids = at.text_area[0].value
+    at.selectbox(key="dec.tokenizer").set_value("🤗 Qwen/Qwen3-8B").run()
+    assert not at.exception
+    (error,) = shown_errors(at)
+    assert f"no model named Qwen/Qwen3-8B on {hub.url}: " in error
+    assert not warnings(at)  # no "this page shows another tokenizer" note
+    assert at.selectbox(key="dec.tokenizer").value == "GPT-2 (gpt2)"
+    assert "`GPT-2 (gpt2)`" in [m.value for m in at.sidebar.markdown]  # still the active one
+    assert at.text_area[0].value == ids
+    at.switch_page(VOCAB)
+    at.run()
+    assert not at.error and not warnings(at)  # the line is shown once
+    assert at.selectbox(key="voc.tokenizer").value == "GPT-2 (gpt2)"
+
+
+def test_a_compare_link_adds_no_model_that_cannot_load(hub: HubStub) -> None:
+    at = open_url("Compare", {"tok": "gpt2", "model": ["nobody/no-such-model", GPT2]})
+    assert at.multiselect[0].value == ["GPT-2 (gpt2)", GPT2_LABEL]
+    (note,) = [w.value.replace("\\", "") for w in at.warning]
+    assert note.startswith("Link problem: The link's model `nobody/no-such-model` cannot be "
+                           "loaded: ")
+    assert f"no model named nobody/no-such-model on {hub.url}: " in note
+    assert note.endswith(". Comparing the others.")
+    assert not [o for o in at.multiselect[0].options if "no-such-model" in o]

@@ -4,12 +4,13 @@ pipelines with the same vocabulary and a different normalizer never share cached
 from __future__ import annotations
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from core.pipeline.models import WordLevelModel
 from core.pipeline.normalizers import Lowercase
 from core.pipeline.pre_tokenizers import Whitespace
 from core.pipeline.tokenizer import PipelineTokenizer
-from tests.test_app_pages import DECODE, TOKENIZE, open_page
+from tests.test_app_pages import COMPARE, DECODE, HOME, TOKENIZE, open_page
 from ui.state import fingerprint
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
@@ -62,3 +63,44 @@ def test_each_pipeline_decodes_with_its_own_cache_entry() -> None:
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         assert at.text_area[0].value == expected, label
+
+
+# ---- the tokenizer pages use now: one rule for pickers and the sidebar ----------------------
+
+
+def sidebar_tokenizer(at) -> str | None:
+    """The label the sidebar names under "Active tokenizer" (a code span), if any."""
+    texts = [m.value for m in at.sidebar.markdown]
+    after = texts[texts.index("**Active tokenizer**") + 1:]
+    return after[0].strip("`") if after and after[0].startswith("`") else None
+
+
+def test_a_fresh_session_names_gpt2_in_the_sidebar_as_the_page_shows_it() -> None:
+    """The bug: the sidebar said "None yet" while Tokenize showed GPT-2, its default."""
+    at = open_page(None)
+    assert sidebar_tokenizer(at) == "GPT-2 (gpt2)"  # Home has no picker: what pages will use
+    at.switch_page(TOKENIZE)
+    at.run()
+    assert at.selectbox(key="tok.tokenizer").value == "GPT-2 (gpt2)"
+    assert sidebar_tokenizer(at) == "GPT-2 (gpt2)"
+    assert not [c for c in at.sidebar.caption if "None yet" in c.value]
+
+
+def test_pickers_and_sidebar_start_from_the_same_tokenizer() -> None:
+    """Nothing chosen yet, one tokenizer of the session's own: Tokenize, Compare and the
+    sidebar all start from it (Compare used to start from GPT-2)."""
+    mine = word_level(lowercase=False)
+    at = AppTest.from_file(HOME, default_timeout=120)
+    at.session_state["ui.tokenizers"] = {
+        "mine": {"tok": mine, "source": "test", "fingerprint": fingerprint(mine), "meta": {}}}
+    at.run()
+    assert sidebar_tokenizer(at) == "mine"
+    at.switch_page(COMPARE)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect[0].value[0] == "mine"
+    assert sidebar_tokenizer(at) == "mine"
+    at.query_params.clear()  # as the menu opens a page (AppTest keeps Compare's link)
+    at.switch_page(TOKENIZE)
+    at.run()
+    assert at.selectbox(key="tok.tokenizer").value == "mine" == sidebar_tokenizer(at)

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from core.errors import InvalidIdError, LibraryStorageError, UnknownIdError
 from core.workspace import WorkspaceStore, blob_id_of, is_blob_id
 from ui import keys, site
+from tests.markdown_text import shown as read
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -198,7 +199,7 @@ def test_uploaded_corpus_stays_when_the_uploader_is_cleared_and_after_a_reload()
 @pytest.mark.parametrize("ws", ["0123456789abcdef", "../../etc/passwd", "x" * 500])
 def test_a_link_to_missing_or_malformed_work_says_so_and_starts_fresh(ws):
     at = _page("Vocabulary", ws)
-    notes = " ".join(w.value for w in at.warning)
+    notes = " ".join(read(w.value) for w in at.warning)  # as a reader sees the Markdown
     assert "cannot be reopened" in notes and "starts fresh" in notes
     assert "not JSON" not in notes  # an unknown ID is not a damaged one
     if ws == "0123456789abcdef":

@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ui import chips
+from ui import chips, display
 
 __all__ = [
     "DEFAULT_CONVERSATION",
@@ -47,7 +47,8 @@ def conversation_text(conversation: Sequence[Sequence[str]]) -> str:
 
 def parse_conversation(text: str) -> tuple[list[list[str]] | None, str | None]:
     """A link's conversation: ``(pairs, None)``, or ``(None, why not)``; an unknown role
-    becomes ``user`` and more than :data:`MAX_MESSAGES` are cut, each with a note.
+    becomes ``user`` and more than :data:`MAX_MESSAGES` are cut, each with a note (Markdown:
+    the role as the link spells it, escaped).
 
     >>> parse_conversation("[1]")[1]
     'message 1 is not a [role, text] pair'
@@ -68,7 +69,7 @@ def parse_conversation(text: str) -> tuple[list[list[str]] | None, str | None]:
             return None, f"message {i} is not a [role, text] pair"
         role, content = item
         if role not in ROLES:
-            notes.append(f"message {i} has the role “{role[:30]}”, not one of "
+            notes.append(f"message {i} has the role “{display.escaped(role[:30])}”, not one of "
                          f"{', '.join(ROLES)}: shown as user")
             role = "user"
         out.append([role, content])

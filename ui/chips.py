@@ -18,10 +18,13 @@ from __future__ import annotations
 import html
 import unicodedata
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.bytes_unicode import to_gpt2_str
 from ui.display import merge_number
+
+if TYPE_CHECKING:
+    from core.details import MergeNode
 
 # Pastel palette, cycled by token index; special tokens and problems get their own colours.
 PALETTE: tuple[str, ...] = (
@@ -323,14 +326,16 @@ def pieces_html(parts: Sequence[bytes], *, highlight: int | None = None,
     return "".join(out)
 
 
-def trace_html(pretoken: str, steps: Sequence[Any], *, gpt2_view: bool = False) -> str:
-    """The "why this split" trace: the pre-token's bytes, then one row per merge applied
+def trace_html(pretoken: str, steps: Sequence[Any], *, gpt2_view: bool = False,
+               first: str = "bytes") -> str:
+    """The "why this split" trace: the pre-token's parts before any merge (``first`` names
+    them: "bytes", or "characters" for BPE over characters), then one row per merge applied
     (``steps``: ``core.details.MergeStep``), showing the merge's number
     (``ui.display.merge_number``) and the parts after it."""
     rows = [CSS, '<div class="tp-chips">']
     start = list(steps[0].before) if steps else [bytes([b]) for b in pretoken.encode("utf-8")]
     rows.append(
-        f'<div class="tp-step"><span class="tp-rank">bytes</span>'
+        f'<div class="tp-step"><span class="tp-rank">{_esc(first)}</span>'
         f"{pieces_html(start, gpt2_view=gpt2_view)}</div>"
     )
     for step in steps:
@@ -544,15 +549,16 @@ def _dot_label(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def merge_tree_dot(node: Any, *, max_nodes: int = 200) -> str:
-    """Graphviz DOT for a ``core.details.MergeNode`` tree (token down to its bytes).
+def merge_tree_dot(node: MergeNode, *, leaf: str = "byte", max_nodes: int = 200) -> str:
+    """Graphviz DOT for a ``core.details.MergeNode`` tree (token down to its bytes);
+    ``leaf`` names a node no merge made ("byte", or "base piece" for BPE over characters),
+    a special token says "special".
 
-    >>> class N:  # a tiny stand-in for MergeNode
-    ...     def __init__(s, id, token, rank=None, left=None, right=None):
-    ...         s.id, s.token, s.rank, s.left, s.right = id, token, rank, left, right
-    >>> dot = merge_tree_dot(N(300, b"ab", 0, N(97, b"a"), N(98, b"b")))
-    >>> dot.count("->")
-    2
+    >>> from core.details import MergeNode
+    >>> a, b = MergeNode(97, b"a", None, None, None), MergeNode(98, b"b", None, None, None)
+    >>> dot = merge_tree_dot(MergeNode(300, b"ab", 0, a, b))
+    >>> dot.count("->"), "ID 97 · byte" in dot
+    (2, True)
     """
     lines = [
         "digraph merge_tree {",
@@ -560,12 +566,13 @@ def merge_tree_dot(node: Any, *, max_nodes: int = 200) -> str:
         "  edge [arrowsize=0.6];",
     ]
     counter = 0
-    stack: list[tuple[Any, str | None]] = [(node, None)]
+    stack: list[tuple[MergeNode, str | None]] = [(node, None)]
     while stack and counter < max_nodes:
         cur, parent = stack.pop()
         name = f"n{counter}"
         counter += 1
-        rank = "byte" if cur.rank is None else f"merge #{merge_number(cur.rank)}"
+        rank = (f"merge #{merge_number(cur.rank)}" if cur.rank is not None
+                else "special" if cur.special else leaf)
         label = _dot_label(token_label(cur.token)) + "\\n" + f"ID {cur.id} · {rank}"
         fill = PALETTE[0] if cur.rank is not None else "#eeeeee"
         lines.append(f'  {name} [label="{label}", fillcolor="{fill}"];')

@@ -59,11 +59,10 @@ def texts_picker() -> list[str]:
     from core.errors import PlaygroundError
     from ui import widgets
 
-    files = st.file_uploader("Add text files (UTF-8)", accept_multiple_files=True,
-                             key="eva.upload", max_upload_size=widgets.upload_size_cap_mb(),
-                             help=f"Up to {limits.format_bytes(limits.max_upload_bytes())} "
-                                  "each. Long texts are "
-                                  "evaluated in the background, with a progress bar.")
+    files = widgets.file_uploader("Add text files (UTF-8)", key="eva.upload", per_file=True,
+                                  help=f"Up to {limits.format_bytes(limits.max_upload_bytes())} "
+                                       "each (TOKPLAY_MAX_UPLOAD_MB). Long texts are evaluated "
+                                       "in the background, with a progress bar.")
     picked = list(state.value(keys.EVA_SOURCES) or [])
     seen: dict[str, str | None] = st.session_state.setdefault(keys.EVA_SEEN_UPLOADS, {})
     for file in files or []:

@@ -8,10 +8,11 @@ was cut and how to get more.
 Environment variable       Default     What it bounds
 =========================  ==========  ==============================================================
 TOKPLAY_MAX_UPLOAD_MB      50          corpus uploads (Train) and tokenizer files (sidebar), in total,
-                                       in decimal MB; the uploaders let one file up to twice that
-                                       reach the page (which says why it is refused), and
-                                       ``server.maxUploadSize`` in .streamlit/config.toml must be at
-                                       least twice it
+                                       and each text file (Evaluate), in decimal MB; the uploaders
+                                       let one file up to twice that reach the page (which says why
+                                       it is refused) and state this limit in their drop zone
+                                       (:func:`upload_limit_note`); ``server.maxUploadSize`` in
+                                       .streamlit/config.toml must be at least twice it
 TOKPLAY_MAX_TEXT_CHARS     50,000      text tokenized on Tokenize and Compare (the rest is cut off)
 TOKPLAY_MAX_IDS            20,000      IDs decoded on Decode
 TOKPLAY_MAX_VOCAB          50,000      vocab size a training may ask for
@@ -58,6 +59,7 @@ __all__ = [
     "readable_token",
     "text_too_long",
     "train_memory_mb",
+    "upload_limit_note",
     "upload_too_large",
     "upload_transport_mb",
     "url_text_chars",
@@ -197,6 +199,17 @@ def max_upload_bytes() -> int:
     """The most bytes one upload may carry in total: the corpus files on Train, the tokenizer
     files in the sidebar (``TOKPLAY_MAX_UPLOAD_MB`` decimal megabytes, default 50)."""
     return env_int("TOKPLAY_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB) * MB
+
+
+def upload_limit_note(*, per_file: bool = False, limit: int | None = None) -> str:
+    """What an uploader's drop zone says of this server's limit (``TOKPLAY_MAX_UPLOAD_MB``):
+    for all its files together, or (``per_file``) for each one.
+
+    >>> upload_limit_note(limit=50 * MB), upload_limit_note(per_file=True, limit=50 * MB)
+    ('Up to 50.0 MB in total', 'Up to 50.0 MB per file')
+    """
+    limit = max_upload_bytes() if limit is None else limit
+    return f"Up to {format_bytes(limit)} {'per file' if per_file else 'in total'}"
 
 
 def upload_transport_mb() -> int:

@@ -10,8 +10,9 @@ way in and made linkable on the way out.
   server (``TokenizerLibrary.save_text``) and the link says ``@<16 hex>``
   (:func:`text_for_link`); :func:`text_from_link` reads either form back.
 
-A problem comes back as a reason in words, with the link's value shown safely
-(:func:`shown`), for the page's "Link problem" note.
+A problem comes back as a reason in words, for the page's "Link problem" note. The note is
+Markdown: the link's value goes in as a code span (:func:`shown`), a label or an error (which
+may quote a file name) through ``ui.display.escaped``, so each shows literally.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import urllib.parse
 
 import streamlit as st
 
-from ui import keys, limits, state
+from ui import display, keys, limits, state
 
 __all__ = [
     "link_name",
@@ -37,18 +38,21 @@ _MAX_TEXT_IDS = 32
 
 
 def shown(value: str, *, limit: int = 60) -> str:
-    """A URL value made safe to show inside a message (markdown code span, shortened).
+    """A URL value shown literally inside a Markdown message: a code span
+    (``ui.display.code_span``: backticks and ``:material/`` too), control characters as
+    ``?``, shortened.
 
-    >>> shown("../../etc/passwd")
-    '`../../etc/passwd`'
+    >>> shown("../../etc/passwd"), shown("**b** $x$")
+    ('`../../etc/passwd`', '`**b** $x$`')
     >>> shown("a`b\\n" + "x" * 100, limit=12)
-    "`a'b?xxxx…` (104 characters)"
+    '``a`b?xxxx…`` (104 characters)'
+    >>> shown(":material/home:")
+    '\\\\:`material/home:`'
     """
     clean = "".join("?" if (ord(c) < 32 or ord(c) == 127) else c for c in value)
-    clean = clean.replace("`", "'")
     if len(clean) <= limit:
-        return f"`{clean}`"
-    return f"`{clean[: limit - 4]}…` ({len(value):,} characters)"
+        return display.code_span(clean)
+    return f"{display.code_span(clean[: limit - 4] + '…')} ({len(value):,} characters)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,7 +99,8 @@ def resolve_tokenizer(name: str) -> tuple[str | None, str | None]:
             return None, (f"the saved tokenizer {shown(name)} is not in this server's library "
                           "(it may have been deleted)")
         except Exception as err:  # noqa: BLE001 - damaged entry, unreadable library
-            return None, f"the saved tokenizer {shown(name)} cannot be opened: {err}"
+            return None, (f"the saved tokenizer {shown(name)} cannot be opened: "
+                          f"{display.escaped(str(err))}")
         label = state.library_label(entry)
         if label not in state.available_tokenizers():
             cache.forget_library_entries()  # saved by another session moments ago
@@ -118,11 +123,13 @@ def unsaved_note(label: str) -> str:
     from ui import runtime
 
     if not runtime.keeps_work():
-        return (f"“{label}” lives only in this browser tab, so the link cannot name it (a "
+        return (f"“{display.escaped(label)}” lives only in this browser tab, so the link "
+                "cannot name it (a "
                 "teammate would see the default tokenizer): the static version has no "
                 "library. Send its files instead (Train's downloads, Tokenize's Export).")
-    return (f"“{label}” lives only in your browser session, so the link cannot name it (a "
-            "teammate would see the default tokenizer). Save it to the library to share it.")
+    return (f"“{display.escaped(label)}” lives only in your browser session, so the link "
+            "cannot name it (a teammate would see the default tokenizer). Save it to the "
+            "library to share it.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,7 +156,8 @@ def text_from_link(value: str, *, what: str) -> tuple[str | None, str | None]:
             return None, (f"the link's {what} {shown(value)} is not stored on this server "
                           "(another server's link, or its library was reset)")
         except Exception as err:  # noqa: BLE001
-            return None, f"the link's {what} {shown(value)} cannot be read: {err}"
+            return None, (f"the link's {what} {shown(value)} cannot be read: "
+                          f"{display.escaped(str(err))}")
     return value, None
 
 
@@ -166,7 +174,8 @@ def text_for_link(text: str) -> tuple[str | None, str | None]:
         try:
             text_id = cache.library().save_text(text)
         except Exception as err:  # noqa: BLE001 - LibraryError: size limit, unwritable folder
-            return None, f"the text is too long for a link and cannot be stored here ({err})"
+            return None, ("the text is too long for a link and cannot be stored here "
+                          f"({display.escaped(str(err))})")
         if len(known) >= _MAX_TEXT_IDS:
             known.pop(next(iter(known)))
         known[key] = text_id

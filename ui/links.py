@@ -36,7 +36,7 @@ import streamlit as st
 
 from ui import keys, limits, site, state
 from ui.link_targets import link_name, resolve_tokenizer, shown, text_for_link
-from ui.url_params import PAGE_PARAMS, current_label, params_of, parse_flag
+from ui.url_params import PAGE_PARAMS, params_of, parse_flag
 
 __all__ = [
     "PAGE_PARAM",
@@ -44,7 +44,6 @@ __all__ = [
     "PAGE_PATHS",
     "PUBLIC_URL_ENV",
     "apply_url",
-    "current_label",
     "follow_page_param",
     "link_name",
     "note",
@@ -100,7 +99,9 @@ def _url_items(page: str) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def note(page: str, message: str) -> None:
-    """Queue a note about the URL for ``page`` (shown once, beside the link)."""
+    """Queue a note about the URL for ``page`` (shown once, beside the link). ``message`` is
+    Markdown: a value from the link goes in through :func:`shown` (a code span), a label, a
+    file name or an error's words through ``ui.display.escaped``, so each shows literally."""
     _note(page, message)
 
 
@@ -292,7 +293,7 @@ def _linked_labels(page: str) -> list[str]:
         return list(state.value(keys.CMP_TOKENIZERS) or [])
     if page == "Evaluate":
         return list(state.value(keys.EVA_TOKENIZERS) or [])
-    return [current_label()] if page in PAGE_PARAMS else []
+    return [state.current_label()] if page in PAGE_PARAMS else []
 
 
 def share_plain(page: str) -> str:

@@ -5,8 +5,9 @@ the saved library, the baselines, then Hub models: the ones this session opened,
 of popular ones (:data:`ui.hub_models.POPULAR`), and the ones in the server's Hugging Face
 cache (:func:`ui.state.available_tokenizers` lists them all), and the GGUF models of Ollama and
 LM Studio when the server lists them (:mod:`ui.local_models`). Beside it, a text box opens any
-``org/name`` (or a Hub page's address); an ID is checked before any request is made, and a
-refused one gets one line under the box.
+``org/name`` (or a Hub page's address); an ID is checked before any request is made, and the
+model is loaded before it is offered: one that is refused or cannot load gets one line under
+the box, and the tokenizer in use stays as it was (:func:`open_model`).
 
 Pages call :func:`tokenizer_picker` (Tokenize) or :func:`compare_adder` (Compare); the
 sidebar calls :func:`sidebar_block`. Loading goes through ``ui.state.get_tokenizer``, which
@@ -21,13 +22,14 @@ import streamlit as st
 
 from ui import display, hub_models, local_models, runtime, state
 
-__all__ = ["compare_adder", "open_by_name", "option_text", "show_problem", "sidebar_block",
-           "tokenizer_picker"]
+__all__ = ["choose", "compare_adder", "load_problem", "open_by_name", "open_model",
+           "option_text", "show_problem", "sidebar_block", "tokenizer_picker"]
 
 _HELP = ("Our presets, your trained and uploaded tokenizers, the saved library, and Hugging "
          "Face Hub models (🤗: popular ones and the ones this server has cached), and on "
          "your own machine (make run) the GGUF models of Ollama and LM Studio (🦙). The 🤗 "
          "box beside it opens any Hub model by its ID.")
+_SIDEBAR_BOX = "ui.sidebar_hub"  # the sidebar's 🤗 box
 _BOX_HELP = ("A model's ID as its Hugging Face page shows it (org/name), or the page's "
              "address. Only its tokenizer files are fetched, once for the whole server; gated "
              "models (Llama, Gemma) need a token on the server (HF_TOKEN).")
@@ -47,13 +49,59 @@ def option_text(label: str) -> str:
     return f"{label} · {note}" if note else label
 
 
+def _problem_key(box: str) -> str:
+    """Where the line for the 🤗 box ``box`` waits until :func:`show_problem` draws it."""
+    return box + ".problem"
+
+
+def load_problem(label: str) -> str | None:
+    """``None`` once the tokenizer ``label`` is loaded (cached for the page that shows it
+    next), else the one line saying why it cannot be."""
+    from core.errors import PlaygroundError
+
+    try:
+        state.get_tokenizer(label)
+    except PlaygroundError as err:  # the core's messages say what to do
+        return str(err)
+    except KeyError as err:
+        return str(err.args[0] if err.args else err)
+    except Exception as err:  # noqa: BLE001 - every failure becomes one line, not a traceback
+        return f"“{label}” cannot be loaded ({type(err).__name__}: {err})"
+    return None
+
+
+def open_model(repo: str, on_open: Callable[[str], None] | None = None) -> str | None:
+    """Load the Hub model ``repo`` (an ID already checked), then remember it and hand its
+    label to ``on_open`` (by default it becomes the active tokenizer). Returns ``None``, or
+    the one line saying why it cannot be loaded; then nothing changes: the tokenizer in use
+    stays active and the model is neither offered nor remembered."""
+    problem = load_problem(hub_models.hub_label(repo))
+    if problem is None:
+        (on_open or state.set_active)(hub_models.remember(repo))
+    return problem
+
+
+def choose(key: str, *, problem_at: str | None = None) -> None:
+    """A picker's ``on_change``: the tokenizer chosen in the select box ``key`` becomes the
+    active one once it loads. One that cannot load (a Hub model while the server is offline,
+    a GGUF file gone) is not made active: the tokenizer in use stays, and the one line
+    saying why waits for :func:`show_problem` (``problem_at``, by default ``key``)."""
+    label = st.session_state[key]
+    problem = load_problem(label)
+    if problem is None:
+        state.set_active(label)
+    else:
+        st.session_state[_problem_key(problem_at or key)] = problem
+
+
 def open_by_name(key: str, *, on_open: Callable[[str], None] | None = None,
                  label: str = "…or any Hugging Face model", width: int | str = "stretch",
                  problem_here: bool = True) -> None:
-    """A text box: Enter opens the Hub model typed (``on_open(label)``; by default it becomes
-    the active tokenizer). A malformed ID is refused with one line (under the box, or where
-    :func:`show_problem` is called when not ``problem_here``), and nothing is fetched."""
-    problem_key = key + ".problem"
+    """A text box: Enter opens the Hub model typed (:func:`open_model`). A malformed ID is
+    refused before anything is fetched, and a model that cannot load is not opened; either
+    gets one line (under the box, or where :func:`show_problem` is called when not
+    ``problem_here``)."""
+    problem_key = _problem_key(key)
     if runtime.in_browser():
         st.caption("Hub models need the server version of the playground (`make run`).")
         return
@@ -70,7 +118,10 @@ def open_by_name(key: str, *, on_open: Callable[[str], None] | None = None,
         except HubError as err:
             st.session_state[problem_key] = str(err)
             return
-        (on_open or state.set_active)(hub_models.remember(repo))
+        problem = open_model(repo, on_open)
+        if problem is not None:
+            st.session_state[problem_key] = problem
+            return
         st.session_state[key] = ""  # allowed: a callback runs before the box is drawn again
 
     st.text_input(label, key=key, on_change=submit, placeholder="org/name, e.g. Qwen/Qwen3-8B",
@@ -80,24 +131,23 @@ def open_by_name(key: str, *, on_open: Callable[[str], None] | None = None,
 
 
 def show_problem(key: str) -> None:
-    """The one line saying why the ID typed in the box ``key`` was refused (once)."""
-    problem = st.session_state.pop(key + ".problem", None)
+    """The one line saying why the model typed in the 🤗 box ``key`` (or picked in the
+    select box ``key``: :func:`choose`) was not opened, once."""
+    problem = st.session_state.pop(_problem_key(key), None)
     if problem:
         st.error(display.escaped(problem), icon="⚠️")  # it quotes what was typed
 
 
 def tokenizer_picker(key: str, *, label: str = "Tokenizer") -> str:
     """The select box over every tokenizer and model (following, and setting, the session's
-    active one), with the 🤗 box beside it. Returns the chosen label."""
+    active one), with the 🤗 box beside it. Returns the chosen label. A choice that cannot
+    load (a Hub model while the server is offline, a GGUF file gone) is not made: the
+    previous one stays, and one line under the box says why."""
     options = state.available_tokenizers()
-    current = state.active_label() or options[0]
-    st.session_state[key] = current if current in options else options[0]
-
-    def on_change() -> None:
-        state.set_active(st.session_state[key])
-
+    st.session_state[key] = state.current_label()
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
-        chosen = st.selectbox(label, options, key=key, on_change=on_change,
+        chosen = st.selectbox(label, options, key=key, on_change=choose, args=(key,),
+                              kwargs={"problem_at": key + ".hub"},  # shown under the box
                               format_func=option_text, help=_HELP)
         if not runtime.in_browser():
             open_by_name(key + ".hub", width=260, problem_here=False)
@@ -128,11 +178,17 @@ def sidebar_block() -> None:
     if not box.open:
         return
     with box:
-        open_by_name("ui.sidebar_hub", label="Model ID (org/name)")
+        open_by_name(_SIDEBAR_BOX, label="Model ID (org/name)")
         cached = hub_models.cached_repos()
         if cached:
             st.caption("Cached on this server (open without the network):")
             for repo in cached[:12]:
-                if st.button(repo, key=f"ui.hub_cached.{repo}", icon="🤗", width="stretch"):
-                    state.set_active(hub_models.remember(repo))
-                    st.rerun()
+                st.button(repo, key=f"ui.hub_cached.{repo}", icon="🤗", width="stretch",
+                          on_click=_open_cached, args=(repo,))
+
+
+def _open_cached(repo: str) -> None:
+    """A cached model's button: open it, or say under the sidebar's box why it cannot load."""
+    problem = open_model(repo)
+    if problem is not None:
+        st.session_state[_problem_key(_SIDEBAR_BOX)] = problem

@@ -146,9 +146,10 @@ def available_tokenizers() -> list[str]:
     library's tokenizers, baselines, Hub models (``ui.hub_models.hub_labels``)."""
     from ui import hub_models
 
-    own = list(session_tokenizers())[::-1]
+    session = session_tokenizers()  # read once: each read of the session state costs
+    own = list(session)[::-1]
     return own + list(PRESET_LABELS) + library_labels() + list(BASELINE_LABELS) + [
-        label for label in hub_models.hub_labels() if label not in session_tokenizers()]
+        label for label in hub_models.hub_labels() if label not in session]
 
 
 def describe(label: str) -> str:
@@ -269,10 +270,21 @@ def set_active(label: str | None) -> None:
 
 
 def active_label() -> str | None:
-    """The active tokenizer's label, or ``None`` if the session has not chosen one yet."""
+    """The active tokenizer's label, or ``None`` if the session has not chosen one yet
+    (what pages use then: :func:`current_label`)."""
     init_session()
     label = st.session_state[_ACTIVE]
     return label if label in available_tokenizers() else None
+
+
+def current_label() -> str:
+    """The tokenizer pages use now: the active one, else the first one a picker offers
+    (``"GPT-2 (gpt2)"`` in a fresh session). Pickers start from it and the sidebar names it,
+    so both say the same before the session has chosen anything."""
+    init_session()
+    options = available_tokenizers()
+    label = st.session_state[_ACTIVE]
+    return label if label in options else options[0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,16 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from core.formats.detect import files_to_open
 from ui import cache, display, limits, model_picker, runtime, site, state, workspace
+from ui.live_input import key_class
 
 if TYPE_CHECKING:
     from core.interface import TokenizerInterface
 
-#: File types the tokenizer loader accepts (core.formats tells the format from the content).
-TOKENIZER_FILE_TYPES = ["pkl", "pickle", "json", "bpe", "tiktoken", "txt", "model",
-                        "v1", "v2", "v3", "v7", "v7m1",
-                        "jinja",  # chat_template.jinja beside tokenizer.json (core.chat_template)
-                        "gguf"]  # llama.cpp's files: recognised by their magic, metadata only
 #: Pre-tokenizer choices for files that store none ("custom" opens a regex box).
 PATTERN_CHOICES = ["from the files", "gpt2", "cl100k", "o200k", "llama3", "tekken", "custom regex"]
 
@@ -78,6 +75,7 @@ def load_tokenizer(label: str | None, *,
         return label, state.get_tokenizer(label)
     except Exception as err:  # noqa: BLE001 - every failure becomes a message, not a traceback
         reason = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+        reason = display.escaped(reason)  # it may name a file, a Hub model, a link's value
         if not fallback:
             st.warning(f"“{display.escaped(label)}” is left out: {reason}", icon="⚠️")
             return None
@@ -93,25 +91,18 @@ def load_tokenizer(label: str | None, *,
     return new_label, state.get_tokenizer(new_label)
 
 
-def _default_label() -> str:
-    options = state.available_tokenizers()
-    return state.active_label() or options[0]
-
-
 def tokenizer_picker(key: str, *, label: str = "Tokenizer", help: str | None = None) -> str:
     """A select box over every available tokenizer, following (and setting) the session's
-    active one. Returns the chosen label."""
+    active one. Returns the chosen label. A choice that cannot load (a Hub model while the
+    server is offline, a GGUF file gone) is not made: the tokenizer in use stays, and one
+    line under the box says why (``ui.model_picker.choose``)."""
     options = state.available_tokenizers()
-    current = _default_label()
-    st.session_state[key] = current if current in options else options[0]
-
-    def on_change() -> None:
-        state.set_active(st.session_state[key])
-
+    st.session_state[key] = state.current_label()
     chosen = st.selectbox(
-        label, options, key=key, on_change=on_change,
+        label, options, key=key, on_change=model_picker.choose, args=(key,),
         help=help or "Your trained and uploaded tokenizers, OpenAI's presets, and two baselines.",
     )
+    model_picker.show_problem(key)
     if state.active_label() is None:
         state.set_active(chosen)
     return chosen
@@ -139,6 +130,29 @@ def upload_size_cap_mb() -> int:
     return min(limits.upload_transport_mb(), int(st.get_option("server.maxUploadSize")))
 
 
+#: What Streamlit prints in a drop zone ("100MB per file": its max_upload_size, not our limit).
+_DROP_ZONE_NOTE = '[data-testid="stFileUploaderDropzoneInstructions"] span'
+
+
+def file_uploader(label: str, *, key: str, per_file: bool = False, **options: Any) -> Any:
+    """``st.file_uploader`` of many files whose drop zone states this server's limit
+    (``limits.upload_limit_note``: in total, or ``per_file``); ``options`` go to Streamlit.
+
+    subtle: the browser may send a file up to :func:`upload_size_cap_mb`, twice the limit,
+    so a file too large still reaches the page, which says why it is refused in our words;
+    Streamlit prints that cap in the drop zone and has no option to change the line. A CSS
+    rule scoped to this uploader (its ``st-key-`` class) shows our limit there instead, in
+    Streamlit's own font and colour.
+    """
+    note = limits.upload_limit_note(per_file=per_file)
+    note = note.replace("\\", "\\\\").replace('"', '\\"')  # a CSS string (our text, quoted anyway)
+    zone = f".{key_class(key)} {_DROP_ZONE_NOTE}"
+    st.html(f'<style>{zone} {{ font-size: 0; }} '
+            f'{zone}::after {{ content: "{note}"; font-size: 0.875rem; }}</style>')
+    return st.file_uploader(label, key=key, accept_multiple_files=True,
+                            max_upload_size=upload_size_cap_mb(), **options)
+
+
 def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | None:
     """Upload tokenizer files and load them through core's safe loaders.
 
@@ -147,17 +161,21 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
     Hugging Face ``tokenizer.json``, a SentencePiece ``.model``, a Mistral Tekken json or a
     GGUF file (llama.cpp, Ollama, LM Studio; a vocab-only one is a few MB). A good upload
     is registered in the session and made active; its label is returned (once,
-    on the run that loaded it). Bad files show the loader's message.
+    on the run that loaded it). Files added beside an earlier upload open alone when they
+    make a tokenizer (:func:`_files_to_open`). Bad files show the loader's message.
     """
-    uploads = st.file_uploader(
-        label, type=TOKENIZER_FILE_TYPES, accept_multiple_files=True, key=key,
-        max_upload_size=upload_size_cap_mb(),
+    # subtle: no type= filter. Tokenizer files come as .bin, hash names or no extension;
+    # Streamlit's filter refused those with a red icon and words on hover only. The content
+    # decides instead (core.formats says in one line what it cannot read).
+    uploads = file_uploader(  # its drop zone states our limit (in total)
+        label, key=key,
         help="vocab.pkl + merges.pkl · encoder.json + vocab.bpe · *.tiktoken or Llama 3/4 "
              "tokenizer.model · tokenizer.json (BPE, WordPiece) · SentencePiece .model · "
              "Mistral tekken.json · a GGUF file (a vocab-only one, as llama.cpp's "
-             "ggml-vocab-*.gguf). With tokenizer.json, add tokenizer_config.json or "
-             "chat_template.jinja for its chat template (Tokenize's Chat mode). "
-             "Pickles are read with a restricted loader that never runs "
+             "ggml-vocab-*.gguf). Any file name: the content decides. A tokenizer added "
+             "here later replaces the one loaded before. With tokenizer.json, add "
+             "tokenizer_config.json or chat_template.jinja for its chat template (Tokenize's "
+             "Chat mode). Pickles are read with a restricted loader that never runs "
              f"code. At most {limits.format_bytes(limits.max_upload_bytes())} in total "
              "(TOKPLAY_MAX_UPLOAD_MB).",
     )
@@ -181,13 +199,14 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
     if too_large:  # checked before the bytes are copied out of the uploader
         st.error(too_large, icon="⚠️")
         return None
-    files = {u.name: u.getvalue() for u in uploads}
+    files, held = _files_to_open(key, uploads)
     specials = [t.strip() for t in specials_raw.split(",") if t.strip()] or None
     options = {"special_tokens": specials,
                "pattern": None if pattern == "from the files" else pattern}
     digest = cache.content_hash(files) + repr(sorted(options.items()))
     done_key = key + ".loaded"
     if st.session_state.get(done_key, (None, None))[0] == digest:
+        _loaded_from(key, held, files)  # (a file taken away: the rest is what is open)
         return None  # already loaded on an earlier run; keep the user's later choices
     try:
         tok = cache.load_files(files, **options)
@@ -204,8 +223,38 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
     workspace.remember_files(new_label, files, **options)
     state.set_active(new_label)
     st.session_state[done_key] = (digest, new_label)
+    _loaded_from(key, held, files)
     st.toast(f"Loaded “{display.escaped(new_label)}”", icon="✅")
     return new_label
+
+
+def _files_to_open(
+    key: str, uploads: list[Any]
+) -> tuple[dict[str, bytes], frozenset[tuple[str, str]]]:
+    """The uploader's files to open, and what it holds (``(name, content digest)`` pairs).
+
+    Files added since the last load open alone when they make a tokenizer, so a second
+    GGUF replaces the first; else every file does, so ``merges.pkl`` completes ``vocab.pkl``
+    (:func:`core.formats.detect.files_to_open`). A file picked again (same name and bytes)
+    is not new. ``key + ".held"`` is what the uploader held at the last load;
+    ``key + ".choice"`` keeps the choice, made once per change.
+    """
+    files = {u.name: u.getvalue() for u in uploads}
+    held = frozenset((name, cache.content_hash({"": data})) for name, data in files.items())
+    before = st.session_state.get(key + ".held", frozenset())
+    choice = st.session_state.get(key + ".choice")
+    if choice is None or choice[0] != (held, before):
+        added = {name for name, _ in held - before}
+        choice = ((held, before), sorted(files_to_open(files, added)))
+        st.session_state[key + ".choice"] = choice
+    return {name: files[name] for name in choice[1] if name in files}, held
+
+
+def _loaded_from(key: str, held: frozenset[tuple[str, str]], files: dict[str, bytes]) -> None:
+    """Remember that the uploader held ``held`` when ``files`` (some of them) were opened:
+    files added later count from here."""
+    st.session_state[key + ".held"] = held
+    st.session_state[key + ".choice"] = ((held, held), sorted(files))
 
 
 def _page_menu() -> None:
@@ -240,23 +289,18 @@ def sidebar(page: str = "") -> None:
                 tokenizer_uploader("ui.sidebar_upload")
         model_picker.sidebar_block()  # any Hugging Face model by its ID, and the cached ones
     with info:  # filled after the loader, so a file loaded on this run shows at once
-        active = state.active_label()
+        active = state.current_label()  # what the pages use, chosen or not
+        own = state.session_tokenizers().get(active)
+        size = f" · {own['tok'].n_vocab:,} tokens" if own is not None else ""
         st.markdown("**Active tokenizer**")
-        if active is None:
-            st.caption("None yet: train one, load files, or pick a preset on a page.")
-        else:
-            own = state.session_tokenizers().get(active)
-            size = ""
-            if own is not None:
-                size = f" · {own['tok'].n_vocab:,} tokens"
-            st.markdown(display.code_span(active))  # a label is user text (file names)
-            st.caption(display.escaped(state.describe(active) + size))
-            if own is not None and own["tok"].capabilities.save and runtime.keeps_work():
-                if state.saved_id(active) is None:
-                    with st.expander("Save to library", icon="📚"):
-                        save_to_library(active, key="ui.sidebar_save")
-                else:
-                    st.caption(f"📚 saved as `lib:{state.saved_id(active)}`")
+        st.markdown(display.code_span(active))  # a label is user text (file names)
+        st.caption(display.escaped(state.describe(active) + size))
+        if own is not None and own["tok"].capabilities.save and runtime.keeps_work():
+            if state.saved_id(active) is None:
+                with st.expander("Save to library", icon="📚"):
+                    save_to_library(active, key="ui.sidebar_save")
+            else:
+                st.caption(f"📚 saved as `lib:{state.saved_id(active)}`")
 
 
 def save_to_library(label: str, *, key: str) -> str | None:
@@ -350,7 +394,7 @@ def show_export_failures(failures: list[str], *, others: bool = True) -> None:
     and the reason); ``others`` says whether other downloads are still offered."""
     after = " The other downloads are complete." if others else ""
     for message in failures:
-        st.warning(f"{message.rstrip('.')}.{after}", icon="⚠️")
+        st.warning(f"{display.message(message.rstrip('.'))}.{after}", icon="⚠️")  # file names
 
 
 @st.cache_resource(max_entries=8, ttl=3600, show_spinner="Writing files…")

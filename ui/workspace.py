@@ -60,7 +60,8 @@ def store() -> Any:
 def _problem(err: BaseException) -> None:
     """Remember (once) why work cannot be kept; :func:`notes` shows it."""
     st.session_state[keys.WS_PROBLEM] = (
-        f"Your work cannot be kept for reloads and links on this server ({err}). Everything "
+        f"Your work cannot be kept for reloads and links on this server "
+        f"({display.escaped(str(err))}). Everything "
         "still works in this browser tab.")
 
 
@@ -286,7 +287,7 @@ def restore() -> list[str]:
         del st.query_params[WS_PARAM]
         return [(f"The work this link named ({display.code_span('ws=' + str(ws_id)[:20])}) "
                  "cannot be reopened: "
-                 f"{err} This page starts fresh.")]
+                 f"{display.escaped(str(err))} This page starts fresh.")]
     notes = _restore_tokenizers(doc.get("tokenizers") or [])
     _restore_training(doc)
     _restore_corpus(doc.get("corpus"), notes)
@@ -313,7 +314,7 @@ def _restore_tokenizers(items: list[Any]) -> list[str]:
             tok = _rebuild(json.dumps(recipe, sort_keys=True))
         except Exception as err:  # noqa: BLE001
             notes.append(f"“{display.escaped(str(item.get('label', '?'))[:80])}” could not be "
-                         f"reopened ({err}).")
+                         f"reopened ({display.escaped(str(err))}).")  # it may name a file
             continue
         meta = dict(item.get("meta") or {})
         if recipe.get("kind") == "builtin":  # its training is rebuilt too (cached): Replay
@@ -353,7 +354,8 @@ def _restore_corpus(corpus: Any, notes: list[str]) -> None:
     try:
         texts = [store().get(blob).decode("utf-8") for blob in corpus["blobs"]]
     except Exception as err:  # noqa: BLE001
-        notes.append(f"The uploaded corpus could not be reopened ({err}): upload it again.")
+        notes.append(f"The uploaded corpus could not be reopened ({display.escaped(str(err))}): "
+                     "upload it again.")
         return
     st.session_state[keys.TRAIN_CORPUS] = {
         "name": str(corpus["name"]), "files": corpus["files"], "texts": texts,

@@ -5,8 +5,10 @@
 1. a preset name: ``gpt2``, ``cl100k_base``, ``o200k_base``;
 2. a path: one tokenizer file (``tokenizer.json``, ``tokenizer.model``, a ``.tiktoken`` rank
    file, ...), several joined by commas (``vocab.pkl,merges.pkl``), or a folder (every file
-   directly in it: a downloaded model's folder); read through :mod:`core.formats`' safe
-   loaders;
+   directly in it: a downloaded model's folder, or every file the Train page downloads);
+   read through :mod:`core.formats`' safe loaders. One tokenizer in several formats opens
+   the one that says most (``tokenizer.json`` first: :data:`core.formats.detect.PRECEDENCE`),
+   and the source line names the files not read;
 3. a Hugging Face Hub ID ``org/name`` (``org/name@revision`` for a branch, tag or commit),
    through :func:`core.hub.from_pretrained`.
 
@@ -19,12 +21,13 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING
 
 from core.errors import PlaygroundError
 
 if TYPE_CHECKING:
+    from core.formats.detect import FileSet
     from core.interface import TokenizerInterface
 
 __all__ = ["load_tokenizer", "looks_like_hub_id", "read_text"]
@@ -58,6 +61,22 @@ def _read_files(paths: list[str]) -> dict[str, bytes]:
     return files
 
 
+def _files_source(files: Mapping[str, bytes], found: FileSet) -> str:
+    """Which files were read, for ``inspect``'s source line.
+
+    >>> from core.formats import FileSet
+    >>> found = FileSet("hf", {"tokenizer": "tokenizer.json"},
+    ...                 other_formats=["vocab.pkl", "merges.pkl"])
+    >>> _files_source(dict.fromkeys(["tokenizer.json", "vocab.pkl", "merges.pkl"], b""), found)
+    'files tokenizer.json (the same tokenizer in other formats, not read: vocab.pkl, merges.pkl)'
+    """
+    read = ", ".join(sorted(n for n in files if n not in found.other_formats))
+    if not found.other_formats:
+        return f"files {read}"
+    return (f"files {read} (the same tokenizer in other formats, not read: "
+            f"{', '.join(found.other_formats)})")
+
+
 def load_tokenizer(spec: str) -> tuple[TokenizerInterface, str]:
     """The tokenizer ``-t spec`` names, and where it came from in a few words."""
     from core.presets import PRESETS, load_preset
@@ -76,12 +95,13 @@ def load_tokenizer(spec: str) -> tuple[TokenizerInterface, str]:
                 f"unknown tokenizer {spec!r}: {missing[0]!r} is not a file, and -t takes a "
                 f"preset ({', '.join(PRESETS)}), tokenizer file(s) (vocab.pkl,merges.pkl; "
                 "tokenizer.json; ...) or a Hub ID org/name")
-        from core.formats import load_tokenizer_files
+        from core.formats import identify_files, load_tokenizer_files
 
         files = _read_files(paths)
         if not files:
             raise PlaygroundError(f"no files in {spec!r}: give the tokenizer's files")
-        return load_tokenizer_files(files), "files " + ", ".join(sorted(files))
+        found = identify_files(files)
+        return load_tokenizer_files(files, found=found), _files_source(files, found)
     repo, _, revision = spec.partition("@")
     from core.hub import from_pretrained
 

@@ -5,7 +5,7 @@
 >>> identify_files({"notes.md": b"hello"})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-core.errors.FormatError: cannot tell which tokenizer format these files are: notes.md (not a ...
+core.errors.FormatError: cannot tell which tokenizer format this file is: notes.md (not a ...
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import binascii
 import copy
 import json
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from core.errors import FormatError, PatternNeededError, PlaygroundError
@@ -48,14 +48,11 @@ from core.basics import gc_paused
 #: What :func:`load_tokenizer_files` returns: the fast byte-level BPE, or a pipeline.
 AnyTokenizer = Tokenizer | PipelineTokenizer
 
+#: What a set of files must hold, in words (the uploader's help names the models too).
 ACCEPTED = (
-    "vocab.pkl + merges.pkl (CS336 pickles); "
-    "encoder.json + vocab.bpe (GPT-2; also vocab.json + merges.txt); "
-    "one tiktoken rank file (.tiktoken, or Meta's Llama 3/4 tokenizer.model); "
-    "one Hugging Face tokenizer.json (BPE, Unigram, WordPiece or WordLevel); "
-    "one SentencePiece .model (BPE: Llama 2, Mistral; Unigram: T5, ALBERT, XLM-R); "
-    "one Mistral Tekken tekken.json; "
-    "one GGUF file (llama.cpp, Ollama, LM Studio; a vocab-only one is a few MB)"
+    "vocab.pkl + merges.pkl; encoder.json + vocab.bpe (or vocab.json + merges.txt); a "
+    ".tiktoken rank file or Meta's Llama 3/4 tokenizer.model; tokenizer.json; a "
+    "SentencePiece .model; tekken.json; a GGUF file"
 )
 
 # Files that travel with a tokenizer but carry nothing we need: skipped quietly.
@@ -72,15 +69,18 @@ class FileSet:
     """The recognised format and which uploaded file plays which role.
 
     ``kind`` is ``"pickles"`` (roles ``vocab``/``merges``), ``"gpt2"`` (``encoder``/``bpe``),
-    ``"tiktoken"`` (``ranks``), ``"hf"`` (``tokenizer``) or ``"gguf"`` (``model``);
-    ``ignored`` lists skipped files; ``parsed`` holds the JSON documents read while
-    sniffing (file name -> object), so that loading does not parse a big file twice.
+    ``"tiktoken"`` (``ranks``), ``"hf"`` or ``"tekken"`` (``tokenizer``), ``"sentencepiece"``
+    or ``"gguf"`` (``model``); ``ignored`` lists skipped files: companions such as
+    ``tokenizer_config.json``, and ``other_formats``, the files of the same tokenizer in
+    formats that lost to ``kind`` (:data:`PRECEDENCE`); ``parsed`` holds the JSON documents
+    read while sniffing (file name -> object), so that loading does not parse a big file twice.
     """
 
     kind: str
     roles: dict[str, str]
     ignored: list[str] = field(default_factory=list)
     parsed: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    other_formats: list[str] = field(default_factory=list)
 
 
 #: The table cache's builders for a tokenizer.json (meta["kind"] tells their tables apart).
@@ -172,65 +172,153 @@ def _pickle_role(name: str, data: bytes) -> str | None:
 
 
 def identify_files(files: Mapping[str, bytes]) -> FileSet:
-    """Decide the format of an upload from file names, then content; a clear
-    :class:`FormatError` lists what is accepted when the set is not recognised."""
+    """Decide the format of an upload from file names, then content.
+
+    One tokenizer per format: several formats of one tokenizer (what the Train page
+    downloads; a Hugging Face repo's ``tokenizer.json`` beside ``vocab.json``) open the first
+    of :data:`PRECEDENCE` and list the others in ``ignored`` and ``other_formats``. A
+    :class:`FormatError` (one line) names the files to remove when two tokenizers of one
+    format (two GGUF files) or stray files are given, and lists what is accepted when the set
+    holds no whole tokenizer.
+    """
     kinds: dict[str, str | None] = {}
     ignored: list[str] = []
     parsed: dict[str, object] = {}
     for name, data in files.items():
-        if posixpath.basename(name.replace("\\", "/")).lower() in _COMPANIONS:
+        if _is_companion(name):
             ignored.append(name)
         else:
             kinds[name] = _sniff(name, data, parsed)
     by_kind: dict[str, list[str]] = {}
     for name, kind in kinds.items():
         by_kind.setdefault(kind or "unknown", []).append(name)
-
-    def found(kind: str, roles: dict[str, str]) -> FileSet:
-        return FileSet(kind, roles, ignored, parsed)
-
-    shape = {k: len(v) for k, v in by_kind.items()}
-    if shape == {"hf": 1}:
-        return found("hf", {"tokenizer": by_kind["hf"][0]})
-    if shape == {"tiktoken": 1}:
-        return found("tiktoken", {"ranks": by_kind["tiktoken"][0]})
-    if shape == {"tekken": 1}:
-        return found("tekken", {"tokenizer": by_kind["tekken"][0]})
-    if shape == {"sentencepiece": 1}:
-        return found("sentencepiece", {"model": by_kind["sentencepiece"][0]})
-    if shape == {"gguf": 1}:
-        return found("gguf", {"model": by_kind["gguf"][0]})
-    if shape == {"hf": 1, "encoder": 1, "bpe": 1}:
-        # a Hugging Face GPT-2 repo ships both; tokenizer.json also names specials and pattern
-        return FileSet(
-            "hf", {"tokenizer": by_kind["hf"][0]}, ignored + by_kind["encoder"] + by_kind["bpe"],
-            parsed,
+    _refuse_two_of_a_kind(by_kind)
+    whole = _whole_tokenizers(by_kind, files)
+    if not whole:
+        described = ", ".join(f"{name} ({_describe(kind)})" for name, kind in kinds.items())
+        if not kinds:
+            described = "no files" if not ignored else "only " + ", ".join(ignored)
+        these = "this file is" if len(kinds) == 1 and not ignored else "these files are"
+        raise FormatError(
+            f"cannot tell which tokenizer format {these}: {described}. Give one of: {ACCEPTED}"
         )
-    if shape == {"encoder": 1, "bpe": 1}:
-        return found("gpt2", {"encoder": by_kind["encoder"][0], "bpe": by_kind["bpe"][0]})
-    if shape == {"pickle": 2}:
-        roles = {n: _pickle_role(n, files[n]) for n in by_kind["pickle"]}
-        if sorted(r or "" for r in roles.values()) == ["merges", "vocab"]:
-            return found("pickles", {r: n for n, r in roles.items() if r})
-        # one role is clear from the name: the other file plays the other role
+    kind = next(k for k in PRECEDENCE if k in whole)
+    _refuse_strays(kinds, whole, " + ".join(whole[kind].values()))
+    others = [n for k in PRECEDENCE if k in whole and k != kind for n in whole[k].values()]
+    return FileSet(kind, whole[kind], ignored + others, parsed, other_formats=others)
+
+
+#: Several formats of one tokenizer in one set (the Train page's downloads; a Hugging Face
+#: repo's tokenizer.json beside tokenizer.model or vocab.json + merges.txt): the first one
+#: here opens. tokenizer.json names its special tokens, pattern and template; pickles and
+#: GPT-2 files name neither (both are guessed); a rank file we do not know needs a pattern.
+PRECEDENCE = ("hf", "tekken", "sentencepiece", "gguf", "pickles", "gpt2", "tiktoken")
+#: A tokenizer in one file: its kind -> the file's role.
+_ONE_FILE = {"hf": "tokenizer", "tekken": "tokenizer", "sentencepiece": "model",
+             "gguf": "model", "tiktoken": "ranks"}
+
+
+def _is_companion(name: str) -> bool:
+    """A file that travels with a tokenizer (its config, its chat template) but is no
+    tokenizer itself: never a reason to refuse a set."""
+    base = posixpath.basename(name.replace("\\", "/")).lower()
+    return base in _COMPANIONS or base.endswith(".jinja")  # (.jinja: with_chat_template's)
+
+
+def _whole_tokenizers(
+    by_kind: Mapping[str, list[str]], files: Mapping[str, bytes]
+) -> dict[str, dict[str, str]]:
+    """Each whole tokenizer in the set (at most one per format): kind -> roles."""
+    whole = {kind: {role: by_kind[kind][0]} for kind, role in _ONE_FILE.items() if kind in by_kind}
+    if by_kind.get("encoder") and by_kind.get("bpe"):
+        whole["gpt2"] = {"encoder": by_kind["encoder"][0], "bpe": by_kind["bpe"][0]}
+    if len(by_kind.get("pickle", ())) == 2:
+        roles = _pickle_roles(by_kind["pickle"], files)
+        if roles is not None:
+            whole["pickles"] = roles
+    return whole
+
+
+def _pickle_roles(names: list[str], files: Mapping[str, bytes]) -> dict[str, str] | None:
+    """``{"vocab": ..., "merges": ...}`` for two pickles, from their names or content."""
+    roles = {n: _pickle_role(n, files[n]) for n in names}
+    if sorted(r or "" for r in roles.values()) == ["merges", "vocab"]:
+        found = {r: n for n, r in roles.items() if r}
+    else:  # one role is clear from the name: the other file plays the other role
         known = [(n, r) for n, r in roles.items() if r]
-        if len(known) == 1:
-            other = next(n for n in roles if n != known[0][0])
-            role = known[0][1]
-            return found(
-                "pickles",
-                {role: known[0][0], ("merges" if role == "vocab" else "vocab"): other},
-            )
-    described = ", ".join(
-        f"{name} ({_DESCRIBE.get(kind, 'not a tokenizer file')})"
-        for name, kind in kinds.items()
-    )
-    if not kinds:
-        described = "no files" if not ignored else "only " + ", ".join(ignored)
-    raise FormatError(
-        f"cannot tell which tokenizer format these files are: {described}. Upload one of: "
-        f"{ACCEPTED}"
-    )
+        if len(known) != 1:
+            return None
+        (name, role), other = known[0], next(n for n in roles if n != known[0][0])
+        found = {role: name, ("merges" if role == "vocab" else "vocab"): other}
+    return {"vocab": found["vocab"], "merges": found["merges"]}
+
+
+def _refuse_two_of_a_kind(by_kind: Mapping[str, list[str]]) -> None:
+    """Two tokenizers of one format cannot be told apart: name the files, keep one.
+
+    >>> _refuse_two_of_a_kind({"gguf": ["a.gguf", "b.gguf"]})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    core.errors.FormatError: a.gguf and b.gguf are 2 GGUF models, one tokenizer each: remove ...
+    """
+    for kind, names in by_kind.items():
+        most = 2 if kind == "pickle" else 1
+        if kind == "unknown" or len(names) <= most:
+            continue
+        listed = ", ".join(names[:-1]) + " and " + names[-1]
+        if kind == "pickle":
+            raise FormatError(f"{listed} are {len(names)} pickles, and a tokenizer is one "
+                              "vocab + merges pair: remove the pickles you do not want to open")
+        each = ", one tokenizer each" if kind in _ONE_FILE else ""
+        ones = "one" if len(names) == 2 else "ones"
+        raise FormatError(f"{listed} are {len(names)} {_PLURAL[kind]}{each}: remove the "
+                          f"{ones} you do not want to open")
+
+
+def _refuse_strays(kinds: Mapping[str, str | None], whole: Mapping[str, dict[str, str]],
+                   opened: str) -> None:
+    """Files beside whole tokenizers that belong to none: a file we do not read, or half of a
+    pair (``vocab.pkl`` without ``merges.pkl``). One line names them."""
+    used = {n for roles in whole.values() for n in roles.values()}
+    unknown = [n for n, kind in kinds.items() if kind is None]
+    halves = [n for n, kind in kinds.items() if kind is not None and n not in used]
+    if unknown:
+        what = "is not a tokenizer file: remove it" if len(unknown) == 1 else \
+            "are not tokenizer files: remove them"
+        raise FormatError(f"{', '.join(unknown)} {what} to open {opened}")
+    if halves:
+        them = "it" if len(halves) == 1 else "them"
+        described = ", ".join(f"{n} ({_describe(kinds[n])})" for n in halves)
+        raise FormatError(
+            f"{described} {'is' if them == 'it' else 'are'} half of a pair (vocab.pkl + "
+            f"merges.pkl, encoder.json + vocab.bpe): add the other half, or remove {them} to "
+            f"open {opened}")
+
+
+def files_to_open(files: Mapping[str, bytes], added: Collection[str]) -> dict[str, bytes]:
+    """The files to open after a user ``added`` some to ``files`` (an uploader's content):
+    the new ones alone when they make a tokenizer, so a second tokenizer replaces the first;
+    else all of them (``merges.pkl`` added beside ``vocab.pkl`` completes the pair).
+
+    >>> old = {"a.tiktoken": b"IQ== 0\\n"}
+    >>> sorted(files_to_open({**old, "b.tiktoken": b"Ig== 0\\n"}, ["b.tiktoken"]))
+    ['b.tiktoken']
+    >>> sorted(files_to_open({"vocab.json": b"{}", "merges.txt": b"#version"}, ["merges.txt"]))
+    ['merges.txt', 'vocab.json']
+    """
+    new = {name: files[name] for name in added if name in files}
+    if new and len(new) < len(files):
+        try:
+            identify_files(new)
+        except FormatError:
+            pass  # not a tokenizer alone: it completes the files already there
+        else:
+            return new
+    return dict(files)
+
+
+def _describe(kind: str | None) -> str:
+    return _DESCRIBE.get(kind or "", "not a tokenizer file")
 
 
 _DESCRIBE = {
@@ -243,6 +331,12 @@ _DESCRIBE = {
     "sentencepiece": "a SentencePiece model",
     "gguf": "a GGUF model",
 }
+_PLURAL = {
+    "hf": "Hugging Face tokenizer.json files", "encoder": "GPT-2 encoder.json files",
+    "bpe": "GPT-2 merges files", "tiktoken": "tiktoken rank files",
+    "tekken": "Mistral Tekken files", "sentencepiece": "SentencePiece models",
+    "gguf": "GGUF models",
+}
 
 
 @with_chat_template  # tokenizer_config.json / chat_template.jinja: tok.chat_template
@@ -253,6 +347,7 @@ def load_tokenizer_files(
     special_tokens: Sequence[str] | None = None,
     pattern: str | None = None,
     name: str = "",
+    found: FileSet | None = None,
 ) -> AnyTokenizer:
     """A tokenizer from uploaded files (file name -> bytes), whatever the format.
 
@@ -267,9 +362,10 @@ def load_tokenizer_files(
     :data:`core.pretokenize.PATTERNS` or a regex); ``None`` uses the file's own, or
     ``"gpt2"`` for pickles and GPT-2 files. A rank file we do not recognise by its SHA-256
     stores none and has no safe default, so it raises :class:`PatternNeededError` unless
-    ``pattern`` is given.
+    ``pattern`` is given. ``found``: what :func:`identify_files` said of these same files,
+    for a caller that asked first (they are not sniffed again).
     """
-    found = identify_files(files)
+    found = found or identify_files(files)
     roles = found.roles
     if found.kind == "tiktoken":
         return _load_ranks(files[roles["ranks"]], roles["ranks"], special_tokens, pattern, name)

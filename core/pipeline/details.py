@@ -272,6 +272,6 @@ def merge_tree(tokenizer: PipelineParts, token_id: int) -> MergeNode:
             if left_id is not None and right_id is not None:
                 left, right = build(left_id, depth + 1), build(right_id, depth + 1)
         rank = found[0] if left is not None else None
-        return MergeNode(tid, utf8(piece), rank, left, right)
+        return MergeNode(tid, utf8(piece), rank, left, right, tid in specials)
 
     return build(token_id, 0)
