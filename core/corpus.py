@@ -37,6 +37,7 @@ __all__ = [
     "file_texts",
     "find_chunk_boundaries",
     "find_safe_boundary",
+    "iter_byte_chunks",
     "iter_text_chunks",
     "read_chunk",
 ]
@@ -176,22 +177,23 @@ def read_chunk(path: str | os.PathLike[str], start: int, end: int, *, errors: st
     return decode_chunk(data, offset=start, errors=errors, source=os.fspath(path))
 
 
-def iter_text_chunks(
-    stream: object,
-    *,
-    special_tokens: Sequence[str] = (),
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    errors: str = "strict",
-    source: str = "the corpus",
-) -> Iterator[str]:
-    """Decode a binary stream (e.g. ``gzip.open(path)``) chunk by chunk, cut at safe boundaries.
+def iter_byte_chunks(
+    stream: object, *, special_tokens: Sequence[str] = (), chunk_size: int = DEFAULT_CHUNK_SIZE
+) -> Iterator[tuple[int, bytes]]:
+    """A binary stream (e.g. ``gzip.open(path)``) as ``(offset, chunk)`` pairs, each chunk cut
+    at a safe boundary, so it can be decoded and pre-tokenized on its own.
 
-    For streams that cannot seek. Holds at most about two chunks at a time.
+    For streams that cannot seek. Holds at most about two chunks at a time (a stretch
+    without any safe place makes a longer chunk, as in :func:`find_chunk_boundaries`).
+
+    >>> import io
+    >>> list(iter_byte_chunks(io.BytesIO(b"one two three"), chunk_size=4))
+    [(0, b'one'), (3, b' two'), (7, b' three')]
     """
     read = stream.read  # type: ignore[attr-defined]
     specials = [s.encode("utf-8") for s in special_tokens]
     buf = b""
-    offset = 0  # file offset of buf[0]
+    offset = 0  # stream offset of buf[0]
     while True:
         more = read(chunk_size)
         if not more:
@@ -202,11 +204,24 @@ def iter_text_chunks(
         cut = find_safe_boundary(buf, chunk_size // 2, specials)
         if cut is None:
             continue
-        yield decode_chunk(buf[:cut], offset=offset, errors=errors, source=source)
+        yield offset, buf[:cut]
         offset += cut
         buf = buf[cut:]
     if buf:
-        yield decode_chunk(buf, offset=offset, errors=errors, source=source)
+        yield offset, buf
+
+
+def iter_text_chunks(
+    stream: object,
+    *,
+    special_tokens: Sequence[str] = (),
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    errors: str = "strict",
+    source: str = "the corpus",
+) -> Iterator[str]:
+    """:func:`iter_byte_chunks`, decoded: a bad byte names its offset in the stream."""
+    for offset, data in iter_byte_chunks(stream, special_tokens=special_tokens, chunk_size=chunk_size):
+        yield decode_chunk(data, offset=offset, errors=errors, source=source)
 
 
 # ---------------------------------------------------------------------------------------------

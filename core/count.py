@@ -3,7 +3,9 @@
 Cut the corpus at special tokens (dropped: they are never merged), cut each piece with the
 pre-tokenizer regex, count each distinct pre-token. A file is read chunk by chunk, cut at
 safe places (:mod:`core.corpus`), optionally by several processes (this one counts too);
-an iterable of texts is counted text by text, so no pre-token spans two texts. ASCII
+an iterable of texts is counted text by text, so no pre-token spans two texts. On a Dask
+cluster (``dask=``, :mod:`core.count_dask`) the same work items are counted as Dask tasks
+by :func:`count_items`, and their counts summed here. ASCII
 stretches go through the stdlib `re` twin of the pattern
 (:func:`core.pretokenize.ascii_pattern`), several times faster than `regex` and exact there;
 a file chunk is not even decoded outside the spans around its non-ASCII bytes.
@@ -15,7 +17,7 @@ a file chunk is not even decoded outside the spans around its non-ASCII bytes.
 
 from __future__ import annotations
 
-import itertools
+import functools
 import os
 import re
 import time
@@ -24,7 +26,9 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Any
 
-from core.corpus import DEFAULT_CHUNK_SIZE, decode_chunk, find_chunk_boundaries, read_chunk
+from core.count_dask import count_on_dask
+from core.corpus import decode_chunk
+from core.corpus_readers import CorpusFiles, FileItem, file_items, read_item
 from core.errors import CorpusError
 from core.pretokenize import (
     GPT2_PATTERN,
@@ -37,13 +41,14 @@ from core.pretokenize import (
 )
 from core.processes import plain_main, pool_context
 
-__all__ = ["Corpus", "ProgressCallback", "count_in_steps", "count_pretokens"]
+__all__ = ["Corpus", "ProgressCallback", "count_in_steps", "count_items", "count_pretokens"]
 
 #: ``on_progress(phase, done, total)``: phase "counting" (bytes) or "merging" (merges).
 ProgressCallback = Callable[[str, int, int], None]
 
-#: A file path (read chunk by chunk), or texts (each pre-tokenized on its own).
-Corpus = str | os.PathLike[str] | Iterable[str]
+#: A file path (read chunk by chunk), files (:class:`~core.corpus_readers.CorpusFiles`: each
+#: its own documents), or texts (each pre-tokenized on its own).
+Corpus = str | os.PathLike[str] | CorpusFiles | Iterable[str]
 
 
 def _findall_gpt2(text: str, counts: Counter[str]) -> None:
@@ -93,7 +98,7 @@ def _count_text(
     return counts
 
 
-_Item = str | tuple[str, int, int]  # a text, or (path, start, end) of a file chunk
+_Item = str | FileItem  # a text, or part of a file: (path, start, end), ... (core.corpus_readers)
 
 
 def _count_bytes(
@@ -135,21 +140,45 @@ def _count_bytes(
 
 
 def _count_item(item: _Item, specials: tuple[str, ...], pattern: str, errors: str, counts: Counter[str]) -> int:
-    """Count one text or file chunk into ``counts``; returns its size (characters or bytes).
-    A file chunk with a built-in pattern is counted from its bytes (:func:`_count_bytes`)."""
+    """Count one text or file item into ``counts``; returns its size (characters or bytes)."""
+    return sum(_item_steps(item, specials, pattern, errors, counts))
+
+
+def _item_steps(
+    item: _Item, specials: tuple[str, ...], pattern: str, errors: str, counts: Counter[str]
+) -> Iterator[int]:
+    """Count one item into ``counts`` piece by piece (:func:`core.corpus_readers.read_item`),
+    yielding each piece's size: a long compressed file shows progress, and can be stopped,
+    as it goes. File bytes with a built-in pattern are counted as bytes (:func:`_count_bytes`);
+    Parquet rows are documents, each counted on its own."""
     if isinstance(item, str):
         _count_text(item, specials, pattern, counts)
-        return len(item)
-    path, start, end = item
+        yield len(item)
+        return
     fast = ascii_pattern(pattern)
-    if fast is None:
-        _count_text(read_chunk(path, start, end, errors=errors), specials, pattern, counts)
-    else:
-        with open(path, "rb") as fh:
-            fh.seek(start)
-            data = fh.read(end - start)
-        _count_bytes(data, specials, fast, pattern, counts, offset=start, errors=errors, source=os.fspath(path))
-    return end - start
+    for piece in read_item(item, specials):
+        if not isinstance(piece.data, bytes):
+            for document in piece.data:
+                _count_text(document, specials, pattern, counts)
+        elif fast is None:
+            text = decode_chunk(piece.data, offset=piece.offset, errors=errors, source=piece.source)
+            _count_text(text, specials, pattern, counts)
+        else:
+            _count_bytes(piece.data, specials, fast, pattern, counts, offset=piece.offset, errors=errors,
+                         source=piece.source)
+        yield piece.size
+
+
+def count_items(items: Sequence[_Item], specials: tuple[str, ...], pattern: str, errors: str) -> Counter[str]:
+    """The pre-token counts of some work items: what one Dask task counts (:mod:`core.count_dask`).
+
+    >>> count_items(["ab ab<|s|>", "ab"], ("<|s|>",), "gpt2", "strict")
+    Counter({'ab': 2, ' ab': 1})
+    """
+    counts: Counter[str] = Counter()
+    for item in items:
+        _count_item(item, specials, pattern, errors, counts)
+    return counts
 
 
 # subtle: set only inside pool worker processes (by _init_worker), never in the parent: the
@@ -186,11 +215,11 @@ def _count_task(
                 i += 1
             if i >= n:
                 return counts
-            size = _count_item(items[i], specials, pattern, errors, counts)
-            with progress.get_lock():
-                progress.value += size
-            if on_chunk is not None:
-                on_chunk()
+            for size in _item_steps(items[i], specials, pattern, errors, counts):
+                with progress.get_lock():
+                    progress.value += size
+                if on_chunk is not None:
+                    on_chunk()
     except BaseException:
         with next_item.get_lock():
             next_item.value = n
@@ -304,14 +333,21 @@ def count_pretokens(
     errors: str = "strict",
     chunk_size: int | None = None,
     on_progress: ProgressCallback | None = None,
+    dask: str | None = None,
 ) -> tuple[Counter[str], dict[str, Any]]:
-    """Count pre-tokens of a file path or an iterable of texts; returns (counts, stats).
+    """Count pre-tokens of a file path, files (:class:`~core.corpus_readers.CorpusFiles`) or
+    an iterable of texts; returns (counts, stats).
 
-    Each text of an iterable is pre-tokenized on its own (no pre-token spans two texts).
-    A file is read in chunks cut at safe boundaries (see :mod:`core.corpus`), in a process
-    pool when ``num_workers > 1``. Where this Python cannot start processes (Pyodide), it
+    Each text of an iterable is pre-tokenized on its own (no pre-token spans two texts), and
+    so is each file, and each row of a Parquet file. A file is read in chunks cut at safe
+    boundaries (see :mod:`core.corpus`), in a process pool when ``num_workers > 1``; a
+    compressed file is one chunk streamed by one process (:mod:`core.corpus_readers`). Where this Python cannot start processes (Pyodide), it
     counts in this one instead; ``stats["workers"]`` is the number used and
     ``stats["workers_note"]`` says why it is fewer than asked.
+
+    ``dask``: count on a Dask cluster instead (:mod:`core.count_dask`), the address of its
+    scheduler (``tcp://HOST:8786``) or ``"local"`` (a ``LocalCluster`` of ``num_workers``
+    processes); the counts are the same. Needs the ``cluster`` extra (``dask[distributed]``).
 
     >>> counts, stats = count_pretokens(["the cat", "the"])
     >>> sorted(counts.items()), stats["pretokens"]
@@ -324,6 +360,11 @@ def count_pretokens(
     total = sum(sizes)
     if on_progress is not None:
         on_progress("counting", 0, total)
+    if dask is not None:
+        counts: Counter[str] = Counter()
+        workers = _drive(_dask_steps(dask, items, sizes, specials, pattern, errors, num_workers, counts),
+                         total, on_progress)
+        return counts, _stats(counts, items, total, is_file, started, workers)
     if num_workers > 1 and len(items) > 1:
         try:
             counts = _count_in_pool(items, sizes, specials, pattern, errors, num_workers, total, on_progress)
@@ -336,15 +377,7 @@ def count_pretokens(
             return counts, _stats(counts, items, total, is_file, started, num_workers)
     else:
         note = ""
-    steps = _count_steps(items, total, specials, pattern, errors)
-    while True:
-        try:
-            done, _ = next(steps)
-        except StopIteration as end:
-            counts = end.value
-            break
-        if on_progress is not None:
-            on_progress("counting", done, total)
+    counts = _drive(_count_steps(items, total, specials, pattern, errors), total, on_progress)
     stats = _stats(counts, items, total, is_file, started, 1)
     if note:
         stats["workers_note"] = note
@@ -359,6 +392,8 @@ def count_in_steps(
     errors: str = "strict",
     chunk_size: int | None = None,
     counts: Counter[str] | None = None,
+    dask: str | None = None,
+    num_workers: int = 1,
 ) -> Generator[tuple[int, int], None, tuple[Counter[str], dict[str, Any]]]:
     """:func:`count_pretokens` in this process, one chunk at a time: yields ``(done, total)``
     after each chunk and returns ``(counts, stats)`` (``StopIteration.value``, or
@@ -368,7 +403,10 @@ def count_in_steps(
     one thread, and the page can only redraw a progress bar or take a click on Stop between
     two chunks. The counts are those of :func:`count_pretokens` (a file is cut at the same
     safe boundaries). ``counts``: an empty Counter to count into, for a caller that wants to
-    see the distinct pre-tokens so far between two steps (``len(counts)``).
+    see the distinct pre-tokens so far between two steps (``len(counts)``). With ``dask``
+    (as :func:`count_pretokens` takes it, ``num_workers`` for ``"local"``), the chunks are
+    counted on the cluster and a step is yielded as each task finishes (and every 0.2 s);
+    closing the generator cancels the rest.
 
     >>> steps = count_in_steps(["the cat", "the"])
     >>> next(steps), next(steps)
@@ -384,8 +422,35 @@ def count_in_steps(
     started = time.perf_counter()
     items, sizes, is_file = _work_items(corpus, specials, pattern, errors, chunk_size, 1)
     total = sum(sizes)
+    if dask is not None:
+        counts = Counter() if counts is None else counts
+        workers = yield from _dask_steps(dask, items, sizes, specials, pattern, errors, num_workers, counts)
+        return counts, _stats(counts, items, total, is_file, started, workers)
     counts = yield from _count_steps(items, total, specials, pattern, errors, counts)
     return counts, _stats(counts, items, total, is_file, started, 1)
+
+
+def _drive(
+    steps: Generator[tuple[int, int], None, Any], total: int, on_progress: ProgressCallback | None
+) -> Any:
+    """Run ``steps`` to its end, reporting each ``(done, total)`` as "counting"; returns its value."""
+    while True:
+        try:
+            done, _ = next(steps)
+        except StopIteration as end:
+            return end.value
+        if on_progress is not None:
+            on_progress("counting", done, total)
+
+
+def _dask_steps(
+    address: str, items: list[_Item], sizes: list[int], specials: tuple[str, ...], pattern: str, errors: str,
+    local_workers: int, counts: Counter[str],
+) -> Generator[tuple[int, int], None, int]:
+    """:func:`count_items` over runs of ``items`` as Dask tasks, into ``counts``
+    (:func:`core.count_dask.count_on_dask`); returns the number of Dask workers."""
+    task = functools.partial(count_items, specials=specials, pattern=pattern, errors=errors)
+    return count_on_dask(address, items, sizes, task, counts, local_workers=local_workers)
 
 
 def _count_steps(
@@ -393,20 +458,21 @@ def _count_steps(
     counts: Counter[str] | None = None,
 ) -> Generator[tuple[int, int], None, Counter[str]]:
     """Count ``items`` one by one in this process (into ``counts`` if given), yielding (size
-    counted so far, total)."""
+    counted so far, total) after each piece of an item (a chunk of a file)."""
     counts = Counter() if counts is None else counts
     done = 0
     for item in items:
-        done += _count_item(item, specials, pattern, errors, counts)
-        yield done, total
+        for size in _item_steps(item, specials, pattern, errors, counts):
+            done += size
+            yield done, total
     return counts
 
 
 def _work_items(
     corpus: Corpus, specials: tuple[str, ...], pattern: str, errors: str, chunk_size: int | None, num_workers: int
 ) -> tuple[list[_Item], list[int], bool]:
-    """The corpus as work items (texts, or safe chunks of a file), their sizes, and whether
-    it is a file; checks the arguments first."""
+    """The corpus as work items (texts, or parts of files: :mod:`core.corpus_readers`), their
+    sizes, and whether it is files; checks the arguments first."""
     compile_pattern(pattern)  # fail fast on a broken regex, before any worker starts
     if errors not in ("strict", "replace"):
         raise CorpusError(f"errors must be 'strict' or 'replace', not {errors!r}")
@@ -416,12 +482,10 @@ def _work_items(
             raise CorpusError(
                 f"corpus file {path!r} not found. To train on text itself, pass it in a list: train_bpe([text], ...)"
             )
-        if chunk_size is None:
-            # enough chunks to keep every worker busy, none bigger than the default
-            chunk_size = max(64 << 10, min(DEFAULT_CHUNK_SIZE, os.path.getsize(path) // (4 * num_workers) + 1))
-        bounds = find_chunk_boundaries(path, special_tokens=specials, chunk_size=chunk_size)
-        spans = [(s, e) for s, e in itertools.pairwise(bounds) if e > s]
-        return [(path, s, e) for s, e in spans], [e - s for s, e in spans], True
+        corpus = CorpusFiles([path])
+    if isinstance(corpus, CorpusFiles):
+        items, sizes = file_items(corpus, specials, chunk_size=chunk_size, num_workers=num_workers)
+        return items, sizes, True  # type: ignore[return-value]  # FileItems are _Items
     if isinstance(corpus, (bytes, bytearray)):
         raise CorpusError("the corpus must be text (str), not bytes: decode it first")
     texts: list[_Item] = list(_checked_texts(corpus))

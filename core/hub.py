@@ -61,6 +61,7 @@ __all__ = [
     "fetch_tokenizer_files",
     "from_pretrained",
     "hub_settings",
+    "raise_hub_answer",
 ]
 
 #: The first choice, and the files that travel with it when the repo has them.
@@ -276,7 +277,7 @@ def _remote_listing(
     try:
         info = api.model_info(repo, revision=rev, files_metadata=True, timeout=20)
     except Exception as err:  # noqa: BLE001 - sorted below: the Hub's answers vs no network
-        _raise_hub_answer(err, repo, rev, settings)
+        raise_hub_answer(err, repo, rev, settings)
         return None
     return {
         s.rfilename: getattr(s, "size", None)
@@ -292,24 +293,27 @@ def _download(hub: Any, repo: str, name: str, rev: str | None, settings: HubSett
             repo, name, revision=rev, cache_dir=settings.cache_dir, endpoint=settings.endpoint,
         ))  # fmt: skip
     except Exception as err:  # noqa: BLE001 - sorted below
-        _raise_hub_answer(err, repo, rev, settings)
+        raise_hub_answer(err, repo, rev, settings)
         raise HubOfflineError(_offline_message(repo, rev, settings)) from None
 
 
-def _raise_hub_answer(err: Exception, repo: str, rev: str | None, settings: HubSettings) -> None:
+def raise_hub_answer(
+    err: Exception, repo: str, rev: str | None, settings: HubSettings, *, kind: str = "model"
+) -> None:
     """Turn an answer of the Hub into a one-line HubError; return for anything that means
-    "the Hub cannot be reached" (the caller then falls back to the cache)."""
+    "the Hub cannot be reached" (the caller then falls back to the cache). ``kind``: what
+    the repo is, as the message names it ("model", or "dataset" for core.hub_datasets)."""
     errors = _hub_module("huggingface_hub.errors")
     token = ("set HF_TOKEN to a token with access (huggingface.co/settings/tokens) or run "
              "`huggingface-cli login`")
     if isinstance(err, errors.GatedRepoError):
         raise HubAccessError(
-            f"{repo} is a gated model: the Hub lets only accounts that accepted its terms "
+            f"{repo} is a gated {kind}: the Hub lets only accounts that accepted its terms "
             f"download it, so a token is needed: {token}"
         ) from None
     if isinstance(err, errors.RepositoryNotFoundError):
         raise HubAccessError(
-            f"no model named {repo} on {settings.endpoint}: check the name (org/name, as on its "
+            f"no {kind} named {repo} on {settings.endpoint}: check the name (org/name, as on its "
             f"Hub page); if it is private, a token is needed: {token}"
         ) from None
     if isinstance(err, errors.RevisionNotFoundError):
@@ -320,7 +324,7 @@ def _raise_hub_answer(err: Exception, repo: str, rev: str | None, settings: HubS
         return  # no network and not cached: the caller says offline
     if isinstance(err, errors.EntryNotFoundError):
         raise HubError(
-            f"{repo} lists a tokenizer file the Hub then does not serve: try again later"
+            f"{repo} lists a file the Hub then does not serve: try again later"
         ) from None
     if isinstance(err, errors.HfHubHTTPError):
         status = getattr(getattr(err, "response", None), "status_code", None)

@@ -126,6 +126,7 @@ class BPETrainer:
         num_workers: int = 1,
         errors: str = "strict",
         on_progress: ProgressCallback | None = None,
+        dask: str | None = None,
     ) -> None:
         self.special_tokens = _check_config(vocab_size, special_tokens, num_workers)
         compile_pattern(pattern)
@@ -137,6 +138,7 @@ class BPETrainer:
         self.num_workers = num_workers
         self.errors = errors
         self.on_progress = on_progress
+        self.dask = dask  # a Dask scheduler's address, or "local": count there (core.count_dask)
         self.done = False
         self.stop_reason: str | None = None
         self.messages: list[str] = []
@@ -202,6 +204,7 @@ class BPETrainer:
                 num_workers=self.num_workers,
                 errors=self.errors,
                 on_progress=self.on_progress,
+                dask=self.dask,
             )
             self._counted(counts, stats)
         return self._state  # type: ignore[return-value]  # set by _counted
@@ -213,6 +216,7 @@ class BPETrainer:
 
         For a caller with one thread (a browser tab): between two chunks it can redraw a
         progress bar, or take a Stop (then :meth:`stop` and :meth:`step` end the training).
+        With ``dask`` the chunks are counted on the cluster, a step per finished task.
 
         >>> trainer = BPETrainer(["aaabdaaabac", "aab"], 258)
         >>> list(trainer.count_steps())
@@ -225,7 +229,7 @@ class BPETrainer:
         self._started = time.perf_counter()
         counts, stats = yield from count_in_steps(
             self.corpus, self.special_tokens, pattern=self.pattern, errors=self.errors,
-            chunk_size=chunk_size, counts=self._counting,
+            chunk_size=chunk_size, counts=self._counting, dask=self.dask, num_workers=self.num_workers,
         )
         self._counting = Counter()  # the merge state holds them now
         self._counted(counts, stats)
@@ -346,15 +350,21 @@ def train_bpe(
     num_workers: int = 1,
     errors: str = "strict",
     on_progress: ProgressCallback | None = None,
+    dask: str | None = None,
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
     """Train a byte-level BPE tokenizer (CS336 contract); returns ``(vocab, merges)``.
 
-    ``input_path``: a file path (str or PathLike, read chunk by chunk) or any other
-    iterable of str (texts, each pre-tokenized on its own; pass ``[text]`` for one text).
+    ``input_path``: a file path (str or PathLike, read chunk by chunk; ``.gz``, ``.zst`` and
+    ``.parquet`` by their kind), several files as a :class:`~core.corpus_readers.CorpusFiles`
+    (each file its own documents; :func:`core.corpus_sources.find_corpus_files` makes one from
+    folders, globs and ``hf://`` addresses), or any other iterable of str (texts, each
+    pre-tokenized on its own; pass ``[text]`` for one text).
     ``errors``: ``"strict"`` (default) raises :class:`~core.errors.CorpusError` naming the
     byte offset of the first bad UTF-8 byte; ``"replace"`` turns bad bytes into U+FFFD.
     Training stops early, without error, when no pair is left (see
-    :attr:`BPETrainer.messages` for the explanation when using the trainer).
+    :attr:`BPETrainer.messages` for the explanation when using the trainer). ``dask``: count
+    the pre-tokens on a Dask cluster, ``tcp://HOST:PORT`` or ``"local"`` (:mod:`core.count_dask`);
+    the merges are the same.
 
     >>> vocab, merges = train_bpe(["aaabdaaabac"], 258)
     >>> merges
@@ -368,6 +378,7 @@ def train_bpe(
         num_workers=num_workers,
         errors=errors,
         on_progress=on_progress,
+        dask=dask,
     )
     return trainer.run()
 

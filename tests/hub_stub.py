@@ -9,6 +9,9 @@
   (``gpt2``) answers a relative ``307`` to its new name, which the client follows.
 - ``GET /api/models/<repo>[/revision/<revision>]``: the repo's info with its ``siblings``
   (file names and sizes), what ``HfApi.model_info`` reads.
+- dataset repos (``datasets=``) the same way, as the Hub serves them: ``/api/datasets/<repo>...``
+  (``HfApi.dataset_info``) and ``/datasets/<repo>/resolve/<revision>/<file>``
+  (``hf_hub_download(repo_type="dataset")``); files may sit in folders (``data/a.parquet``).
 - errors as the Hub sends them: ``404`` + ``X-Error-Code: RepoNotFound`` for an unknown repo,
   ``RevisionNotFound``, ``EntryNotFound`` (with ``X-Repo-Commit``), and ``401`` +
   ``GatedRepo`` for a gated repo's files unless the request carries the stub's token.
@@ -56,16 +59,20 @@ class Repo:
 
 
 class HubStub(ThreadingHTTPServer):
-    """The server: ``repos`` (ID -> Repo), ``renamed`` (old ID -> new ID), ``requests`` (log)."""
+    """The server: ``repos`` (model ID -> Repo), ``renamed`` (old ID -> new ID), ``datasets``
+    (dataset ID -> Repo), ``requests`` (log)."""
 
     daemon_threads = True
 
-    def __init__(self, repos: dict[str, Repo], renamed: dict[str, str] | None = None) -> None:
+    def __init__(self, repos: dict[str, Repo], renamed: dict[str, str] | None = None,
+                 datasets: dict[str, Repo] | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.repos = repos
         self.renamed = dict(renamed or {})
+        self.datasets = dict(datasets or {})
         self.requests: list[tuple[str, str]] = []
-        self.blobs = {hashlib.sha256(d).hexdigest(): d for r in repos.values() for d in r.files.values()}
+        self.blobs = {hashlib.sha256(d).hexdigest(): d
+                      for r in [*repos.values(), *self.datasets.values()] for d in r.files.values()}
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
 
@@ -129,15 +136,19 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"ETag": f'"{path[5:]}"'}, data, body)
         if path.startswith("/api/models/"):
             return self._model_info(path[len("/api/models/"):], body)
+        if path.startswith("/api/datasets/"):
+            return self._model_info(path[len("/api/datasets/"):], body, dataset=True)
         if "/resolve/" in path:
             repo_id, _, rest = path.lstrip("/").partition("/resolve/")
+            dataset = repo_id.startswith("datasets/")
+            repo_id = repo_id.removeprefix("datasets/") if dataset else repo_id
             revision, _, file = rest.partition("/")
             return self._resolve(urllib.parse.unquote(repo_id), urllib.parse.unquote(revision),
-                                 urllib.parse.unquote(file), body)
+                                 urllib.parse.unquote(file), body, dataset=dataset)
         self._send(404, {}, b"not found", body)
 
-    def _repo(self, repo_id: str, body: bool) -> Repo | None:
-        repo = self.server.repos.get(repo_id)
+    def _repo(self, repo_id: str, body: bool, *, dataset: bool = False) -> Repo | None:
+        repo = (self.server.datasets if dataset else self.server.repos).get(repo_id)
         if repo is None:
             self._send(404, {"X-Error-Code": "RepoNotFound",
                              "X-Error-Message": "Repository not found"}, b"", body)
@@ -150,14 +161,14 @@ class _Handler(BaseHTTPRequestHandler):
                          "X-Error-Message": "Invalid rev id"}, b"", body)
         return False
 
-    def _model_info(self, rest: str, body: bool) -> None:
+    def _model_info(self, rest: str, body: bool, *, dataset: bool = False) -> None:
         repo_id, _, revision = rest.partition("/revision/")
         repo_id, revision = urllib.parse.unquote(repo_id), urllib.parse.unquote(revision or "main")
-        if repo_id in self.server.renamed:  # the API moves with the repo too
+        if repo_id in self.server.renamed and not dataset:  # the API moves with the repo too
             new = urllib.parse.quote(self.server.renamed[repo_id])
             rest = rest.partition("/revision/")[2]
             return self._send(307, {"Location": f"/api/models/{new}" + (f"/revision/{rest}" if rest else "")}, b"", body)
-        repo = self._repo(repo_id, body)
+        repo = self._repo(repo_id, body, dataset=dataset)
         if repo is None or not self._revision_ok(repo, revision, body):
             return
         info = {
@@ -168,12 +179,12 @@ class _Handler(BaseHTTPRequestHandler):
         }  # fmt: skip
         self._send(200, {"Content-Type": "application/json"}, json.dumps(info).encode(), body)
 
-    def _resolve(self, repo_id: str, revision: str, file: str, body: bool) -> None:
-        if repo_id in self.server.renamed:  # the Hub's answer for a renamed repo: relative
+    def _resolve(self, repo_id: str, revision: str, file: str, body: bool, *, dataset: bool = False) -> None:
+        if repo_id in self.server.renamed and not dataset:  # the Hub's answer for a renamed repo: relative
             new = urllib.parse.quote(self.server.renamed[repo_id])
             location = f"/{new}/resolve/{urllib.parse.quote(revision, safe='')}/{urllib.parse.quote(file)}"
             return self._send(307, {"Location": location}, b"", body)
-        repo = self._repo(repo_id, body)
+        repo = self._repo(repo_id, body, dataset=dataset)
         if repo is None or not self._revision_ok(repo, revision, body):
             return
         if repo.gated and self.headers.get("Authorization") != f"Bearer {TOKEN}":

@@ -61,14 +61,15 @@ def test_unreachable_vocab_size_is_reported(tmp_path):
 # ---- Issue 27: inputs checked before training, with command-line messages ----------------------
 
 
-def test_a_directory_as_corpus_says_so_with_a_command_line_fix(tmp_path):
+def test_a_directory_without_text_files_says_so_and_makes_no_folder(tmp_path):
+    """Issue 38: a folder is read (its .txt, .gz, .zst and .parquet files); one without any
+    is refused on one line."""
     (tmp_path / "texts").mkdir()
-    (tmp_path / "texts" / "a.txt").write_text("hello world " * 20, encoding="utf-8")
+    (tmp_path / "texts" / "a.md").write_text("hello world " * 20, encoding="utf-8")
     res = run_cli("train", "texts", "--vocab-size", 300, "--out", "o", cwd=tmp_path)
     assert res.returncode == 2
-    line = res.stderr.strip()
-    assert line.startswith("error: corpus 'texts' is a directory: give a text file")
-    assert "cat" in line and "train_bpe" not in line and "Traceback" not in line
+    assert res.stderr == ("error: folder 'texts' has no corpus files (.txt, .gz, .zst, .parquet; "
+                          "hidden ones aside): give the files themselves, or a folder that holds some\n")
     assert not (tmp_path / "o").exists()
 
 
@@ -448,3 +449,128 @@ def test_inspect_summarises_long_lists_in_lines_of_at_most_200_characters(monkey
     info = json.loads(call(monkeypatch, "inspect", "-t", str(tmp_path / "tokenizer.json"),
                            "--json")[1])
     assert info["special_tokens"] == specials  # whole in JSON
+
+
+# ---- -t FOLDER holding every file the Train page downloads -------------------------------------
+
+
+def _train_downloads(folder, *, pattern):
+    """Train a small tokenizer as the Train page does and write its downloads into ``folder``
+    (the rank file renamed as the page names it); return the tokenizer."""
+    from core import Tokenizer
+
+    text = "low lower lowest newer wider<|endoftext|> the cat's 12345 hats! " * 40
+    vocab, merges = train_bpe([text], 280, ["<|endoftext|>"], pattern=pattern)
+    tok = Tokenizer(vocab, merges, ["<|endoftext|>"], pattern=pattern, name="BPE 280 · mine")
+    files = export_all(tok)
+    assert not files.failures
+    folder.mkdir()
+    for name, data in files.items():
+        name = f"bpe-{len(vocab)}.tiktoken" if name.endswith(".tiktoken") else name
+        (folder / name).write_bytes(data)
+    return tok
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k"])
+def test_a_folder_of_the_train_pages_downloads_encodes_like_the_trained_tokenizer(
+        monkeypatch, tmp_path, pattern):
+    tok = _train_downloads(tmp_path / "downloads", pattern=pattern)
+    assert sorted(p.name for p in (tmp_path / "downloads").iterdir()) == [
+        "bpe-280.tiktoken", "encoder.json", "merges.pkl", "tokenizer.json", "vocab.bpe",
+        "vocab.pkl"]
+    text = "the lowest hats<|endoftext|>newer 12345 cat's"
+    code, out, err = call(monkeypatch, "encode", "-t", tmp_path / "downloads", text)
+    assert (code, err) == (0, "")
+    assert out.decode().split() == [str(i) for i in tok.encode(text)]
+    assert tok.encode(text).count(0) == 1  # the special token, as one ID
+    # which file was read, and which were not
+    code, out, _ = call(monkeypatch, "inspect", "-t", tmp_path / "downloads", "--json")
+    info = json.loads(out)
+    assert code == 0 and info["pattern"] == pattern and info["special_tokens"] == ["<|endoftext|>"]
+    assert info["source"] == ("files tokenizer.json (the same tokenizer in other formats, not "
+                              "read: vocab.pkl, merges.pkl, encoder.json, vocab.bpe, "
+                              "bpe-280.tiktoken)")
+
+
+def test_two_tokenizers_of_one_format_name_the_file_to_remove(monkeypatch, tmp_path):
+    _train_downloads(tmp_path / "d", pattern="gpt2")
+    ranks = (tmp_path / "d" / "bpe-280.tiktoken").read_bytes()
+    (tmp_path / "d" / "old.tiktoken").write_bytes(ranks)
+    code, _, err = call(monkeypatch, "encode", "-t", tmp_path / "d", "hi")
+    _one_error_line(code, err)
+    assert err == ("error: bpe-280.tiktoken and old.tiktoken are 2 tiktoken rank files, one "
+                   "tokenizer each: remove the one you do not want to open\n")
+
+
+def test_a_file_we_cannot_read_says_give_not_upload(monkeypatch, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello there", encoding="utf-8")
+    code, _, err = call(monkeypatch, "encode", "-t", tmp_path / "notes.txt", "hi")
+    _one_error_line(code, err)
+    assert err.startswith("error: cannot tell which tokenizer format this file is: notes.txt "
+                          "(not a tokenizer file). Give one of: vocab.pkl + merges.pkl")
+    assert "upload" not in err.lower()
+
+
+# ---- issue 38: corpora where they live: several files, folders, globs, Parquet ----------------
+
+
+def test_train_takes_files_folders_and_globs_as_documents_joined_by_the_special_token(monkeypatch, tmp_path):
+    import gzip
+
+    docs = [f"document {i}: low lower lowest, the cat's {i * 37} hats ünïcödé " * 30 + "ends"
+            for i in range(6)]
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "a.txt").write_text(docs[0], encoding="utf-8")
+    (tmp_path / "folder" / "b.txt.gz").write_bytes(gzip.compress(docs[1].encode()))
+    for i in (2, 3):
+        (tmp_path / f"g{i}.txt").write_text(docs[i], encoding="utf-8")
+    (tmp_path / "one.txt").write_text(docs[4] + "<|endoftext|>" + docs[5], encoding="utf-8")
+    code, out, err = call(monkeypatch, "train", tmp_path / "folder", tmp_path / "g*.txt", tmp_path / "one.txt",
+                          "--vocab-size", 300, "--special-token", "<|endoftext|>", "--out", tmp_path / "o",
+                          "--workers", 2)
+    assert code == 0, err
+    joined = tmp_path / "joined.txt"
+    joined.write_text("<|endoftext|>".join(docs), encoding="utf-8")
+    merges = pickle.loads((tmp_path / "o" / "merges.pkl").read_bytes())
+    assert merges == train_bpe(joined, 300, ["<|endoftext|>"])[1] and len(merges) == 300 - 257
+    sizes = sum(p.stat().st_size for p in [*tmp_path.glob("folder/*"), *tmp_path.glob("g*.txt"),
+                                           tmp_path / "one.txt"])
+    shown = __import__("tqdm").tqdm.format_sizeof(sizes, divisor=1000)
+    assert f" {shown}/{shown} " in err  # counting: the bytes of all the files
+
+
+def test_train_reads_the_parquet_column_text_column_names(monkeypatch, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    docs = [f"row {i} of the table, lower and lowest words {i}" for i in range(40)]
+    pq.write_table(pa.table({"body": docs}), tmp_path / "t.parquet", row_group_size=7)
+    code, _, err = call(monkeypatch, "train", tmp_path / "t.parquet", "--vocab-size", 300,
+                        "--special-token", "<|endoftext|>", "--out", tmp_path / "o", "--quiet")
+    _one_error_line(code, err)
+    assert err == (f"error: {tmp_path / 't.parquet'} has no column 'text'; its columns: body. Name the "
+                   "one with the text: text_column= (CLI: --text-column)\n")
+    assert not (tmp_path / "o").exists()
+    code, _, err = call(monkeypatch, "train", tmp_path / "t.parquet", "--text-column", "body",
+                        "--vocab-size", 300, "--special-token", "<|endoftext|>", "--out", tmp_path / "o", "--quiet")
+    assert code == 0, err
+    (tmp_path / "joined.txt").write_text("<|endoftext|>".join(docs), encoding="utf-8")
+    assert pickle.loads((tmp_path / "o" / "merges.pkl").read_bytes()) == train_bpe(
+        tmp_path / "joined.txt", 300, ["<|endoftext|>"])[1]
+
+
+@pytest.mark.parametrize("corpus, message", [
+    ("nope/*.txt", "no file matches 'nope/*.txt': check the pattern ('**' for any depth)"),
+    ("blank", "the corpus (2 files) is empty (only whitespace): add some text to learn from."),
+    ("binary", "binary/b.txt is not valid UTF-8: bad byte(s) 89 50 4e 47 at byte offset 0"),
+])  # fmt: skip
+def test_train_refuses_a_bad_corpus_on_one_line(monkeypatch, tmp_path, corpus, message):
+    for folder, data in (("blank", b"  \n"), ("binary", b"\x89PNG\r\n\x1a\n\x00")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.txt").write_bytes(b"fine text " * 5 if folder == "binary" else data)
+        (tmp_path / folder / "b.txt").write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = call(monkeypatch, "train", corpus, "--vocab-size", 300, "--out", "o", "--quiet")
+    _one_error_line(code, err)
+    assert err.startswith(f"error: {message}") and out == b""
+    assert not (tmp_path / "o" / "merges.pkl").exists()
+

@@ -242,7 +242,9 @@ def _train_in_worker(
     from core.train import BPETrainer
 
     conn.send(("status", "counting"))
-    trainer = BPETrainer(corpus_path, vocab_size, list(special_tokens), pattern=pattern)
+    # TOKPLAY_DASK_SCHEDULER (tcp://HOST:PORT): count on that Dask cluster (docs/scaling.md)
+    dask = os.environ.get("TOKPLAY_DASK_SCHEDULER") or None
+    trainer = BPETrainer(corpus_path, vocab_size, list(special_tokens), pattern=pattern, dask=dask)
     # counted a chunk at a time, here: between chunks the page learns how far it got, and a
     # Stop ends the training at once (a big corpus takes seconds to count)
     last_count = 0.0

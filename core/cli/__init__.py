@@ -8,6 +8,7 @@
     tokplay evaluate -t o200k_base a.txt b.txt [--json]
     tokplay inspect -t vocab.pkl,merges.pkl
     tokplay train corpus.txt --vocab-size 1000 --special-token "<|endoftext|>" --out out/
+    tokplay train texts/ 'more/*.parquet' hf://datasets/ORG/NAME/data --vocab-size 1000 --out out/
 
 ``-t`` names a preset, tokenizer file(s) or a Hub ID (:mod:`core.cli.inputs`). Bad input
 gives one line on stderr (``error: ...``) and exit code 2, never a traceback. The only part
@@ -69,8 +70,14 @@ def _parser() -> argparse.ArgumentParser:
     _tokenizer_arg(ins)
     ins.add_argument("--json", action="store_true", help="one JSON object")
 
-    train = sub.add_parser("train", help="train a byte-level BPE tokenizer on a UTF-8 text file")
-    train.add_argument("corpus", help="path to a UTF-8 text file")
+    train = sub.add_parser("train", help="train a byte-level BPE tokenizer on UTF-8 text")
+    train.add_argument("corpus", nargs="+", metavar="CORPUS",
+                       help="text files (.txt; .gz, .zst compressed), Parquet files, folders of them, "
+                            "globs ('texts/**/*.txt') or hf://datasets/ORG/NAME/PATH; each file is "
+                            "its own document(s)")
+    train.add_argument("--text-column", default="text", metavar="NAME",
+                       help="the column of Parquet files that holds the text, a document per row "
+                            "(default: text)")
     train.add_argument("--vocab-size", type=int, required=True, help="final vocabulary size (>= 256 + specials)")
     train.add_argument(
         "--special-token", action="append", default=[], metavar="TOKEN", help="a special token; repeat for more"
@@ -80,6 +87,9 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"pre-tokenizer: a name ({', '.join(PATTERNS)}; any case, cl100k_base and "
                             "o200k_base too) or a regex")
     train.add_argument("--workers", type=int, default=1, help="worker processes for counting (default 1)")
+    train.add_argument("--dask", metavar="ADDRESS",
+                       help="count on a Dask cluster: its scheduler's address (tcp://HOST:8786), or "
+                            "'local' for --workers processes here (pip install 'tokenizer-playground[cluster]')")
     train.add_argument("--errors", choices=("strict", "replace"), default="strict", help=_ERRORS_HELP)
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser

@@ -1,6 +1,7 @@
-"""``train CORPUS --vocab-size N --special-token T --out DIR``: byte-level BPE on a UTF-8
-file, written as the CS336 pickles ``vocab.pkl`` (dict[int, bytes]) and ``merges.pkl``
-(list[tuple[bytes, bytes]]), with progress bars on stderr."""
+"""``train CORPUS... --vocab-size N --special-token T --out DIR``: byte-level BPE on text files,
+folders, globs or ``hf://datasets/...`` (:mod:`core.corpus_sources`), written as the CS336
+pickles ``vocab.pkl`` (dict[int, bytes]) and ``merges.pkl`` (list[tuple[bytes, bytes]]), with
+progress bars on stderr."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import tempfile
 from collections.abc import Sequence
 
 from core.cli.progress import PhaseBars
-from core.corpus import blank_corpus_problem, file_texts
+from core.corpus import blank_corpus_problem
+from core.corpus_readers import CorpusFiles, corpus_texts
+from core.corpus_sources import find_corpus_files
 from core.errors import PlaygroundError
 from core.pretokenize import PATTERNS, pattern_name, split_on_specials
 from core.train import BPETrainer
@@ -20,22 +23,19 @@ from core.train import BPETrainer
 __all__ = ["corpus_problem", "out_problem", "pattern_argument", "train"]
 
 
-def corpus_problem(path: str, special_tokens: Sequence[str] = ()) -> str | None:
-    """What is wrong with the corpus argument, said for the command line, or None.
+def corpus_problem(files: CorpusFiles, special_tokens: Sequence[str] = ()) -> str | None:
+    """What is wrong with the corpus, said for the command line, or None: files with nothing
+    but whitespace besides their special tokens have nothing to learn from. (A missing file,
+    a folder without text, ... are refused before: :func:`core.corpus_sources.find_corpus_files`.)
 
-    A directory is refused rather than read: which files, in which order, and all of them in
-    memory would be guesses; one ``cat`` says it exactly and keeps the file streamed. A file
-    with nothing but whitespace besides its special tokens has nothing to learn from.
+    Reads only as far as the first text that is not blank, a file streamed.
     """
-    if os.path.isdir(path):
-        return (f"corpus {path!r} is a directory: give a text file (to train on several, join "
-                f"them first: cat {os.path.join(path, '*.txt')} > corpus.txt)")
-    if not os.path.isfile(path):
-        return f"corpus file {path!r} not found"
-    texts = (piece for chunk in file_texts(path)
+    texts = (piece for chunk in corpus_texts(files, special_tokens)
              for piece, special in split_on_specials(chunk, special_tokens) if not special)
     aside = " (special tokens aside)" if special_tokens else ""
-    return blank_corpus_problem(texts, name=f"corpus {path!r}{aside}")
+    many = len(files.paths) > 1
+    name = f"the corpus ({len(files.paths)} files)" if many else f"corpus {files.paths[0]!r}"
+    return blank_corpus_problem(texts, name=f"{name}{aside}")
 
 
 def pattern_argument(spelling: str) -> str:
@@ -61,33 +61,42 @@ def out_problem(out: str) -> str | None:
     return None
 
 
+def _refused(problem: str, bars: PhaseBars | None) -> int:
+    """Say ``problem`` on one line of stderr (after the bars, if any); exit code 2."""
+    if bars is not None:
+        bars.close()
+    print(f"error: {problem}", file=sys.stderr)
+    return 2
+
+
 def train(args: argparse.Namespace) -> int:
     """Run the training the arguments describe; 2 with one line on stderr for bad input."""
     bars = None if args.quiet else PhaseBars()
     pattern = pattern_argument(args.pattern)
     trainer = BPETrainer(
-        args.corpus,
+        [],  # the corpus comes below, once the settings are checked: a bad one costs no download
         args.vocab_size,
         args.special_token,
         pattern=pattern,
         num_workers=args.workers,
         errors=args.errors,
         on_progress=bars,
+        dask=args.dask,
     )
-    # checked before training, in this order: a bad corpus leaves no new folder behind
-    if problem := corpus_problem(args.corpus, args.special_token) or out_problem(args.out):
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
     try:
+        trainer.corpus = find_corpus_files(args.corpus, text_column=args.text_column, on_progress=bars)
+        # checked before training, in this order: a bad corpus leaves no new folder behind
+        if problem := corpus_problem(trainer.corpus, args.special_token) or out_problem(args.out):
+            return _refused(problem, bars)
         vocab, merges = trainer.run()
     finally:
         if bars is not None:
             bars.close()
     if not trainer.corpus_stats.get("distinct_pretokens"):  # a blank corpus was refused above
         raise PlaygroundError(
-            f"--pattern {args.pattern!r} matches nothing in {args.corpus!r}, so there is nothing "
-            "to merge: give a regex that matches the text (each match is one pre-token) or a "
-            f"pattern name: {', '.join(PATTERNS)} (cl100k_base and o200k_base work too)")
+            f"--pattern {args.pattern!r} matches nothing in {', '.join(map(repr, args.corpus))}, "
+            "so there is nothing to merge: give a regex that matches the text (each match is one "
+            f"pre-token) or a pattern name: {', '.join(PATTERNS)} (cl100k_base and o200k_base work too)")
     with open(os.path.join(args.out, "vocab.pkl"), "wb") as fh:
         pickle.dump(vocab, fh)
     with open(os.path.join(args.out, "merges.pkl"), "wb") as fh:
