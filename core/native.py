@@ -8,6 +8,9 @@ compiler, Pyodide) or ``TOKPLAY_NATIVE=0`` was set: callers then take the pure p
 Callers read the attribute when they run (``native.bpe``), never bind it at import time, so
 that a test can set it to ``None`` to run the pure path.
 
+Decode's join lives here whole (:func:`join_tokens`, :func:`join_text`): a tokenizer calls
+one function, which takes the C twin where it was built and the pure join otherwise.
+
 >>> bpe is None or callable(bpe.merge_joined)
 True
 """
@@ -16,9 +19,12 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Sequence
+from operator import itemgetter
 from types import ModuleType
 
-__all__ = ["bpe", "normalize", "spm", "status", "tables", "train", "unigram"]
+__all__ = ["bpe", "decode", "join_text", "join_tokens", "normalize", "spm", "status", "tables",
+           "train", "unigram"]  # fmt: skip
 
 
 def _load(name: str) -> ModuleType | None:
@@ -43,14 +49,70 @@ spm: ModuleType | None = _load("spm")
 #: A char map applied to a text (``normalize_str`` in :mod:`core.pipeline.sentencepiece.normalizer`
 #: and :mod:`core.pipeline.precompiled`).
 normalize: ModuleType | None = _load("normalize")
+#: Decode's join of the tokens' bytes (:func:`join_tokens`, :func:`join_text`).
+decode: ModuleType | None = _load("decode")
 
 
 def status() -> dict[str, bool]:
     """Which compiled helpers this process uses (the benchmarks print it).
 
     >>> sorted(status())
-    ['bpe', 'normalize', 'spm', 'tables', 'train', 'unigram']
+    ['bpe', 'decode', 'normalize', 'spm', 'tables', 'train', 'unigram']
     """
-    return {"bpe": bpe is not None, "normalize": normalize is not None, "spm": spm is not None,
+    return {"bpe": bpe is not None, "decode": decode is not None,
+            "normalize": normalize is not None, "spm": spm is not None,
             "tables": tables is not None, "train": train is not None,
             "unigram": unigram is not None}  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------------
+# Decode: the tokens' bytes joined
+# ----------------------------------------------------------------------------------------
+
+_JOIN_CHUNK = 4096  # IDs the pure join fetches per itemgetter call (its tuple stays in cache)
+
+
+def join_tokens(table: list[bytes | None], ids: list[int]) -> bytes:
+    """``b"".join(table[i] for i in ids)``: in one C pass (``tokplay_native.decode.join``)
+    where built, else :func:`_join_chunks`. ``table`` maps ID -> bytes (``None`` where an ID
+    is no token); an ID picks its row as a list index does (a negative one from the end).
+
+    Raises TypeError or IndexError for an item that is no int, an ID past the table or a
+    ``None`` row: the caller then looks for the bad item itself, to name it.
+
+    >>> join_tokens([b"a", b"b", b"cd"], [2, 0, 2])
+    b'cdacd'
+    """
+    fast = decode
+    return _join_chunks(table, ids) if fast is None else fast.join(table, ids)
+
+
+def join_text(table: list[bytes | None], ids: list[int]) -> str:
+    """``join_tokens(table, ids).decode("utf-8", "replace")`` (one U+FFFD per maximal invalid
+    sequence, as tiktoken's decode), in C straight into the str where built.
+
+    >>> join_text([b"h", b"i", b"\\xe4"], [0, 1, 2])
+    'hi\\ufffd'
+    """
+    fast = decode
+    if fast is None:
+        return _join_chunks(table, ids).decode("utf-8", "replace")
+    return fast.join_text(table, ids)
+
+
+def _join_chunks(table: Sequence[bytes | None], ids: list[int]) -> bytes:
+    """The pure join, a chunk of IDs at a time: ``itemgetter(*chunk)(table)`` indexes the list
+    in C (no Python call per ID), and chunks keep the tuples small. Over twice as fast as
+    ``map(table.__getitem__, ids)``.
+
+    >>> _join_chunks([b"a", b"b", b"cd"], [2, 0, 2])
+    b'cdacd'
+    """
+    parts = []
+    for k in range(0, len(ids), _JOIN_CHUNK):
+        chunk = ids[k : k + _JOIN_CHUNK]
+        if len(chunk) == 1:  # itemgetter of one item returns it bare, not in a tuple
+            parts.append(table[chunk[0]])  # (a None here fails in the last join)
+        else:
+            parts.append(b"".join(itemgetter(*chunk)(table)))  # type: ignore[arg-type]
+    return b"".join(parts)  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import core.text_encoder as text_encoder
 import core.tokenizer as tokmod
+from core import native
 from core.basics import utf8
 from core.bpe import merge
 from core.errors import PlaygroundError
@@ -307,7 +308,7 @@ def _reference_decode(tok: Tokenizer, ids: list[int]) -> str:
 @given(
     ids=st.lists(
         st.one_of(st.integers(0, 262), st.integers(-3, 400), st.sampled_from([2**63, 2**70])),
-        max_size=3 * tokmod._JOIN_CHUNK + 2,  # several chunks, and a last chunk of 1 or 2
+        max_size=3 * native._JOIN_CHUNK + 2,  # several chunks, and a last chunk of 1 or 2
     ),
     gap=st.booleans(),
 )
@@ -323,7 +324,7 @@ def test_decode_equals_one_id_at_a_time_across_chunks(ids, gap):
 
 def test_decode_flags_a_bad_item_deep_in_a_long_list():
     tok = toy([])
-    ids = [104] * (tokmod._JOIN_CHUNK + 5)
+    ids = [104] * (native._JOIN_CHUNK + 5)
     assert tok.decode(ids + [-7]) == "h" * len(ids) + "\ufffd"
     with pytest.raises(PlaygroundError, match=f"item {len(ids)} of the IDs is '7'"):
         tok.decode(ids + ["7"])
@@ -627,21 +628,9 @@ def test_decode_gaps_and_out_of_range_ints_in_the_fast_path(monkeypatch):
     assert tok.decode([257]) == "\ufffd"
     assert tok.decode_bytes([104, 258, 105]) == b"hxyi"
     assert tok.decode_bytes([258]) == b"xy"
-    long = [104] * (tokmod._JOIN_CHUNK + 1)  # two chunks, the last of one ID
+    long = [104] * (native._JOIN_CHUNK + 1)  # two chunks, the last of one ID
     assert tok.decode(long) == "h" * len(long)
     assert tok.decode_bytes(long) == b"h" * len(long)
-
-
-def test_join_tokens_joins_chunk_by_chunk_and_raises_for_bad_items(monkeypatch):
-    monkeypatch.setattr(tokmod, "_JOIN_CHUNK", 2)
-    table = [b"a", b"b", b"cd", None]
-    assert tokmod._join_tokens(table, [2, 0, 2]) == b"cdacd"  # chunks [2, 0] and [2]
-    assert tokmod._join_tokens(table, [1, 2, 0, 1, 1]) == b"bcdabb"
-    assert tokmod._join_tokens(table, [2]) == b"cd"
-    assert tokmod._join_tokens(table, []) == b""
-    for bad in ([0, 3], [3], [0, 4], [4], [0, "1"], ["1"]):
-        with pytest.raises((TypeError, IndexError)):
-            tokmod._join_tokens(table, bad)
 
 
 def test_stream_takes_pretokens_from_the_shared_cache_before_running_bpe():

@@ -15,6 +15,8 @@ are the whole cost of what they do, and this package runs them in C when it was 
   (:mod:`core.vocab_index`);
 - ``normalize``: SentencePiece's and Hugging Face's "precompiled" normalization
   (:mod:`core.pipeline.sentencepiece.normalizer`, :mod:`core.pipeline.precompiled`).
+- ``decode``: a byte-level tokenizer's decode, the tokens' bytes joined and read as UTF-8
+  (:func:`core.native.join_text`).
 
 core never imports this package directly: :mod:`core.native` does, and says what was found.
 Each function here has a pure-Python twin in core that gives the same result on every input;
