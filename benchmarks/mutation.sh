@@ -20,7 +20,7 @@
 #
 # Needs mutmut 3 in the venv: .venv/bin/pip install 'mutmut>=3,<4'. MUTATION_JOBS sets the
 # number of parallel workers (default 2). MUTATION_MUTANTS (optional, space-separated names or
-# fnmatch globs as printed below, e.g. 'core.tokenizer.x__join_tokens__mutmut_*') tests only
+# fnmatch globs as printed below, e.g. 'core.tokenizer.x__id_list__mutmut_*') tests only
 # those mutants, to re-check survivors quickly; the others then show as "not checked".
 # mutmut only mutates code inside functions and methods, not module-level constants such as
 # an allowlist: pin those with exact tests.
