@@ -4,7 +4,7 @@ import streamlit as st
 
 from core.replay import replay_problem
 from ui.page import setup
-from ui import keys, links, live_input, replay, state, widgets
+from ui import display, keys, links, live_input, replay, state, widgets
 
 setup("Replay")
 
@@ -44,7 +44,7 @@ label, tok = loaded
 if problem := replay_problem(tok):
     with link_slot:
         links.share("Replay")
-    st.info(problem, icon="🎞️")
+    st.info(display.message(problem), icon="🎞️")  # (a kind may quote the file: '</w>')
     if tok.capabilities.scores:
         st.caption("This is a Unigram model: it learned no merges, only a score per piece, and "
                    "cuts a text into the pieces whose scores add up highest. Replay is for "

@@ -612,3 +612,85 @@ def test_decode_bad_items_from_the_brief_show_literally(tok: Tokenizer) -> None:
                           "- item 4 '$x$' is not an integer")
     for raw in ("<b>", "[](", "$x$"):
         assert raw not in body
+
+
+# ---- alerts: a file name in the uploader's note, the Train and Replay pages' messages ------
+
+
+def test_an_unknown_rank_file_is_named_literally_in_the_pattern_note() -> None:
+    """A rank file we do not know needs a pattern: the note names the user's file."""
+    import base64
+
+    from core.errors import PatternNeededError
+    from ui.display import message
+
+    name = MD_LABEL.replace(".json", ".tiktoken")
+    ranks = "\n".join(f"{base64.b64encode(bytes([i])).decode()} {i}" for i in range(256))
+    at = AppTest.from_string("from ui.widgets import tokenizer_uploader\n"
+                             "tokenizer_uploader('up')\n", default_timeout=60).run()
+    at.file_uploader(key="up").set_value([(name, ranks.encode(), "text/plain")]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    (body,) = [w.proto.body for w in at.warning]
+    with pytest.raises(PatternNeededError) as err:
+        from core.formats.detect import load_tokenizer_files
+
+        load_tokenizer_files({name: ranks.encode()})
+    assert body == f"{message(str(err.value))} Pick it under **Pre-tokenizer pattern** above."
+    assert body.startswith(escaped(name)) and name not in body
+
+
+class _OneJob:
+    """A training manager holding one ended job (the Train page reads only these)."""
+
+    def __init__(self, snap: object) -> None:
+        self.snap = snap
+
+    def snapshot(self, job_id: str) -> object:
+        return self.snap
+
+    def status(self, job_id: str) -> str:
+        return self.snap.status  # type: ignore[attr-defined]
+
+    def advance(self, job_id: str, budget: float = 0.0) -> None:
+        pass
+
+
+@pytest.mark.parametrize("status", ["failed", "stopped"])
+def test_train_shows_a_jobs_error_and_notes_literally(
+        status: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A training's error and notes are core's words, which may quote a special token or a
+    file: shown literally."""
+    from tests.markdown_text import shown as read
+    from training.snapshot import JobSnapshot
+    from ui import keys, training
+
+    words = f"special token {MD_ATTACK!r} is listed twice"
+    snap = JobSnapshot(
+        job_id="j", status=status, queue_position=None, vocab_size=256, special_tokens=(),
+        pattern="gpt2", corpus_name="c", corpus_bytes=1, rows=(), count_progress=None,
+        vocab={i: bytes([i]) for i in range(256)}, merges=[], stop_reason=None,
+        messages=(words,), error=words)
+    monkeypatch.setattr(training, "training_manager", lambda: _OneJob(snap))
+    at = AppTest.from_file(str(REPO / page("Train").script), default_timeout=60)
+    at.session_state[keys.TRAIN_JOB] = "j"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    alerts = at.error if status == "failed" else at.info
+    (body,) = [a.proto.body for a in alerts if "listed twice" in a.proto.body]
+    assert read(body) == words and "**bold**" not in body
+
+
+def test_replay_names_a_kind_that_quotes_the_file_literally() -> None:
+    """Replay refuses a tokenizer with no merge order, naming its kind, which may quote the
+    file (a tokenizer.json's end-of-word suffix)."""
+    from core.pipeline.hf import pipeline_from_hf_json
+    from tests.markdown_text import shown as read
+
+    suffix = "**w** $x$"
+    doc = {"model": {"type": "BPE", "end_of_word_suffix": suffix, "merges": ["a b"],
+                     "vocab": {"a": 0, "b": 1, "ab": 2}}}
+    tok = pipeline_from_hf_json(doc, name="tokenizer.json")
+    assert suffix in tok.kind
+    at = open_page(page("Replay").script, ("suffix", tok))
+    (body,) = [i.proto.body for i in at.info if "no merge order" in i.proto.body]
+    assert f"this one is a {tok.kind}. Its tokens" in read(body) and suffix not in body

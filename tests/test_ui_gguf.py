@@ -179,6 +179,29 @@ def test_the_sidebar_names_a_listed_model_even_with_markup_in_its_name(
     assert caption.startswith("GGUF model \\<img src\\=x")  # markdown-escaped
 
 
+def test_a_listed_model_removed_since_is_not_picked(
+        listing_on: Home, opened: list[Any], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Vocabulary's picker (ui/widgets.py): the bug made the model active while the page
+    showed the built-in fallback tokenizer; now one line says why and nothing changes."""
+    gone = tmp_path / "gone.gguf"
+    shutil.copyfile(listing_on.outside, gone)
+    monkeypatch.setenv("TOKPLAY_GGUF_DIRS", str(tmp_path))
+    local_models._scan.clear()
+    at = open_url("Vocabulary")
+    gone.unlink()  # deleted while the page lists it
+    at.selectbox(key="voc.tokenizer").set_value("🦙 gone.gguf").run()
+    assert not at.exception
+    (error,) = [e.value.replace("\\", "") for e in at.error]
+    assert error == ("the local model 'gone.gguf' cannot be read any more (removed since it "
+                     "was listed?)")
+    assert not notes(at)  # no "this page shows another tokenizer" note
+    picker = at.selectbox(key="voc.tokenizer")
+    assert picker.value == "GPT-2 (gpt2)" and "🦙 gone.gguf" not in picker.options
+    assert "`GPT-2 (gpt2)`" in [m.value for m in at.sidebar.markdown]  # still the active one
+    assert opened == []
+
+
 # ---- listing off: a shared server -----------------------------------------------------------
 
 

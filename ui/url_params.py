@@ -34,6 +34,9 @@ tpl        Tokenize                 the chat template's name, when the model has
 src        Evaluate                 the texts (repeated): ``typed``, ``builtin``,
                                     ``lang:<code>``, ``file:<blob>:<name>`` (``ui.evaluate``)
 focus      Evaluate                 ``i.j``: the token tables show tokenizer i on text j
+corpus     Train                    a corpus the server lists (``TOKPLAY_CORPUS_DIRS``), by
+                                    its name there (``owt/train.txt``): looked up in the
+                                    server's list (``ui.corpus_dirs``), never a path
 page       Home                     a page's URL path (``Tokenize``): open that page with
                                     the other parameters. The static build's links use it,
                                     as a static host serves one page (``index.html``)
@@ -55,7 +58,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ui import keys, limits, state
+from ui import corpus_dirs, display, keys, limits, model_picker, state, train_form
 from ui.chat_view import DEFAULT_CONVERSATION, conversation_text, parse_conversation
 from ui.eval_sources import DEFAULT_SOURCES
 from ui.link_targets import (
@@ -75,7 +78,6 @@ __all__ = [
     "TAB_NAMES",
     "Applier",
     "UrlParam",
-    "current_label",
     "cut_at_id_boundary",
     "params_of",
     "parse_flag",
@@ -125,52 +127,76 @@ def _apply_tok(page: str, key: str, values: tuple[str, ...]) -> str | None:
         return None
     label, problem = resolve_tokenizer(values[-1])
     if label is None:
-        fallback = state.active_label() or state.available_tokenizers()[0]
-        return f"{problem[0].upper()}{problem[1:]}. Showing “{fallback}” instead."  # type: ignore[index]
+        return (f"{problem[0].upper()}{problem[1:]}. "  # type: ignore[index]
+                f"Showing “{display.escaped(state.current_label())}” instead.")
     state.set_active(label)
     return None
 
 
-def _apply_model(page: str, key: str, values: tuple[str, ...]) -> str | None:
-    """``model=org/name`` (repeated on Compare): each ID checked (a link is untrusted) before
-    it is remembered; the model is loaded, or refused in one line, when the page shows it.
-    ``model=gguf:<name>``: a local model, only if the server lists that name."""
+def _open_linked_model(raw: str) -> tuple[str | None, str | None]:
+    """``(label, None)`` once the model a link names is loaded, else ``(None, why not)``.
+
+    ``raw`` is ``org/name`` (checked before any request: a link is untrusted) or
+    ``gguf:<name>`` (only a name the server lists). A model that cannot load is neither
+    made active nor remembered (``ui.model_picker.open_model``)."""
     from core.errors import HubError
     from core.hub import check_repo_id
 
-    from ui import hub_models, local_models, runtime
+    from ui import hub_models, local_models
+
+    if raw.startswith(local_models.LINK_PREFIX):
+        label, problem = local_models.from_link(raw)
+        if label is None:
+            return None, f"{shown(raw)} {problem}"
+        problem = model_picker.load_problem(label)
+    else:
+        try:
+            repo = check_repo_id(hub_models.clean_repo_id(raw[:_MAX_WORD_CHARS]))
+        except HubError:
+            return None, f"{shown(raw)} is not a Hugging Face model ID (org/name)"
+        opened: list[str] = []
+        problem = model_picker.open_model(repo, opened.append)
+        label = opened[0] if opened else None
+    if problem is not None:  # (it quotes the ID, or a local file's name)
+        return None, f"{shown(raw)} cannot be loaded: {display.escaped(problem)}"
+    return label, None
+
+
+def _apply_model(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    """``model=org/name`` or ``model=gguf:<name>`` (the last one counts; Compare takes
+    each), opened as the picker's 🤗 box opens one (:func:`_open_linked_model`): a model
+    that cannot load leaves the tokenizer in use as it was, and the note says why."""
+    from ui import runtime
 
     if runtime.in_browser():
         return ("The link names a Hugging Face model, which this version of the playground "
                 "(running in your browser, with no server) cannot open.")
-    labels, problems = [], []
-    for raw in values[:8]:
-        if raw.startswith(local_models.LINK_PREFIX):
-            label, problem = local_models.from_link(raw)
-            if label is None:
-                problems.append(f"{shown(raw)} {problem}")
-            else:
-                labels.append(label)
-            continue
-        try:
-            repo = check_repo_id(hub_models.clean_repo_id(raw[:_MAX_WORD_CHARS]))
-        except HubError:
-            problems.append(f"{shown(raw)} is not a Hugging Face model ID (org/name)")
-            continue
-        labels.append(hub_models.remember(repo))
-    if key == keys.CMP_TOKENIZERS:
-        import streamlit as st
+    if key != keys.CMP_TOKENIZERS:
+        label, problem = _open_linked_model(values[-1])
+        if label is None:
+            showing = display.escaped(state.current_label())
+            return f"The link's model {problem}; showing “{showing}” instead."
+        state.set_active(label)
+        return None
+    import streamlit as st
 
-        # with tok= in the same link, its tokenizers come first; else the models alone
-        kept = (state.value(key) or []) if "tok" in st.query_params else []
-        if labels:
-            state.set_value(key, list(dict.fromkeys([*kept, *labels]))[:4])
-        return "; ".join(problems) + ". Comparing the others." if problems else None
+    # with tok= in the same link, its tokenizers come first; else the models alone
+    labels = list((state.value(key) or []) if "tok" in st.query_params else [])
+    problems: list[str] = []
+    for raw in values[:8]:
+        if len(labels) == 4:  # Compare shows four: the rest are not loaded
+            break
+        label, problem = _open_linked_model(raw)
+        if problem is not None:
+            problems.append(problem)
+        elif label is not None and label not in labels:
+            labels.append(label)
     if labels:
-        state.set_active(labels[-1])
-    if problems:
-        return f"The link's model {problems[-1]}; showing “{current_label()}” instead."
-    return None
+        state.set_value(key, labels)
+    if not problems:
+        return None
+    return ("The link's model " + "; the link's model ".join(problems)
+            + ". Comparing the others.")
 
 
 def _apply_long(key: str, values: tuple[str, ...], *, what: str, previous: str, cap: int,
@@ -343,7 +369,10 @@ def _apply_sources(page: str, key: str, values: tuple[str, ...]) -> str | None:
         if sid not in picked:
             picked.append(sid)
     state.set_value(key, picked)
-    return ("; ".join(problems).capitalize() + ". Showing the others.") if problems else None
+    if not problems:
+        return None
+    joined = "; ".join(problems)  # (not .capitalize(): it would lower-case the link's values)
+    return f"{joined[0].upper()}{joined[1:]}. Showing the others."
 
 
 def _apply_focus(page: str, key: str, values: tuple[str, ...]) -> str | None:
@@ -356,13 +385,18 @@ def _apply_focus(page: str, key: str, values: tuple[str, ...]) -> str | None:
     return None
 
 
+def _apply_corpus(page: str, key: str, values: tuple[str, ...]) -> str | None:
+    """``corpus=<name>``: a corpus this server lists, picked as the Train page's corpus."""
+    name, problem = corpus_dirs.from_link(values[-1])
+    if name is None:
+        return f"The link's corpus {shown(values[-1][:_MAX_WORD_CHARS])} {problem}."
+    state.set_value(keys.TRAIN_SOURCE, train_form.SERVER)
+    state.set_value(key, name)
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # Session -> link: each parameter's value, default and URL form
-
-
-def current_label() -> str:
-    """The tokenizer the single-tokenizer pages show (what their picker will choose)."""
-    return state.active_label() or state.available_tokenizers()[0]
 
 
 #: What a fresh session shows when a parameter is absent (the address bar leaves these out).
@@ -374,7 +408,7 @@ DEFAULT_EVALUATE = ["GPT-2 (gpt2)", "GPT-4 (cl100k_base)"]
 
 
 def _tok_value(key: str) -> str | list[str]:
-    return list(state.value(key) or []) if key in _MULTI_TOK else current_label()
+    return list(state.value(key) or []) if key in _MULTI_TOK else state.current_label()
 
 
 def _tok_default(key: str) -> str | list[str]:
@@ -403,7 +437,7 @@ def _format_tok(value: str | list[str]) -> tuple[str | list[str] | None, list[st
 def _model_value(key: str) -> str | list[str] | None:
     if key == keys.CMP_TOKENIZERS:
         return [r for r in map(_model_name, state.value(key) or []) if r is not None]
-    return _model_name(current_label())
+    return _model_name(state.current_label())
 
 
 def _format_text(value: str) -> tuple[str | None, list[str]]:
@@ -496,12 +530,16 @@ PARAMS: tuple[UrlParam, ...] = (
              _plain(list)),
     UrlParam("focus", {"Evaluate": keys.EVA_FOCUS}, _apply_focus,
              lambda key: state.value(key) or "0.0", lambda key: "0.0", in_full_link=False),
+    UrlParam("corpus", {"Train": keys.TRAIN_SERVER_CORPUS}, _apply_corpus,
+             lambda key: (state.value(key) or None)
+             if state.value(keys.TRAIN_SOURCE) == train_form.SERVER else None,
+             lambda key: None),
 )
 
 #: Parameters each page reads and writes (from :data:`PARAMS`).
 PAGE_PARAMS: dict[str, tuple[str, ...]] = {
     page: tuple(p.name for p in PARAMS if page in p.keys)
-    for page in ("Tokenize", "Decode", "Vocabulary", "Compare", "Replay", "Evaluate")
+    for page in ("Tokenize", "Decode", "Vocabulary", "Compare", "Replay", "Evaluate", "Train")
 }
 
 

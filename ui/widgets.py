@@ -214,7 +214,8 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
         from core.errors import PatternNeededError
 
         if isinstance(err, PatternNeededError):
-            st.warning(f"{err} Pick it under **Pre-tokenizer pattern** above.", icon="✂️")
+            st.warning(f"{display.message(str(err))} Pick it under **Pre-tokenizer pattern** "
+                       "above.", icon="✂️")  # (it names the file)
             return None
         show_error(err, what="Could not load these files")
         return None

@@ -49,3 +49,34 @@ def test_a_model_that_cannot_load_keeps_the_tokenizer_in_use(app: AppBrowser) ->
     ids = app.page.get_by_role("textbox", name="Token IDs", exact=True)
     assert ids.input_value() == "15496, 995"  # the Tokenize text, in GPT-2's IDs
     app.assert_healthy()
+
+
+def test_a_model_picked_on_decode_or_linked_that_cannot_load_keeps_gpt2(app: AppBrowser) -> None:
+    """Decode's picker (ui/widgets.py) and a ``model=`` link: the same rule as the 🤗 box."""
+    listed = "Qwen/Qwen3-8B"  # one of the popular models every picker offers
+    app.goto("Decode")
+    ids = app.page.get_by_role("textbox", name="Token IDs", exact=True)
+    wait_until(lambda: ids.input_value() != "", "the sample text's IDs")
+    before = ids.input_value()
+    picker = app.page.get_by_role("combobox", name="Tokenizer", exact=True)
+    picker.click()
+    with app.rerun():
+        app.page.get_by_role("option", name=f"🤗 {listed}", exact=True).click()
+    offline = f"this server cannot reach the Hugging Face Hub and {listed} is not cached here"
+    wait_until(lambda: any(offline in a for a in alerts(app)), "the line under the picker")
+    (line,) = alerts(app)  # no "this page shows another tokenizer" note
+    assert line.replace("⚠️", "").strip() == offline + "; models cached on this server: none"
+    assert picked_tokenizer(app) == "GPT-2 (gpt2)"
+    assert active_label(app) == "GPT-2 (gpt2)"
+    assert ids.input_value() == before
+    app.screenshot("hub-model-cannot-load-decode")
+    app.assert_healthy()
+
+    app.goto(f"Vocabulary?model={MODEL}")  # a link naming it: its note, and still GPT-2
+    wait_until(lambda: any(OFFLINE in a for a in alerts(app)), "the link's note")
+    (note,) = [a for a in alerts(app) if OFFLINE in a]
+    assert note.endswith("showing “GPT-2 (gpt2)” instead.")
+    assert picked_tokenizer(app) == "GPT-2 (gpt2)"
+    assert active_label(app) == "GPT-2 (gpt2)"
+    app.screenshot("hub-model-link-cannot-load")
+    app.assert_healthy()
