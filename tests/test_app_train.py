@@ -195,3 +195,134 @@ def test_upload_size_limit_has_a_clear_message(monkeypatch):
     assert "big.txt" in error and "limit of 1.0 MB" in error and "TOKPLAY_MAX_UPLOAD_MB" in error
     assert "small.txt" in texts(at.markdown)
     assert not start_button(at).disabled  # the file that fits is still usable
+
+
+# ---- corpora where they live: a server corpus (TOKPLAY_CORPUS_DIRS), a Hugging Face file ----
+
+
+@pytest.fixture
+def corpus_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder this server lists, holding one corpus (and a file outside it, never listed)."""
+    from ui import corpus_dirs
+
+    folder = tmp_path / "corpora"
+    (folder / "books").mkdir(parents=True)
+    (folder / "books" / "stories.txt").write_bytes(synthetic_corpus(20_000))
+    (tmp_path / "outside.txt").write_text("never listed")
+    monkeypatch.setenv("TOKPLAY_CORPUS_DIRS", str(folder))
+    corpus_dirs._scan.clear()
+    return folder
+
+
+def test_server_corpora_are_offered_only_when_the_server_lists_folders(corpus_dir, monkeypatch):
+    at = page()
+    assert at.radio[0].options == ["Built-in corpus", "Upload text files", "Server corpus",
+                                   "Hugging Face dataset"]
+    at.radio[0].set_value("Server corpus").run()
+    box = at.selectbox(key="_w.train.server_corpus")
+    assert box.options == ["books/stories.txt · 129.8 KB"] and box.value == "books/stories.txt"
+    assert not start_button(at).disabled
+    monkeypatch.delenv("TOKPLAY_CORPUS_DIRS")
+    at = page()
+    assert at.radio[0].options == ["Built-in corpus", "Upload text files", "Hugging Face dataset"]
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    ("/etc/passwd", "links name a corpus as the list shows it, never by a path"),
+    ("../outside.txt", "links name a corpus as the list shows it, never by a path"),
+    ("books/missing.txt", "no corpus of that name in its list"),
+])
+def test_a_link_naming_a_path_or_an_unlisted_corpus_gets_one_line(corpus_dir, value, why):
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["corpus"] = value
+    at.run()
+    assert not at.exception, at.exception
+    assert texts(at.warning) == (f"Link problem: The link's corpus `{value}` is not available "
+                                 f"on this server: {why}.")
+    assert at.radio[0].value == "Built-in corpus"  # nothing was opened
+
+
+def test_a_listed_corpus_from_a_link_trains_where_it_lies(corpus_dir):
+    from core.train import train_bpe
+
+    path = corpus_dir / "books" / "stories.txt"
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["corpus"] = "books/stories.txt"
+    at.run()
+    assert not at.exception and not at.warning, (at.exception, texts(at.warning))
+    assert at.radio[0].value == "Server corpus"
+    assert at.selectbox(key="_w.train.server_corpus").value == "books/stories.txt"
+    assert any("corpus=books%2Fstories.txt" in c.value for c in at.code)  # the link names it
+    at.number_input[0].set_value(300).run()
+    start_button(at).click().run()
+    run_until(at, lambda a: "merges.pkl" in downloads(a))
+    tok = at.session_state["ui.tokenizers"][at.session_state["ui.active"]]["tok"]
+    assert tok.merges == train_bpe(str(path), 300, ["<|endoftext|>"])[1]
+    assert at.session_state["ui.active"] == "BPE 300 · books/stories.txt"
+    assert path.read_bytes() == synthetic_corpus(20_000)  # trained in place, left in place
+
+
+def test_a_binary_server_corpus_is_one_line_and_cannot_start(corpus_dir):
+    from ui import corpus_dirs
+
+    (corpus_dir / "image.txt").write_bytes(b"GIF89a\x00\x01\x02")
+    corpus_dirs._scan.clear()
+    at = page()
+    at.radio[0].set_value("Server corpus").run()
+    at.selectbox(key="_w.train.server_corpus").set_value("image.txt").run()
+    assert texts(at.error) == ("image.txt looks like a binary file, not text: a NUL byte at "
+                               "byte offset 6. Pick a plain UTF-8 text file.")
+    assert start_button(at).disabled
+
+
+@pytest.mark.parametrize(("dataset", "file", "error"), [
+    ("roneneldan/TinyStories", "", "Name the file of 'roneneldan/TinyStories' to train on"),
+    ("hf://models/org/name/a.txt", "", "'hf://models/org/name/a.txt' is not a Hub dataset"),
+    ("not a repo", "a.txt", "is not a Hub dataset"),
+])
+def test_a_hub_dataset_that_names_no_file_is_one_line(dataset, file, error):
+    at = page()
+    at.radio[0].set_value("Hugging Face dataset").run()
+    at.text_input(key="_w.train.hf_dataset").set_value(dataset).run()
+    at.text_input(key="_w.train.hf_file").set_value(file).run()
+    assert error in texts(at.error) and "\n" not in texts(at.error)
+    assert start_button(at).disabled
+
+
+def test_a_hub_dataset_file_is_ready_to_start():
+    at = page()
+    at.radio[0].set_value("Hugging Face dataset").run()
+    at.text_input(key="_w.train.hf_dataset").set_value("roneneldan/TinyStories").run()
+    at.text_input(key="_w.train.hf_file").set_value("TinyStoriesV2-GPT4-valid.txt").run()
+    assert not at.error and not start_button(at).disabled
+    assert "Downloaded into this server's Hugging Face cache" in texts(at.caption)
+
+
+def _status(snap_kwargs: dict) -> AppTest:
+    """The progress line the live view draws for a snapshot."""
+    def script(kwargs: dict) -> None:
+        from training.inpage import InPageTrainingManager
+        from training.snapshot import JobSnapshot
+        from ui.train_live import draw_status
+
+        snap = JobSnapshot("j", vocab_size=300, special_tokens=("<|endoftext|>",),
+                           pattern="gpt2", corpus_name="x", rows=(), vocab=None, merges=None,
+                           stop_reason=None, messages=(), error=None, queue_position=None,
+                           **kwargs)
+        draw_status(snap, InPageTrainingManager())
+
+    at = AppTest.from_function(script, args=(snap_kwargs,))
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_progress_line_says_what_is_downloaded_then_counted():
+    at = _status({"status": "downloading", "corpus_bytes": 0, "count_progress": None,
+                  "download": (5_000_000, 20_000_000)})
+    assert at.number_input[0].label.startswith(
+        "Downloading the corpus into the server's Hugging Face cache: 5.0 MB of 20.0 MB (25%)")
+    at = _status({"status": "counting", "corpus_bytes": 2_000_000_000, "count_progress": 0.25,
+                  "count_distinct": 91_234})
+    assert at.number_input[0].label.startswith(
+        "Counting pre-tokens: 500.0 MB of 2.0 GB read (25%) · 91,234 distinct pre-tokens so far")

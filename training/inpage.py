@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from training.inputs import check_pace, write_corpus
+from training.inputs import CorpusSource, check_pace, write_corpus
 from training.snapshot import (
     TERMINAL,
     JobSnapshot,
@@ -57,7 +57,7 @@ COUNT_CHUNK_BYTES = 256 << 10
 @dataclass
 class _Job:
     job_id: str
-    corpus_path: str
+    temp_path: str | None  # the texts' file, removed at the end (never a corpus's own file)
     corpus_name: str
     corpus_bytes: int
     vocab_size: int
@@ -105,7 +105,7 @@ class InPageTrainingManager:
 
     def submit(
         self,
-        texts: str | Sequence[str],
+        corpus: str | Sequence[str] | CorpusSource,
         *,
         vocab_size: int,
         special_tokens: Sequence[str] = (),
@@ -115,19 +115,27 @@ class InPageTrainingManager:
     ) -> str:
         """Create a job (counting starts on the first :meth:`advance`); returns its ID.
 
-        The texts are written to a file by ``training.inputs.write_corpus``, as on a server,
-        so the counts (and so the merges) are the same.
+        Texts are written to a file by ``training.inputs.write_corpus``, as on a server, so
+        the counts (and so the merges) are the same. A :class:`CorpusSource` is found here
+        and now (an ``hf://`` one downloaded in this thread: the pages offer none in a tab).
         """
+        from core.corpus_sources import find_corpus_files
         from core.train import BPETrainer
 
         check_pace(pace)
         job_id = secrets.token_urlsafe(9)
-        path = os.path.join(self._tmpdir, f"{job_id}.txt")
-        specials, data = write_corpus(path, texts, special_tokens)
-        trainer = BPETrainer(path, int(vocab_size), list(specials), pattern=pattern)
+        if isinstance(corpus, CorpusSource):
+            path, specials = None, tuple(dict.fromkeys(special_tokens))
+            files = find_corpus_files(list(corpus.sources), text_column=corpus.text_column)
+            size = corpus.size or sum(os.path.getsize(p) for p in files.paths)
+        else:
+            path = os.path.join(self._tmpdir, f"{job_id}.txt")
+            specials, data = write_corpus(path, corpus, special_tokens)
+            files, size = path, len(data)
+        trainer = BPETrainer(files, int(vocab_size), list(specials), pattern=pattern)
         self._jobs[job_id] = _Job(
-            job_id=job_id, corpus_path=path, corpus_name=corpus_name or "corpus",
-            corpus_bytes=len(data), vocab_size=int(vocab_size), special_tokens=specials,
+            job_id=job_id, temp_path=path, corpus_name=corpus_name or "corpus",
+            corpus_bytes=size, vocab_size=int(vocab_size), special_tokens=specials,
             pattern=pattern, pace=float(pace), trainer=trainer,
             counting=trainer.count_steps(chunk_size=COUNT_CHUNK_BYTES),
         )
@@ -261,7 +269,7 @@ class InPageTrainingManager:
     def _count(self, job: _Job, deadline: float) -> bool:
         """Count chunks until the deadline; True once counting is over."""
         for done, total in job.counting or ():
-            job.count_progress = done / total if total else 1.0
+            job.count_progress, job.corpus_bytes = (done / total if total else 1.0), total
             if time.perf_counter() >= deadline:
                 return False
         job.counting = None
@@ -340,10 +348,11 @@ class InPageTrainingManager:
         job.finished_at = job.finished_at or time.time()
         job.counting = None
         job.trainer = None  # its merge state can be large: keep only the result
-        try:
-            os.remove(job.corpus_path)
-        except OSError:
-            pass
+        if job.temp_path is not None:
+            try:
+                os.remove(job.temp_path)
+            except OSError:
+                pass
 
     def _evict(self) -> None:
         """Keep at most ``max_jobs`` jobs: the oldest ended ones go first."""

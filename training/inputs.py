@@ -1,14 +1,45 @@
 """A submitted job's inputs, checked and written the same way by both managers.
 
-The corpus goes to the trainer as a file (never pickled through a pipe): a server's worker
-and a browser tab read the same bytes, so they count, and merge, the same.
+The corpus goes to the trainer as a file (never pickled through a pipe): texts (an upload,
+the built-in corpus) are written to one (:func:`write_corpus`), so a server's worker and a
+browser tab read the same bytes, and count and merge the same. A corpus that already lives in
+files (a server corpus, a Hugging Face dataset file) is a :class:`CorpusSource`: read where
+it lies, never copied.
+
+>>> CorpusSource(("/data/owt/train.txt",), names={"/data/owt/train.txt": "owt/train.txt"}).shown(
+...     "/data/owt/train.txt is not valid UTF-8")
+'owt/train.txt is not valid UTF-8'
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-__all__ = ["check_pace", "write_corpus"]
+__all__ = ["CorpusSource", "check_pace", "write_corpus"]
+
+
+@dataclass(frozen=True)
+class CorpusSource:
+    """Files a job trains on where they are: local paths, folders or ``hf://datasets/...``
+    addresses, found (and an ``hf://`` one downloaded) by the trainer itself with
+    ``core.corpus_sources.find_corpus_files``.
+
+    ``size``: the bytes to count when known beforehand (local files), else learned while
+    counting. ``names``: path -> the name the page shows for it, so a message about a file
+    names it as the user picked it, never by the server's path.
+    """
+
+    sources: tuple[str, ...]
+    text_column: str = "text"
+    size: int = 0
+    names: Mapping[str, str] = field(default_factory=dict)
+
+    def shown(self, message: str) -> str:
+        """``message`` with each known path replaced by its name."""
+        for path, name in self.names.items():
+            message = message.replace(path, name)
+        return message
 
 
 def check_pace(pace: float) -> None:

@@ -12,8 +12,11 @@ else happens here:
   wait in a FIFO queue that reports each job's position;
 - each worker gets an address-space limit (``TOKPLAY_TRAIN_MEMORY_MB``, default 2048), so a
   huge corpus ends its own job with a clear message instead of the server;
-- the corpus goes to the worker as a temporary file (never pickled through a pipe); merge
-  events come back in batches (one message per ~0.05 s, not one per merge);
+- texts go to the worker as a temporary file (never pickled through a pipe); a corpus that
+  lives in files (``training.inputs.CorpusSource``: a server corpus, a Hugging Face dataset
+  file) is read where it lies, never copied, and an ``hf://`` one is downloaded by the worker
+  (status "downloading", its bytes reported); merge events come back in batches (one message
+  per ~0.05 s, not one per merge);
 - pause / resume / stop (keeps what was learned) / cancel (drops the job), each taking effect
   before the worker's next merge; a Stop that arrives after the end says so in the messages;
   time spent paused is left out of every elapsed time; a worker that dies (killed, crashed)
@@ -44,7 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from training.inputs import check_pace, write_corpus
+from training.inputs import CorpusSource, check_pace, write_corpus
 from training.slots import TrainingSlots
 from training.snapshot import (
     TERMINAL,
@@ -53,6 +56,7 @@ from training.snapshot import (
     cut_to_shown,
     note_late_stop,
     shown_rows,
+    stop_while_downloading,
 )
 from training.worker import Worker, death_message, spawn_worker
 from ui.limits import max_concurrent_trainings, train_memory_mb
@@ -65,7 +69,8 @@ _log = logging.getLogger(__name__)
 @dataclass
 class _Job:
     job_id: str
-    corpus_path: str
+    corpus: CorpusSource  # what the worker reads
+    temp_path: str | None  # the texts' file, deleted when the job ends (never a server corpus)
     corpus_name: str
     corpus_bytes: int
     vocab_size: int
@@ -86,6 +91,7 @@ class _Job:
     hold: int | None = None  # while paused: the merge count shown when Pause was clicked
     keep: int | None = None  # after a Stop: the merge count shown when it was clicked
     count_distinct: int | None = None
+    download: tuple[int, int] | None = None  # (bytes fetched, of bytes) while downloading
     submitted_at: float = field(default_factory=time.time)
     started_at: float | None = None
     finished_at: float | None = None
@@ -150,7 +156,7 @@ class TrainingManager:
 
     def submit(
         self,
-        texts: str | Sequence[str],
+        corpus: str | Sequence[str] | CorpusSource,
         *,
         vocab_size: int,
         special_tokens: Sequence[str] = (),
@@ -158,23 +164,29 @@ class TrainingManager:
         corpus_name: str = "",
         pace: float = 0.0,
     ) -> str:
-        """Queue a training job on ``texts`` and return its ID (hard to guess, per user).
+        """Queue a training job on ``corpus`` and return its ID (hard to guess, per user).
 
-        Several texts are joined as :func:`write_corpus` says. ``pace`` (merges per
-        second, 0 = full speed) slows the merge loop down so people can watch it: merge k is
-        not emitted before k / pace seconds of (unpaused) merging.
+        ``corpus``: texts, joined as :func:`write_corpus` says, or a :class:`CorpusSource`
+        (files read where they are). ``pace`` (merges per second, 0 = full speed) slows the
+        merge loop down so people can watch it: merge k is not emitted before k / pace
+        seconds of (unpaused) merging.
         """
         check_pace(pace)
         if self._closed:
             raise RuntimeError("this TrainingManager has been shut down")
         job_id = secrets.token_urlsafe(9)
-        path = os.path.join(self._tmpdir, f"{next(self._counter):06d}-{job_id}.txt")
-        specials, data = write_corpus(path, texts, special_tokens)
+        specials = tuple(dict.fromkeys(special_tokens))
+        temp_path = None
+        if not isinstance(corpus, CorpusSource):
+            temp_path = os.path.join(self._tmpdir, f"{next(self._counter):06d}-{job_id}.txt")
+            specials, data = write_corpus(temp_path, corpus, special_tokens)
+            corpus = CorpusSource((temp_path,), size=len(data))
         job = _Job(
             job_id=job_id,
-            corpus_path=path,
+            corpus=corpus,
+            temp_path=temp_path,
             corpus_name=corpus_name or "corpus",
-            corpus_bytes=len(data),
+            corpus_bytes=corpus.size,
             vocab_size=int(vocab_size),
             special_tokens=specials,
             pattern=pattern,
@@ -207,6 +219,7 @@ class TrainingManager:
                 rows=shown_rows(job.rows, job.keep if job.stop_requested else job.hold),
                 count_progress=job.count_progress,
                 count_distinct=job.count_distinct,
+                download=job.download,
                 vocab=dict(job.vocab) if job.vocab is not None else None,
                 merges=list(job.merges) if job.merges is not None else None,
                 stop_reason=job.stop_reason,
@@ -287,12 +300,23 @@ class TrainingManager:
             if job.status == "queued":
                 self._cancel_locked(job, "Cancelled while waiting in the queue.")
                 return
+            if job.status == "downloading":
+                self._stop_download_locked(job)
+                return
             if not job.stop_requested:
                 job.keep = job.hold if shown is None else max(0, int(shown))
             job.stop_requested = True
             job.stop_event.set()
             job.run_event.set()  # a paused worker must wake up to stop
         self._wake()
+
+    def _stop_download_locked(self, job: _Job) -> None:
+        """A Stop while the corpus downloads ends the worker now (a download cannot look at
+        a Stop between two chunks), keeping what a Stop while counting keeps: no merge."""
+        if job.process is not None and job.process.is_alive():
+            job.process.terminate()
+        stop_while_downloading(job)
+        self._finish_locked(job, "stopped")
 
     @staticmethod
     def _note_late_stop_locked(job: _Job) -> None:
@@ -393,10 +417,11 @@ class TrainingManager:
             # its feet breaks select(), so the loop closes it once the wait returns
             self._to_close.append(job.conn)
             job.conn = None
-        try:
-            os.unlink(job.corpus_path)
-        except OSError:
-            pass
+        if job.temp_path is not None:
+            try:
+                os.unlink(job.temp_path)
+            except OSError:
+                pass
         job.finished.set()
 
     def _cancel_locked(self, job: _Job, message: str) -> None:
@@ -426,8 +451,8 @@ class TrainingManager:
         self._running.add(job.job_id)
         try:
             spare = self._take_spare_locked()
-            spare.ctrl.send(
-                (job.corpus_path, job.vocab_size, job.special_tokens, job.pattern, job.pace))
+            spare.ctrl.send((job.corpus.sources, job.corpus.text_column, job.vocab_size,
+                             job.special_tokens, job.pattern, job.pace))
         except Exception as err:  # noqa: BLE001 - e.g. out of processes: fail this job only
             self._finish_locked(job, "failed", error=f"Could not start a training worker: {err}")
             return
@@ -521,8 +546,11 @@ class TrainingManager:
             # subtle: a pause the user asked for wins over a stale "training" from the worker
             elif not (status == "training" and job.pause_requested):
                 job.status = status
+        elif kind == "download":  # (its total is the corpus's size until counting says)
+            job.download = (message[1], message[2])
+            job.corpus_bytes = job.corpus_bytes or message[2]
         elif kind == "count":
-            job.count_progress, job.count_distinct = message[1], message[2]
+            job.count_progress, job.count_distinct, job.corpus_bytes = message[1:4]
         elif kind == "merges":
             job.rows.extend(message[1])
         elif kind == "messages":
@@ -538,8 +566,8 @@ class TrainingManager:
             self._finish_locked(job, "stopped" if job.stop_reason == "stopped" else "finished")
             if job.stop_requested and job.status == "finished":
                 self._note_late_stop_locked(job)  # the worker was done before Stop reached it
-        elif kind == "error":
-            self._finish_locked(job, "failed", error=message[1])
+        elif kind == "error":  # (naming a server corpus as the page does, never by its path)
+            self._finish_locked(job, "failed", error=job.corpus.shown(message[1]))
 
     def _worker_gone(self, job: _Job) -> None:
         """The worker's pipe closed: fine after "done", a failure otherwise."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from training.inputs import CorpusSource
 from training.snapshot import JobSnapshot
 
 __all__ = ["Manager"]
@@ -34,7 +35,7 @@ class Manager(Protocol):
 
     def submit(
         self,
-        texts: str | Sequence[str],
+        corpus: str | Sequence[str] | CorpusSource,
         *,
         vocab_size: int,
         special_tokens: Sequence[str] = (),
@@ -42,8 +43,8 @@ class Manager(Protocol):
         corpus_name: str = "",
         pace: float = 0.0,
     ) -> str:
-        """Start (or queue) a training on ``texts``; returns its ID. ``pace``: merges per
-        second, 0 = full speed."""
+        """Start (or queue) a training on ``corpus`` (texts, or files read where they are);
+        returns its ID. ``pace``: merges per second, 0 = full speed."""
         ...
 
     def snapshot(self, job_id: str) -> JobSnapshot:

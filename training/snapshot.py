@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TERMINAL", "JobSnapshot", "MergeRow", "cut_to_shown", "note_late_stop", "shown_rows"]
+__all__ = ["TERMINAL", "JobSnapshot", "MergeRow", "cut_to_shown", "note_late_stop", "shown_rows",
+           "stop_while_downloading"]
 
 #: (rank, count, token, pair, vocab_size, elapsed): one learned merge, as the page draws it.
 MergeRow = tuple[int, int, bytes, tuple[bytes, bytes], int, float]
@@ -28,7 +29,7 @@ class JobSnapshot:
     """An immutable copy of one job's state, safe to read from any thread."""
 
     job_id: str
-    status: str  # queued | starting | counting | training | paused | finished | stopped | ...
+    status: str  # queued | starting | downloading | counting | training | paused | finished | ...
     queue_position: int | None  # 1-based while queued, else None
     vocab_size: int  # target
     special_tokens: tuple[str, ...]
@@ -52,6 +53,7 @@ class JobSnapshot:
     paused_since: float | None = None  # when the current pause began (the worker confirmed it)
     pid: int | None = None
     count_distinct: int | None = None  # distinct pre-tokens found so far, while counting
+    download: tuple[int, int] | None = None  # (bytes fetched, of bytes) while downloading
 
     @property
     def done(self) -> bool:
@@ -122,6 +124,20 @@ def cut_to_shown(job: Any, shown: int | None) -> None:
     job.stop_reason = "stopped"
     job.messages[:] = [m for m in job.messages if m != old]
     job.messages.append(end_note("stopped", len(job.merges), len(job.vocab), job.vocab_size))
+
+
+def stop_while_downloading(job: Any) -> None:
+    """End a job whose corpus is still downloading as a Stop while counting ends one: no
+    merge, a vocab of the special tokens and the 256 bytes, and a note saying so (``job``:
+    either manager's job record, as for :func:`cut_to_shown`)."""
+    k = len(job.special_tokens)
+    job.vocab = {i: token.encode("utf-8") for i, token in enumerate(job.special_tokens)}
+    job.vocab.update({k + i: bytes([i]) for i in range(256)})
+    job.merges, job.stop_reason, job.stop_requested = [], "stopped", True
+    job.messages.append(
+        f"Stopped by request while downloading the corpus: no merge was learned (vocab "
+        f"{len(job.vocab):,}: the special tokens and the 256 bytes). What was fetched stays in "
+        "the Hugging Face cache.")
 
 
 def note_late_stop(messages: list[str], merges: list[Any] | None,

@@ -1,8 +1,10 @@
 """The process side of training: start a worker process, and what runs inside it.
 
 A worker is started idle (:func:`spawn_worker`): it imports core and warms up, then waits for
-one job spec on its control pipe, trains with ``core.train.BPETrainer`` and streams batched
-events back (``("status", s)``, ``("count", fraction)``, ``("merges", rows)``, then ``("done",
+one job spec on its control pipe, finds the corpus files (``core.corpus_sources``: an
+``hf://`` one is downloaded here, into the Hugging Face cache), trains with
+``core.train.BPETrainer`` and streams batched events back (``("status", s)``, ``("download",
+done, total)``, ``("count", fraction, distinct, total)``, ``("merges", rows)``, then ``("done",
 vocab, merges, stop_reason, messages, stats)`` or ``("error", message)``), and exits. The
 manager (:mod:`training.manager`) pauses and stops it through two events.
 
@@ -176,14 +178,14 @@ def _worker_entry(
         return  # the manager went away or shut down
     finally:
         ctrl.close()
-    corpus_path, vocab_size, special_tokens, pattern, pace = spec
-    _worker_main(conn, corpus_path, vocab_size, special_tokens, pattern, memory_mb, run_event,
-                 stop_event, pace)
+    sources, text_column, vocab_size, special_tokens, pattern, pace = spec
+    _worker_main(conn, (sources, text_column), vocab_size, special_tokens, pattern, memory_mb,
+                 run_event, stop_event, pace)
 
 
 def _worker_main(
     conn: Any,
-    corpus_path: str,
+    corpus: tuple[tuple[str, ...], str],
     vocab_size: int,
     special_tokens: tuple[str, ...],
     pattern: str,
@@ -192,10 +194,11 @@ def _worker_main(
     stop_event: Any,
     pace: float = 0.0,
 ) -> None:
-    """Train and stream batched events to ``conn``; always ends with "done" or "error"."""
+    """Train and stream batched events to ``conn``; always ends with "done" or "error".
+    ``corpus``: (sources, Parquet text column), as ``core.corpus_sources`` takes them."""
     try:
         _limit_memory(memory_mb)
-        _train_in_worker(conn, corpus_path, vocab_size, special_tokens, pattern, run_event,
+        _train_in_worker(conn, corpus, vocab_size, special_tokens, pattern, run_event,
                          stop_event, pace)
     except MemoryError:
         _send_error(
@@ -229,9 +232,32 @@ def _send_error(conn: Any, message: str) -> None:
         pass
 
 
+def _find_files(conn: Any, sources: tuple[str, ...], text_column: str) -> Any:
+    """The corpus files ``sources`` name (``core.corpus_sources.find_corpus_files``), an
+    ``hf://`` one downloaded first with its progress sent as ``("download", done, total)``
+    (the manager stops a download by ending this process: nothing is kept yet)."""
+    from core.corpus_sources import find_corpus_files
+    from core.hub_datasets import is_hub_url
+
+    if any(is_hub_url(source) for source in sources):
+        conn.send(("status", "downloading"))
+    last = 0.0
+
+    def report(_phase: str, done: int, total: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= _FLUSH_SECONDS or done >= total:
+            last = now
+            conn.send(("download", done, total))
+
+    files = find_corpus_files(list(sources), text_column=text_column, on_progress=report)
+    conn.send(("status", "counting"))
+    return files
+
+
 def _train_in_worker(
     conn: Any,
-    corpus_path: str,
+    corpus: tuple[tuple[str, ...], str],
     vocab_size: int,
     special_tokens: tuple[str, ...],
     pattern: str,
@@ -241,18 +267,19 @@ def _train_in_worker(
 ) -> None:
     from core.train import BPETrainer
 
-    conn.send(("status", "counting"))
+    files = _find_files(conn, *corpus)
     # TOKPLAY_DASK_SCHEDULER (tcp://HOST:PORT): count on that Dask cluster (docs/scaling.md)
     dask = os.environ.get("TOKPLAY_DASK_SCHEDULER") or None
-    trainer = BPETrainer(corpus_path, vocab_size, list(special_tokens), pattern=pattern, dask=dask)
-    # counted a chunk at a time, here: between chunks the page learns how far it got, and a
-    # Stop ends the training at once (a big corpus takes seconds to count)
+    trainer = BPETrainer(files, vocab_size, list(special_tokens), pattern=pattern, dask=dask)
+    # counted a chunk at a time, here: between chunks the page learns how far it got (bytes
+    # read across all the files, distinct pre-tokens so far), and a Stop ends the training at
+    # once (a big corpus takes minutes to count)
     last_count = 0.0
     for done, total in trainer.count_steps(chunk_size=_COUNT_CHUNK_BYTES):
         now = time.monotonic()
         if now - last_count >= _FLUSH_SECONDS or done >= total:
             last_count = now
-            conn.send(("count", done / total if total else 1.0, trainer.distinct_so_far))
+            conn.send(("count", done / total if total else 1.0, trainer.distinct_so_far, total))
         if stop_event.is_set():
             _stopped_while_counting(conn, trainer, done / total if total else 1.0)
             return

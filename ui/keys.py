@@ -70,6 +70,10 @@ TRAIN_DONE = "train.done"  # job ID -> registered tokenizer label (so each job r
 TRAIN_TOAST = "train.toast"  # a label to announce on the next run
 TRAIN_RECORD = "train.record"  # the last finished training, as kept in the workspace
 TRAIN_CORPUS = "train.corpus"  # the uploaded corpus, kept until replaced: {"name", "texts", ...}
+TRAIN_SERVER_CORPUS = "train.server_corpus"  # the name of the server corpus picked (ui.corpus_dirs)
+TRAIN_HF_DATASET = "train.hf_dataset"  # the Hugging Face dataset typed: hf://datasets/... or ORG/NAME
+TRAIN_HF_FILE = "train.hf_file"  # the file in it, with ORG/NAME
+TRAIN_TEXT_COLUMN = "train.text_column"  # the column of a Parquet corpus that holds the text
 
 # workspace (ui.workspace): this session's work kept on the server, named by ?ws= in the URL
 WS_ID = "ws.id"  # the ID of this session's newest snapshot

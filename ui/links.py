@@ -297,14 +297,19 @@ def _linked_labels(page: str) -> list[str]:
 
 
 def share_plain(page: str) -> str:
-    """The link, ready to copy in one click, for pages without view state (Home, Train)."""
+    """The link, ready to copy in one click, for pages without a tokenizer to show (Home,
+    Train): their few parameters (Train's ``corpus``) are written back and carried."""
     from ui import widgets
 
     for message in st.session_state.get(keys.LINKS_NOTES, {}).pop(page, []):
         st.warning(f"Link problem: {message}", icon="🔗")
     from ui import runtime
 
-    link = page_url(page)
+    params: dict[str, str | list[str]] = {}
+    if page in PAGE_PARAMS:
+        params = view_params(page)[0]
+        write_url(page, view_params(page, explicit=False)[0])
+    link = page_url(page, params)
     kept = (f"It carries your work (`ws=`): your tokenizers, the last training and the corpus, "
             f"kept {limits.workspace_max_days()} days after last use." if runtime.keeps_work()
             else runtime.NO_SERVER_NOTE)

@@ -1,6 +1,7 @@
 """The Train page's form: its fields, their defaults, and how they travel in a snapshot.
 
-Every setting of the form (corpus choice, vocab size, special tokens, pattern, speed) is kept
+Every setting of the form (corpus choice and where it lives, vocab size, special tokens,
+pattern, speed) is kept
 in the session under its ``keys.TRAIN_*`` name (``ui.state.bind``). A workspace snapshot
 (``ui.workspace``) holds the settings that differ from the defaults, so a reload or a
 teammate's ``ws=`` link brings back the form exactly as it was shown, and Start trains that.
@@ -22,17 +23,20 @@ from typing import Any
 
 from ui import keys
 
-__all__ = ["DEFAULTS", "PATTERNS", "SOURCES", "SPEEDS", "apply_doc", "form_doc"]
+__all__ = ["BUILTIN", "DEFAULTS", "HUB", "PATTERNS", "SERVER", "SOURCES", "SPEEDS", "UPLOAD",
+           "apply_doc", "form_doc", "sources"]
 
 BUILTIN, UPLOAD = "Built-in corpus", "Upload text files"
-#: The corpus choices, as the radio shows them.
-SOURCES = (BUILTIN, UPLOAD)
+SERVER, HUB = "Server corpus", "Hugging Face dataset"
+#: The corpus choices, as the radio shows them (:func:`sources`: those this server offers).
+SOURCES = (BUILTIN, UPLOAD, SERVER, HUB)
 #: Pre-tokenizer patterns the form offers (``core.pretokenize.PATTERNS`` names).
 PATTERNS = ("gpt2", "cl100k", "o200k")
 #: Speeds a training can run at: label -> merges per second (0 = as fast as it can).
 SPEEDS = {"full speed": 0.0, "100 merges/s": 100.0, "20 merges/s": 20.0, "5 merges/s": 5.0}
 #: Longest special-tokens text a snapshot carries (the box itself takes any length).
 _MAX_SPECIALS_CHARS = 10_000
+_MAX_NAME_CHARS = 500  # a corpus name, a dataset address, a file in it, a column
 
 #: One row per field: snapshot name -> (session key, default).
 _FIELDS: dict[str, tuple[str, Any]] = {
@@ -41,9 +45,23 @@ _FIELDS: dict[str, tuple[str, Any]] = {
     "specials": (keys.TRAIN_SPECIALS, "<|endoftext|>"),
     "pattern": (keys.TRAIN_PATTERN, "gpt2"),
     "speed": (keys.TRAIN_SPEED, "full speed"),
+    "server_corpus": (keys.TRAIN_SERVER_CORPUS, ""),
+    "hf_dataset": (keys.TRAIN_HF_DATASET, ""),
+    "hf_file": (keys.TRAIN_HF_FILE, ""),
+    "text_column": (keys.TRAIN_TEXT_COLUMN, "text"),
 }
 #: Session key -> default, for ``ui.state.bind`` on the page.
 DEFAULTS: dict[str, Any] = dict(_FIELDS.values())
+
+
+def sources(*, server: bool, hub: bool) -> list[str]:
+    """The corpus choices a server offers: a server corpus only where its operator lists
+    some folders, a Hugging Face dataset only where trainings run in worker processes.
+
+    >>> sources(server=False, hub=True)
+    ['Built-in corpus', 'Upload text files', 'Hugging Face dataset']
+    """
+    return [s for s in SOURCES if (s != SERVER or server) and (s != HUB or hub)]
 
 
 def _valid(name: str, value: Any) -> bool:
@@ -61,6 +79,8 @@ def _valid(name: str, value: Any) -> bool:
         return isinstance(value, str) and len(value) <= _MAX_SPECIALS_CHARS
     if name == "pattern":
         return value in PATTERNS
+    if name in ("server_corpus", "hf_dataset", "hf_file", "text_column"):
+        return isinstance(value, str) and len(value) <= _MAX_NAME_CHARS  # the page checks it
     return name == "speed" and value in SPEEDS
 
 

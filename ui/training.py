@@ -61,9 +61,14 @@ def status_line(snap: JobSnapshot) -> tuple[str, float]:
     ...                    ((0, 5, b"ab", (b"a", b"b"), 258, 0.1),), None, None, None, None, (), None)
     >>> status_line(snap)
     ('Training: 1 / 43 merges', 0.023255813953488372)
+    >>> from dataclasses import replace
+    >>> status_line(replace(snap, status="downloading", rows=()))
+    ('Training: downloading the corpus…', 0.0)
     """
     if snap.status == "queued":
         return f"Training queued: position {snap.queue_position}", 0.0
+    if snap.status == "downloading":
+        return "Training: downloading the corpus…", 0.0
     if snap.status in ("starting", "counting"):
         return "Training: counting pre-tokens…", 0.0
     paused = " (paused)" if snap.status == "paused" else ""
