@@ -63,8 +63,9 @@ static: setup node
 
 # One person on their own machine: the picker lists the GGUF models of Ollama and LM Studio
 # (TOKPLAY_LOCAL_MODELS=1; `TOKPLAY_LOCAL_MODELS=0 make run` when others reach this server).
+# deploy/warm_start.py is `streamlit run` that loads the presets and baselines once it is up.
 run: setup
-	TOKPLAY_LOCAL_MODELS=$${TOKPLAY_LOCAL_MODELS:-1} $(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
+	TOKPLAY_LOCAL_MODELS=$${TOKPLAY_LOCAL_MODELS:-1} $(PY) deploy/warm_start.py run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
 
 # Then the exactness tests again on the pure-Python path (TOKPLAY_NATIVE=0: what Pyodide and a
 # machine without a C compiler run), against the same references.
@@ -93,13 +94,16 @@ $(TEST_DATA)/llama.cpp/.version-$(LLAMA_CPP_PYTHON): | $(PY)
 	rm -f $(TEST_DATA)/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz
 	touch $@
 
-# Benchmarks print ratio tables against tiktoken / Hugging Face tokenizers (not part of `make test`).
-bench: setup-dev
+# Benchmarks print ratio tables against tiktoken / Hugging Face tokenizers (not part of `make test`),
+# then bench_app.py the app's own table: team load in one process and through `make serve`,
+# first visits beside a bare Streamlit page, typing latency, encode/decode ratios (issue 36).
+bench: setup-dev browser proxy
 	$(PY) benchmarks/bench_train.py
 	$(PY) benchmarks/bench_encode.py
 	$(PY) benchmarks/bench_tokenize_page.py
 	$(PY) benchmarks/bench_ui_train.py
 	$(PY) benchmarks/real_models.py --docs 200 --json
+	$(PY) benchmarks/bench_app.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -42,6 +42,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 from pathlib import Path
 
 REPO_DEFAULT = Path(__file__).resolve().parent.parent
@@ -63,7 +64,13 @@ from benchmarks.load.reruns import (  # noqa: E402
     make_text,
     page_request,
 )
-from benchmarks.load.runner import SETUP_TIMEOUT_S, run_all, start_server  # noqa: E402
+from benchmarks.load.runner import (  # noqa: E402
+    SETUP_TIMEOUT_S,
+    listening_pid,
+    run_all,
+    start_server,
+    tree_cpu_seconds,
+)
 from deploy.launch import healthy, stop  # noqa: E402
 
 __all__ = [
@@ -189,8 +196,12 @@ def main(argv: list[str] | None = None) -> int:
                 where = f"{http} serving {repo}"
             print(f"# server: {where}", file=sys.stderr, flush=True)
             pgid = proc.pid if proc is not None else None
+            # --url: the CPU of the process listening there and its children (a server and
+            # its training workers; behind HAProxy, HAProxy's alone)
+            root = None if proc is not None else listening_pid(urllib.parse.urlsplit(http).port or 80)
+            cpu = (lambda: tree_cpu_seconds(root)) if root is not None else None
             try:
-                cells = asyncio.run(asyncio.wait_for(run_all(args, http, ws_url, pgid),
+                cells = asyncio.run(asyncio.wait_for(run_all(args, http, ws_url, pgid, cpu),
                                                      timeout=hard_cap))
             except asyncio.TimeoutError:
                 print(f"ABORTED: the run exceeded its hard cap of {hard_cap:.0f} s",

@@ -99,26 +99,32 @@ def wait_healthy(url: str, procs: Iterable[subprocess.Popen[bytes]] = (), *,
 
 
 def streamlit_command(port: int, *, app: str | os.PathLike[str] = "app.py",
-                      python: str = sys.executable, extra: Sequence[str] = ()) -> list[str]:
-    """``streamlit run`` of ``app`` on 127.0.0.1:``port``, headless, without usage stats."""
-    return [python, "-m", "streamlit", "run", str(app),
+                      python: str = sys.executable, extra: Sequence[str] = (),
+                      warm: bool = False) -> list[str]:
+    """``streamlit run`` of ``app`` on 127.0.0.1:``port``, headless, without usage stats;
+    ``warm``: through the checkout's ``deploy/warm_start.py`` (run it in the checkout: the
+    caches are filled as soon as the server is up)."""
+    start = ["deploy/warm_start.py"] if warm else ["-m", "streamlit"]
+    return [python, *start, "run", str(app),
             "--server.headless=true", "--browser.gatherUsageStats=false",
             "--server.port", str(port), "--server.address", "127.0.0.1", *extra]  # fmt: skip
 
 
 def start_streamlit(*, cwd: Path = REPO, env: Mapping[str, str] | None = None,
-                    log: Path | None = None, timeout: float = START_TIMEOUT_S) -> Server:
+                    log: Path | None = None, timeout: float = START_TIMEOUT_S,
+                    warm: bool = False) -> Server:
     """``streamlit run app.py`` in ``cwd`` on a free loopback port, returned once it answers.
 
     ``env``: its environment (default: this process's); ``log``: where its output goes
     (appended; default: nowhere). It leads its own process group: :func:`stop` ends it and
     its training workers. :class:`ServerError` when it does not come up (it is stopped).
+    ``warm``: started as ``make run`` starts it (:func:`streamlit_command`).
     """
     port = free_port()
     env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     with open(log, "ab") if log is not None else contextlib.nullcontext(subprocess.DEVNULL) as out:
         proc = subprocess.Popen(  # noqa: S603
-            streamlit_command(port, extra=NO_FILE_WATCHER), cwd=cwd, env=env, stdout=out,
+            streamlit_command(port, extra=NO_FILE_WATCHER, warm=warm), cwd=cwd, env=env, stdout=out,
             stderr=subprocess.STDOUT, start_new_session=True)
     server = Server(f"http://127.0.0.1:{port}", proc)
     try:

@@ -84,7 +84,7 @@ def start_workers(n: int, *, cookie_secret: str, python: str) -> tuple[list[subp
     procs, ports = [], []
     for _ in range(n):
         port = free_port()
-        cmd = streamlit_command(port, app=REPO / "app.py", python=python)
+        cmd = streamlit_command(port, app=REPO / "app.py", python=python, warm=True)
         env = dict(os.environ, STREAMLIT_SERVER_COOKIE_SECRET=cookie_secret)  # no CLI flag for it
         procs.append(subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True))  # noqa: S603
         ports.append(port)

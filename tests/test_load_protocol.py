@@ -110,6 +110,6 @@ def test_format_table() -> None:
              lp.Cell("Decode", 2, 20, [], 5, 10.0)]
     lines = lp.format_table(cells).splitlines()
     assert lines[0].startswith("| page | trainings | sessions | reruns/s | p50 ms | p95 ms | errors")
-    assert lines[2] == "| Tokenize | 0 | 1 | 1.0 | 200 | 300 | 0 | 3 | 4 | 90 |"
-    assert lines[3] == "| Decode | 2 | 20 | 0.0 | - | - | 5 | 0 | - | - |"
+    assert lines[2] == "| Tokenize | 0 | 1 | 1.0 | 200 | 300 | 0 | 3 | 4 | 90 | 900.0 |"
+    assert lines[3] == "| Decode | 2 | 20 | 0.0 | - | - | 5 | 0 | - | - | - |"
     assert all(line.count("|") == lines[0].count("|") for line in lines)

@@ -6,6 +6,10 @@ data keyed by content hash).
 - ``st.cache_data`` for results computed from a tokenizer and a text (details, stats), keyed by
   :func:`ui.state.tokenizer_key` (a content hash), with the tokenizer itself passed as an
   unhashed ``_tok`` argument.
+- except the encode and decode details, which every run of Tokenize, Compare and Decode
+  reads: ``st.cache_resource``, because ``st.cache_data`` unpickles a copy on every call
+  (8.7 ms for the details of 10,000 characters). They are frozen dataclasses: read them,
+  never change them.
 
 core modules are imported inside the functions so a page still loads (and shows a clear
 message) while a module is missing.
@@ -93,10 +97,10 @@ def _load_files(digest: str, special_tokens: tuple[str, ...] | None, pattern: st
 # Results computed from a tokenizer (key: tokenizer content key + inputs)
 
 
-@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+@st.cache_resource(max_entries=64, ttl=3600, show_spinner=False)
 def encode_details(tok_key: str, text: str, _tok: Any, *, add_special_tokens: bool = False) -> Any:
     """``EncodingDetails`` of ``text`` (chips, counts, pre-tokens); ``add_special_tokens``
-    adds the model's BOS/EOS template."""
+    adds the model's BOS/EOS template. Read-only and shared (see the module's note)."""
     if add_special_tokens:
         return _tok.encode_details(text, add_special_tokens=True)
     return _tok.encode_details(text)
@@ -114,9 +118,9 @@ def split_paths(tok_key: str, pretoken: str, _tok: Any) -> Any:
     return _tok.split_paths(pretoken)
 
 
-@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+@st.cache_resource(max_entries=64, ttl=3600, show_spinner=False)
 def decode_details(tok_key: str, ids: tuple[int, ...], _tok: Any) -> Any:
-    """``DecodeDetails`` for an ID sequence."""
+    """``DecodeDetails`` for an ID sequence. Read-only and shared (see the module's note)."""
     return _tok.decode_details(list(ids))
 
 
@@ -184,9 +188,12 @@ VOCAB_ORDERS = ("ID", "longest first", "newest merges first", "highest score fir
 
 
 def vocab_orders(tok: Any) -> tuple[str, ...]:
-    """The orders that mean something for ``tok``: merges, or scores (Unigram)."""
-    drop = "newest merges first" if tok.capabilities.scores else "highest score first"
-    return tuple(o for o in VOCAB_ORDERS if o != drop)
+    """The orders that mean something for ``tok``: by merge when it lists merges, by score
+    for a Unigram model (neither for WordPiece, nor for SentencePiece BPE, whose pieces'
+    scores order its merges but list none)."""
+    meaningful = {"newest merges first": bool(tok.merges),
+                  "highest score first": tok.capabilities.scores}
+    return tuple(o for o in VOCAB_ORDERS if meaningful.get(o, True))
 
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner="Building the vocabulary table…")
@@ -319,13 +326,22 @@ def library_root() -> str:
     configured = os.environ.get(LIBRARY_ENV_VAR, "").strip()
     if configured:
         return os.path.abspath(os.path.expanduser(configured))
+    secret = _library_secret()
+    if secret:
+        return os.path.abspath(os.path.expanduser(secret))
+    return str(default_library_dir())
+
+
+@st.cache_resource(max_entries=1, ttl=60, show_spinner=False)
+def _library_secret() -> str:
+    """``library_dir`` in Streamlit's secrets, ``""`` if unset. Read at most once a minute:
+    each read looks for the secrets files on disk, and pickers ask for the library many times
+    per run."""
     try:
         secret = st.secrets.get(LIBRARY_SECRET)
     except Exception:  # noqa: BLE001 - no secrets file: that is the usual case
         secret = None
-    if isinstance(secret, str) and secret.strip():
-        return os.path.abspath(os.path.expanduser(secret.strip()))
-    return str(default_library_dir())
+    return secret.strip() if isinstance(secret, str) else ""
 
 
 def library() -> Any:

@@ -126,17 +126,19 @@ def remember(repo_id: str) -> str:
     return hub_label(repo_id)
 
 
-@st.cache_data(ttl=60, max_entries=1, show_spinner=False)
-def cached_repos() -> list[str]:
+@st.cache_resource(ttl=60, max_entries=1, show_spinner=False)
+def cached_repos() -> tuple[str, ...]:
     """The models in this server's Hugging Face cache that load without the network
-    (``core.hub.cached_models``), looked at again at most once a minute."""
+    (``core.hub.cached_models``), looked at again at most once a minute. A tuple kept as it
+    is (``cache_resource``): pickers ask for it once per option on every run, and
+    ``cache_data`` would copy it each time."""
     from core.errors import HubError
     from core.hub import cached_models
 
     try:
-        return cached_models()
+        return tuple(cached_models())
     except HubError:  # huggingface_hub is not installed: nothing is cached
-        return []
+        return ()
 
 
 def local_gguf_models() -> list[str]:

@@ -16,7 +16,7 @@ import numpy  # noqa: F401
 import pandas  # noqa: F401
 import streamlit as st
 
-from ui import links, state, widgets, workspace
+from ui import links, serving, state, widgets, workspace
 
 APP_NAME = "Tokenizer Playground"
 
@@ -25,6 +25,7 @@ def setup(title: str, *, icon: str = "🧩") -> None:
     """Page config, session defaults, the URL's view (before any widget reads the session
     values), and the shared sidebar."""
     st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout="wide")
+    serving.prepare_process()  # once per process: TCP_NODELAY on the server's sockets
     if title == "Home":
         links.follow_page_param()  # ?page=Tokenize&...: the static build's links
     state.init_session()

@@ -23,6 +23,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.load.client import ProtocolError, RunResult, Session, widget_state
@@ -34,11 +35,13 @@ __all__ = [
     "SERVER_START_TIMEOUT_S",
     "SETUP_TIMEOUT_S",
     "group_cpu_seconds",
+    "listening_pid",
     "measure",
     "run_all",
     "start_server",
     "start_training",
     "stop_training",
+    "tree_cpu_seconds",
     "type_text",
 ]
 
@@ -129,12 +132,10 @@ def start_server(repo: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], st
     return server.process, server.url, log
 
 
-def group_cpu_seconds(pgid: int | None) -> float:
-    """CPU seconds used so far by the live processes of process group ``pgid`` (Linux)."""
-    if pgid is None:
-        return float("nan")
+def _process_table() -> dict[int, tuple[int, int, float]]:
+    """pid -> (parent pid, process group, CPU seconds so far) of every live process (Linux)."""
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0
+    table = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -144,17 +145,68 @@ def group_cpu_seconds(pgid: int | None) -> float:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 13 and int(fields[2]) == pgid:  # pgrp, then utime, stime
-            total += int(fields[11]) + int(fields[12])
-    return total / tick
+        if len(fields) > 13:  # state, ppid, pgrp, ..., utime, stime
+            table[int(entry)] = (int(fields[1]), int(fields[2]),
+                                 (int(fields[11]) + int(fields[12])) / tick)
+    return table
 
+
+def group_cpu_seconds(pgid: int | None) -> float:
+    """CPU seconds used so far by the live processes of process group ``pgid`` (Linux)."""
+    if pgid is None:
+        return float("nan")
+    return sum(cpu for _, group, cpu in _process_table().values() if group == pgid)
+
+
+def tree_cpu_seconds(root: int | None) -> float:
+    """CPU seconds used so far by process ``root`` and its live descendants (Linux): a
+    server with its training workers, or ``deploy/serve.py`` with its processes and HAProxy."""
+    if root is None:
+        return float("nan")
+    table = _process_table()
+    total = 0.0
+    for pid, (_, _, cpu) in table.items():
+        seen, p = 0, pid
+        while p > 1 and p != root and seen < 64:
+            p, seen = table.get(p, (0, 0, 0.0))[0], seen + 1
+        if p == root:
+            total += cpu
+    return total
+
+
+def listening_pid(port: int) -> int | None:
+    """The process listening on TCP ``port`` on this machine, if it can be found (Linux)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if len(cols) > 9 and cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{cols[9]}]")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{entry}/fd")
+            if any(os.readlink(f"/proc/{entry}/fd/{fd}") in inodes for fd in fds):
+                return int(entry)
+        except OSError:
+            continue
+    return None
 
 
 # ---- the measurement ------------------------------------------------------------------------
 
 
-async def measure(ws_url: str, cell: Cell, args: argparse.Namespace, pgid: int | None) -> None:
-    """One cell: open the sessions (first runs not timed), then the closed loop."""
+async def measure(ws_url: str, cell: Cell, args: argparse.Namespace, pgid: int | None,
+                  cpu_seconds: Callable[[], float] | None = None) -> None:
+    """One cell: open the sessions (first runs not timed), then the closed loop. The server's
+    CPU is that of process group ``pgid``, or what ``cpu_seconds()`` counts."""
+    server_cpu = cpu_seconds or (lambda: group_cpu_seconds(pgid))
     sessions = [Session(ws_url, cell.page, f"{cell.page}-{i}") for i in range(cell.sessions)]
     rngs = [random.Random(args.seed * 1000 + i) for i in range(cell.sessions)]
     ok: list[Session] = []
@@ -181,7 +233,7 @@ async def measure(ws_url: str, cell: Cell, args: argparse.Namespace, pgid: int |
     started = 0
     t_start = time.perf_counter()
     deadline = t_start + args.seconds
-    cpu0, srv0 = time.process_time(), group_cpu_seconds(pgid)
+    cpu0, srv0 = time.process_time(), server_cpu()
 
     async def loop(i: int, s: Session) -> None:
         nonlocal started
@@ -212,7 +264,7 @@ async def measure(ws_url: str, cell: Cell, args: argparse.Namespace, pgid: int |
     cell.elapsed_s = time.perf_counter() - t_start
     wall = cell.elapsed_s
     cell.client_cpu = 100 * (time.process_time() - cpu0) / wall
-    cell.server_cpu = 100 * (group_cpu_seconds(pgid) - srv0) / wall
+    cell.server_cpu = 100 * (server_cpu() - srv0) / wall
     await asyncio.gather(*(s.close() for s in sessions))
     for s in sessions:
         for err in s.background_errors:
@@ -220,8 +272,8 @@ async def measure(ws_url: str, cell: Cell, args: argparse.Namespace, pgid: int |
                 note(err)
 
 
-async def run_all(args: argparse.Namespace, http: str, ws_url: str, pgid: int | None
-                  ) -> list[Cell]:
+async def run_all(args: argparse.Namespace, http: str, ws_url: str, pgid: int | None,
+                  cpu_seconds: Callable[[], float] | None = None) -> list[Cell]:
     cells: list[Cell] = []
     trainers: list[Session] = []
     try:
@@ -245,7 +297,7 @@ async def run_all(args: argparse.Namespace, http: str, ws_url: str, pgid: int | 
             for page in args.pages:
                 for n in args.sessions:
                     cell = Cell(page, n_train, n)
-                    await measure(ws_url, cell, args, pgid)
+                    await measure(ws_url, cell, args, pgid, cpu_seconds)
                     cells.append(cell)
                     progress = "; ".join(f"{t.name}: {t.progress_text[:70]!r}" for t in trainers)
                     print(f"# {page} trainings={n_train} sessions={n}: {len(cell.latencies_ms)} "

@@ -1,0 +1,80 @@
+"""What a rerun must not do again (issue 36): copy the details it reads from a cache, read the
+session state once per offered label, or look for the secrets files on every library
+lookup. Behaviour, not timings: the same object comes back, a source is read once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import streamlit as st
+
+from ui import cache, hub_models, state
+
+pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
+
+
+def test_encode_details_are_shared_not_copied_on_every_run() -> None:
+    tok = cache.preset("gpt2")
+    first = cache.encode_details("preset:gpt2", "shared, not copied", tok)
+    assert cache.encode_details("preset:gpt2", "shared, not copied", tok) is first
+    assert first.n_tokens == len(tok.encode("shared, not copied"))
+
+
+def test_decode_details_are_shared_not_copied_on_every_run() -> None:
+    tok = cache.preset("gpt2")
+    ids = tuple(tok.encode("hello world"))
+    first = cache.decode_details("preset:gpt2", ids, tok)
+    assert cache.decode_details("preset:gpt2", ids, tok) is first
+    assert first.text == "hello world"
+
+
+def test_the_hub_cache_listing_is_one_shared_tuple(monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.hub
+
+    monkeypatch.setattr(core.hub, "cached_models", lambda: ["Qwen/Qwen3-8B", "openai-community/gpt2"])
+    hub_models.cached_repos.clear()
+    try:
+        first = hub_models.cached_repos()
+        assert first == ("Qwen/Qwen3-8B", "openai-community/gpt2")
+        assert hub_models.cached_repos() is first
+    finally:
+        hub_models.cached_repos.clear()  # the stand-in list must not outlive the test
+
+
+def test_the_picker_list_reads_the_session_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[int] = []
+    session = {"mine": {"tok": None, "source": "test", "fingerprint": "f"}}
+    monkeypatch.setattr(state, "session_tokenizers", lambda: reads.append(1) or session)
+    monkeypatch.setattr(state, "library_labels", lambda: [])
+    labels = state.available_tokenizers()
+    assert labels[0] == "mine" and "GPT-2 (gpt2)" in labels
+    assert len(labels) > len(state.PRESET_LABELS) + 10  # the Hub models are offered too
+    assert len(reads) == 1
+
+
+class _Secrets:
+    """Stands in for ``st.secrets``: counts the reads."""
+
+    def __init__(self, value: str) -> None:
+        self.value, self.reads = value, 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.reads += 1
+        return self.value if key == cache.LIBRARY_SECRET else default
+
+
+def test_the_library_folder_secret_is_read_once_not_per_lookup(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from core.library import LIBRARY_ENV_VAR
+
+    secrets = _Secrets(str(tmp_path / "lib"))
+    monkeypatch.delenv(LIBRARY_ENV_VAR, raising=False)
+    monkeypatch.setattr(st, "secrets", secrets)
+    cache._library_secret.clear()
+    try:
+        roots = {cache.library_root() for _ in range(5)}
+    finally:
+        cache._library_secret.clear()
+    assert roots == {str(tmp_path / "lib")}
+    assert secrets.reads == 1
