@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Evaluation",
     "TextStats",
+    "cuts_exactly",
     "evaluate",
     "longest_used",
     "parallel_source",
@@ -110,7 +111,7 @@ class Evaluation:
 # ----------------------------------------------------------------------------------------
 
 
-def _cuts_exactly(tok: TokenizerInterface) -> bool:
+def cuts_exactly(tok: TokenizerInterface) -> bool:
     """True when :func:`core.pretokenize.last_cut`'s places are safe for ``tok``: byte-level
     BPE with one of the built-in patterns (no pre-token crosses them)."""
     caps = tok.capabilities
@@ -142,7 +143,7 @@ def safe_pieces(tok: TokenizerInterface, chunks: Iterable[str], *,
     """
     if piece_chars < 1:
         raise PlaygroundError(f"piece_chars must be 1 or more, not {piece_chars!r}")
-    if _cuts_exactly(tok):
+    if cuts_exactly(tok):
         specials = special_splitter(tuple(tok.special_tokens))  # type: ignore[attr-defined]
         longest = max((len(s) for s in tok.special_tokens), default=0)  # type: ignore[attr-defined]
 
@@ -152,7 +153,7 @@ def safe_pieces(tok: TokenizerInterface, chunks: Iterable[str], *,
             )
     else:
         cut_at = _line_cut
-    exact_rule = _cuts_exactly(tok)
+    exact_rule = cuts_exactly(tok)
     exact = True
     parts: list[str] = []
     size, threshold = 0, piece_chars

@@ -4,6 +4,7 @@
 
     tokplay encode -t gpt2 "Hello world"            # 15496 995
     echo -n "Hello" | tokplay encode -t cl100k_base # stdin when TEXT is absent
+    tokplay encode -t gpt2 texts/ --out ids.npy --workers 2  # a corpus -> np.load("ids.npy")
     tokplay decode -t gpt2 15496 995                # Hello world
     tokplay evaluate -t o200k_base a.txt b.txt [--json]
     tokplay inspect -t vocab.pkl,merges.pkl
@@ -47,9 +48,25 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tokplay", description="Tokenizer Playground command line.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    enc = sub.add_parser("encode", help="text -> token IDs on one line")
+    enc = sub.add_parser("encode", help="text -> token IDs; corpus files -> an ID array (--out)")
     _tokenizer_arg(enc)
-    enc.add_argument("text", nargs="?", help="the text (default: read stdin)")
+    enc.add_argument("inputs", nargs="*", metavar="TEXT | FILE",
+                     help="the text (default: read stdin); with --out: corpus files, folders, globs or "
+                          "hf://datasets/ORG/NAME/PATH, as train takes them")
+    enc.add_argument("--out", metavar="PATH",
+                     help="write the files' IDs to PATH as one flat array (a NumPy .npy file; raw "
+                          "with --raw), documents joined by the end-of-text token")
+    enc.add_argument("--dtype", choices=("auto", "uint16", "uint32"), default="auto",
+                     help="--out's integer type (default auto: uint16 when the vocabulary fits)")
+    enc.add_argument("--raw", action="store_true",
+                     help="--out holds the IDs only, little-endian, no .npy header (np.memmap reads it)")
+    enc.add_argument("--workers", type=int, default=1, help="--out: worker processes (default 1)")
+    enc.add_argument("--separator", metavar="TOKEN",
+                     help="--out: the special token between documents (files, Parquet rows); "
+                          "default: the tokenizer's <|endoftext|> (or <|end_of_text|>, </s>)")
+    enc.add_argument("--text-column", default="text", metavar="NAME",
+                     help="--out: the column of Parquet files that holds the text (default: text)")
+    enc.add_argument("--quiet", action="store_true", help="--out: no progress bar")
     enc.add_argument("--special", action=argparse.BooleanOptionalAction, default=False,
                      help="add the model's special tokens (BOS/EOS template), as the Tokenize "
                           "page's switch does (default: --no-special)")

@@ -4,7 +4,8 @@ Each takes the parsed arguments, writes to stdout and returns the exit code; bad
 input raises :class:`core.errors.PlaygroundError`, which :func:`core.cli.main` prints as one
 line. Output formats:
 
-- ``encode``: the IDs on one line, separated by spaces;
+- ``encode``: the IDs on one line, separated by spaces; with ``--out PATH``, the corpus
+  files' IDs as one array in PATH (:mod:`core.encode_corpus`) and a summary line;
 - ``decode``: the text exactly (bytes that are not whole UTF-8 characters become U+FFFD,
   as on the Decode page), with no newline added unless stdout is a terminal;
 - ``evaluate``: a tab-separated table ``file bytes chars tokens bytes_per_token`` with a
@@ -19,7 +20,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from core.cli.inputs import load_tokenizer, read_text
@@ -29,7 +30,7 @@ from core.errors import PlaygroundError
 if TYPE_CHECKING:
     from core.interface import TokenizerInterface
 
-__all__ = ["decode", "encode", "evaluate", "inspect", "text_argument"]
+__all__ = ["decode", "encode", "encode_files", "evaluate", "inspect", "text_argument"]
 
 
 def text_argument(text: str) -> str:
@@ -48,10 +49,20 @@ def text_argument(text: str) -> str:
 
 
 def encode(args: argparse.Namespace) -> int:
-    """``encode -t TOK [TEXT]``: the IDs on one line (stdin when TEXT is absent)."""
+    """``encode -t TOK [TEXT]``: the IDs on one line (stdin when TEXT is absent); with
+    ``--out``, :func:`encode_files`."""
+    if args.out is not None:
+        return encode_files(args)
+    for option, given in _OUT_OPTIONS.items():
+        if given(args):
+            raise PlaygroundError(f"{option} goes with --out PATH, the file to write corpus files' "
+                                  "IDs to: encode -t gpt2 FILE... --out ids.npy")
+    if len(args.inputs) > 1:
+        raise PlaygroundError(f"encode takes one TEXT, not {len(args.inputs)}: quote it "
+                              "(encode -t gpt2 \"Hello world\"), or give files with --out PATH")
     tok, _ = load_tokenizer(args.tokenizer)
-    if args.text is not None:
-        chunks: Any = [text_argument(args.text)]
+    if args.inputs:
+        chunks: Any = [text_argument(args.inputs[0])]
     else:
         chunks = read_text(sys.stdin.buffer, source="stdin", errors=args.errors)
     if args.special:  # the model's template wraps the whole text: one encode
@@ -67,6 +78,62 @@ def encode(args: argparse.Namespace) -> int:
             sys.stdout.write(("" if first else " ") + " ".join(map(str, ids)))
             first = False
     sys.stdout.write("\n")
+    return 0
+
+
+#: ``encode``'s options that only ``--out`` takes, and whether each was given.
+_OUT_OPTIONS: dict[str, Callable[[argparse.Namespace], bool]] = {
+    "--dtype": lambda a: a.dtype != "auto", "--raw": lambda a: a.raw,
+    "--workers": lambda a: a.workers != 1, "--separator": lambda a: a.separator is not None,
+    "--text-column": lambda a: a.text_column != "text"}
+
+
+class _PhaseBars:
+    """``bars(phase, done, total)``: a :class:`ByteBar` per phase (``downloading``, then
+    ``encoding``), made when the phase reports first (its total known then), wiped when done."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self._enabled = enabled
+        self._phase = ""
+        self._bar: ByteBar | None = None
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if phase != self._phase or self._bar is None:
+            self.close()
+            self._phase, self._bar = phase, ByteBar(total=total, desc=phase, enabled=self._enabled)
+        self._bar(done)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def encode_files(args: argparse.Namespace) -> int:
+    """``encode -t TOK FILE... --out PATH``: the files' IDs as one array (``.npy``, or raw with
+    ``--raw``), documents joined by ``--separator`` (default: the end-of-text token)."""
+    from core.corpus_sources import find_corpus_files
+    from core.encode_corpus import choose_dtype, encode_corpus, separator_id
+
+    if not args.inputs:
+        raise PlaygroundError("encode --out needs corpus files: encode -t gpt2 FILE... --out ids.npy")
+    if args.special:
+        raise PlaygroundError("--special adds a model's template around one text; with --out the "
+                              "documents are joined by --separator instead: leave --special out")
+    tok, _ = load_tokenizer(args.tokenizer)
+    dtype = None if args.dtype == "auto" else args.dtype
+    choose_dtype(tok.n_vocab, dtype, name=args.tokenizer)  # refused before any download
+    separator_id(tok, args.separator)
+    bars = _PhaseBars(enabled=not args.quiet)
+    try:
+        files = find_corpus_files(args.inputs, text_column=args.text_column, on_progress=bars)
+        done = encode_corpus(tok, files, args.out, dtype=dtype, raw=args.raw, workers=args.workers,
+                             separator=args.separator, errors=args.errors, on_progress=bars)
+    finally:
+        bars.close()
+    many = f"{len(files.paths)} files" if len(files.paths) != 1 else "1 file"
+    sys.stdout.write(f"wrote {done.count:,} token IDs ({done.dtype}{', raw' if done.raw else ''}) "
+                     f"from {many} ({done.bytes:,} bytes) to {done.path}\n")
     return 0
 
 
