@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import math
 import queue
+import sys
 from collections import Counter
 from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -88,7 +89,7 @@ def count_on_dask(
     client, cluster = _connect(address, local_workers)
     pending: set[Any] = set()
     try:
-        from dask.base import tokenize  # loaded with distributed by _connect
+        tokenize = sys.modules["dask.base"].tokenize  # imported (and checked) by _connect
 
         workers = max(1, len(client.scheduler_info()["workers"]))
         spans = task_runs(sizes, workers)
@@ -131,6 +132,8 @@ def _connect(address: str, local_workers: int) -> tuple[Client, LocalCluster | N
     try:
         # subtle: imported here, not at the top: dask.distributed is a heavy optional
         # dependency (the `cluster` extra), loaded only by a count on a cluster
+        import dask.base  # noqa: F401 - count_on_dask's task keys (dask.base.tokenize)
+        import distributed  # noqa: F401 - _result's KilledWorker
         from distributed import Client, LocalCluster
         from distributed.comm import get_address_host_port
     except ImportError:
@@ -158,7 +161,7 @@ def _connect(address: str, local_workers: int) -> tuple[Client, LocalCluster | N
 
 def _result(future: Any, address: str) -> Counter[str]:
     """A finished task's Counter; its failure as one line that says the fix."""
-    from distributed import KilledWorker
+    KilledWorker = sys.modules["distributed"].KilledWorker  # imported by _connect  # noqa: N806
 
     try:
         return future.result()  # type: ignore[no-any-return]

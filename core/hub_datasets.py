@@ -237,7 +237,11 @@ def _progress_class(report: Callable[[int], None]) -> Any:
     """A tqdm class for ``hf_hub_download``'s ``tqdm_class``: draws nothing, reports the
     bytes received so far to ``report``. A real tqdm (huggingface_hub's own dependency), so
     every method a download may call exists."""
-    from tqdm import tqdm
+    try:
+        from tqdm import tqdm  # huggingface_hub's own dependency: there when a download can be
+    except ImportError as err:
+        raise HubError(f"reading hf:// corpora needs the tqdm package ({err}): "
+                       "pip install huggingface_hub") from None
 
     class _Reporting(tqdm):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -27,6 +27,7 @@ from functools import reduce
 from operator import iconcat
 
 from core import native
+from core.basics import BULK_TEXT, gc_paused
 from core.errors import PlaygroundError
 from core.pretokenize import (
     PATTERNS,
@@ -127,6 +128,9 @@ class TextEncoder:
         self._cuttable = resolve_pattern(pattern) in PATTERNS.values()
         self._special_ids = dict(specials)
         self._special_re = special_splitter(tuple(self._special_ids))
+        # the characters special tokens start with: a text with none holds no special token,
+        # and `in` finds that faster than the splitter's search (Llama 4 has 2,048 specials)
+        self._special_firsts = tuple({s[0] for s in self._special_ids if s})
         self._max_special = max(map(len, self._special_ids), default=0)
         self._bpe = bpe
         self._fast_table = fast_table  # () -> the C twin's table of `bpe`, or None
@@ -178,8 +182,12 @@ class TextEncoder:
 
     def _encode(self, text: str, cache: PretokenCache) -> list[int]:
         out: list[int] = []
-        if self._special_re is None or not text:
-            self._encode_piece(text, cache, out)
+        if self._special_re is None or not any(map(text.__contains__, self._special_firsts)):
+            if len(text) <= _MAX_SEGMENT:  # (the usual case: _encode_segment, one call less)
+                table = None if self._fast_table is None else self._fast_table()
+                cache.extend(out, self.findall(text), table)
+            else:
+                self._encode_piece(text, cache, out)
             return out
         ids = self._special_ids
         pos = 0
@@ -194,7 +202,10 @@ class TextEncoder:
 
     def encode(self, text: str) -> list[int]:
         """IDs of ``text``, special tokens included, through the shared cache."""
-        return self._encode(text, self.cache)
+        if len(text) < BULK_TEXT:
+            return self._encode(text, self.cache)
+        with gc_paused():  # (see BULK_TEXT)
+            return self._encode(text, self.cache)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """IDs of ``text`` with special tokens read as plain text."""

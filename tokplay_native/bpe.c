@@ -309,11 +309,14 @@ slots_for(Py_ssize_t n)
 /* ---- RankTable: a rank file's bytes -> rank (= ID) ---------------------------------- */
 
 /* A slot holds the top 32 bits of the key's hash and 1 + its entry's index (0: empty), so
- * probing reads only the slot array (one cache line) until the tags agree. */
+ * probing reads only the slot array (one cache line) until the tags agree; before it, a
+ * byte per slot (BYTE_TAG, in ByteMap.tags) answers most look-ups of keys that are no token
+ * from an array an eighth of the slots' size, which stays in cache. */
 #define SLOT(tag, index) ((uint64_t)(tag) << 32 | (uint64_t)((index) + 1))
 #define SLOT_INDEX(slot) ((Py_ssize_t)((slot) & 0xffffffffULL) - 1)
 #define SLOT_TAG(slot) ((uint32_t)((slot) >> 32))
 #define INLINE 8 /* key bytes kept in the entry itself (most tokens): no blob to read */
+#define BYTE_TAG(h) ((uint8_t)((h) >> 56) | 1) /* never 0, which marks an empty slot */
 
 /* bytes -> (value, id), kept in C: RankTable's and SpmTable's storage. */
 typedef struct {
@@ -328,6 +331,10 @@ typedef struct {
     ByteEntry *entries;
     Py_ssize_t count, capacity;
     uint64_t *slots;
+    /* each slot's 8-bit tag (BYTE_TAG of its key's hash; 0: empty), an eighth of the slots'
+     * size: a look-up reads it first, and most of a new pre-token's look-ups (pairs that are
+     * no token) end there, in a cache line the slots' megabytes would have missed */
+    uint8_t *tags;
     Py_ssize_t mask;
     unsigned char *blob; /* the longer keys' bytes, one after another */
     Py_ssize_t blob_used, blob_capacity;
@@ -346,8 +353,9 @@ bytemap_init(ByteMap *map, Py_ssize_t capacity, Py_ssize_t blob_capacity)
     map->blob_capacity = blob_capacity;
     map->entries = PyMem_Malloc(sizeof(ByteEntry) * (size_t)(capacity ? capacity : 1));
     map->slots = PyMem_Calloc((size_t)size, sizeof(uint64_t));
+    map->tags = PyMem_Calloc((size_t)size, 1);
     map->blob = PyMem_Malloc((size_t)(blob_capacity ? blob_capacity : 1));
-    if (map->entries == NULL || map->slots == NULL || map->blob == NULL) {
+    if (map->entries == NULL || map->slots == NULL || map->tags == NULL || map->blob == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -359,6 +367,7 @@ bytemap_free(ByteMap *map)
 {
     PyMem_Free(map->entries);
     PyMem_Free(map->slots);
+    PyMem_Free(map->tags);
     PyMem_Free(map->blob);
 }
 
@@ -374,10 +383,14 @@ bytemap_find(const ByteMap *map, const unsigned char *data, Py_ssize_t n)
 {
     uint64_t h = hash_bytes(data, n);
     uint32_t tag = (uint32_t)(h >> 32);
+    uint8_t byte_tag = BYTE_TAG(h);
     for (Py_ssize_t slot = (Py_ssize_t)h & map->mask;; slot = (slot + 1) & map->mask) {
-        uint64_t got = map->slots[slot];
-        if (got == 0)
+        uint8_t seen = map->tags[slot];
+        if (seen == 0)
             return NULL;
+        if (seen != byte_tag)
+            continue;
+        uint64_t got = map->slots[slot];
         if (SLOT_TAG(got) != tag)
             continue;
         const ByteEntry *entry = &map->entries[SLOT_INDEX(got)];
@@ -414,6 +427,7 @@ bytemap_add(ByteMap *map, const unsigned char *data, Py_ssize_t n)
     while (map->slots[slot] != 0)
         slot = (slot + 1) & map->mask;
     map->slots[slot] = SLOT(h >> 32, map->count);
+    map->tags[slot] = BYTE_TAG(h);
     map->count++;
     return entry;
 }
@@ -506,13 +520,66 @@ typedef struct {
     ByteMap map;
     long long byte_rank[256]; /* each single byte's value (NO_MERGE if none) */
     int whole_first; /* ignore_merges: a pre-token that is a token is that token */
+    /* each two-byte key's value by (first byte << 8 | second), PAIR_NONE if it is no token,
+     * PAIR_MAP if its value does not fit (looked up in map then): half of a new pre-token's
+     * look-ups are its pairs of bytes, and these 256 KB stay in cache where the map's
+     * megabytes do not; NULL until rank_pairs fills it */
+    int32_t *pair_rank;
 } RankTable;
+
+#define PAIR_NONE (-1)
+#define PAIR_MAP (-2)
 
 static void
 RankTable_dealloc(RankTable *self)
 {
     bytemap_free(&self->map);
+    PyMem_Free(self->pair_rank);
     Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Fill self->pair_rank from the map's two-byte keys; -1 with MemoryError. */
+static int
+rank_pairs(RankTable *self)
+{
+    int32_t *pairs = PyMem_Malloc(sizeof(int32_t) * 65536);
+    if (pairs == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < 65536; k++)
+        pairs[k] = PAIR_NONE;
+    for (Py_ssize_t e = 0; e < self->map.count; e++) {
+        const ByteEntry *entry = &self->map.entries[e];
+        if (entry->length != 2)
+            continue;
+        long long value = entry->value;
+        pairs[entry->inline_key[0] << 8 | entry->inline_key[1]] =
+            value >= 0 && value < INT32_MAX ? (int32_t)value : PAIR_MAP;
+    }
+    self->pair_rank = pairs;
+    return 0;
+}
+
+/* Offsets over a RankTable: a part pair of two bytes is ranked from its pair_rank. */
+typedef struct {
+    Offsets o; /* (first: offsets_join takes this context as its Offsets) */
+    const int32_t *pair_rank;
+} PairOffsets;
+
+static int
+pair_offsets_rank(void *ctx, Py_ssize_t i, long long *out)
+{
+    const PairOffsets *c = ctx;
+    const unsigned char *at = c->o.data + c->o.b[i];
+    if (c->o.b[i + 2] - c->o.b[i] == 2) {
+        int32_t value = c->pair_rank[at[0] << 8 | at[1]];
+        if (value != PAIR_MAP) {
+            *out = value == PAIR_NONE ? NO_MERGE : value;
+            return 0;
+        }
+    }
+    return offsets_rank(ctx, i, out);
 }
 
 /* The value of data[0:n], or NO_MERGE. */
@@ -553,6 +620,10 @@ RankTable_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         unsigned char byte = (unsigned char)b;
         self->byte_rank[b] = rank_find(self, &byte, 1);
     }
+    if (rank_pairs(self) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     return (PyObject *)self;
 }
 
@@ -591,8 +662,8 @@ rank_encode(const RankTable *self, const unsigned char *data, Py_ssize_t size)
         v[i] = self->byte_rank[data[i]];
     }
     b[size] = size;
-    Offsets ctx = {&self->map, data, b, v};
-    Py_ssize_t n = bpe_loop(&ctx, size, r, offsets_rank, offsets_join);
+    PairOffsets ctx = {{&self->map, data, b, v}, self->pair_rank};
+    Py_ssize_t n = bpe_loop(&ctx, size, r, pair_offsets_rank, offsets_join);
     out = PyTuple_New(n);
     if (out == NULL)
         goto done;
@@ -1173,6 +1244,7 @@ bytemap_add_hashed(ByteMap *map, const unsigned char *data, Py_ssize_t n, uint64
         map->blob_used += n;
     }
     map->slots[slot] = SLOT(tag, map->count);
+    map->tags[slot] = BYTE_TAG(h);
     map->count++;
     return -1;
 }

@@ -25,7 +25,10 @@ from core.pipeline.piece import Piece
 from core.pipeline.pre_tokenizers import Metaspace, split_text, uses_offsets
 from core.pipeline.pre_tokenizers import Sequence as PreSequence
 
-__all__ = ["encode_ids"]
+__all__ = ["EncodePlan", "encode_ids", "encode_plan"]
+
+#: ``plan(text) -> IDs``: one tokenizer's encode, its stages looked up once.
+EncodePlan = Callable[[str], list[int]]
 
 
 class PipelineTokenizer(Protocol):
@@ -43,47 +46,102 @@ class PipelineTokenizer(Protocol):
 
 
 def encode_ids(tok: PipelineTokenizer, text: str) -> list[int]:
-    """``tok.encode(text)`` without the template: PipelineTokenizer._segments' walk on
-    plain strings, IDs only. Each stage's str method when it has one, else its Piece
-    method, so any stage still works. A pre-tokenizer whose words depend on where a piece
-    starts (Metaspace "first": Mistral's and Llama 2's tokenizer.json) stays on strings
-    when there is no normalizer, so a piece's place in ``text`` is its original offset:
-    each piece is split by :func:`split_text` at its start."""
+    """``tok.encode(text)`` without the template: :func:`encode_plan`'s function, run once.
+
+    A tokenizer keeps its plan (``PipelineTokenizer._encode_plan``, dropped when a stage is
+    replaced), so a call costs the stages' own work and little else."""
+    return encode_plan(tok)(text)
+
+
+def encode_plan(tok: PipelineTokenizer) -> EncodePlan:
+    """``tok.encode`` without the template, as a function of the text: PipelineTokenizer.
+    _segments' walk on plain strings, IDs only, with every stage's method looked up here,
+    once. Each stage's str method when it has one, else its Piece method, so any stage
+    still works. A pre-tokenizer whose words depend on where a piece starts (Metaspace
+    "first": Mistral's and Llama 2's tokenizer.json) stays on strings when there is no
+    normalizer, so a piece's place in ``text`` is its original offset: each piece is split
+    by :func:`split_text` at its start.
+
+    subtle: the plan binds the stages' methods, not their settings' values, so a stage
+    changed in place still encodes as it now says; a stage *replaced* needs a new plan.
+    """
     pre = tok.pre_tokenizer
     positional = _positional(pre)
     if positional and not (tok.normalizer is None and _knows_offsets(pre)):
-        return tok._encode_ids_pieces(text)
+        return tok._encode_ids_pieces
     normalize, split, encode_word = _str_stages(tok)
     # ``encode_words(words, out)``: ``out += encode_word(w)`` for each non-empty word
     encode_words = getattr(tok.model, "encode_words", None)
-    added = tok._added
     plain, normalized = tok._plain_matcher, tok._normalized_matcher
-    ids: list[int] = []
-    for start, stop, part_added in added_cuts(text, plain, added):
-        if part_added is not None:
-            ids.append(part_added)
-            continue
-        part = text[start:stop]
-        if normalize is not None:
-            part = normalize(part)
-            if not part:
+    if plain.empty and normalized.empty and not positional and split and encode_words:
+        return _plain_plan(normalize, split, encode_words)
+    added = tok._added
+
+    def plan(text: str) -> list[int]:
+        ids: list[int] = []
+        for start, stop, part_added in added_cuts(text, plain, added):
+            if part_added is not None:
+                ids.append(part_added)
                 continue
-        for sub_start, sub_stop, sub_added in added_cuts(part, normalized, added):
-            if sub_added is not None:
-                ids.append(sub_added)
-                continue
-            sub = part[sub_start:sub_stop]
-            if split is None:
-                ids.extend(encode_word(sub))
-                continue
-            words = split_text(pre, sub, start=start + sub_start) if positional else split(sub)
-            if encode_words is not None:  # the model's own loop (in C for SentencePiece BPE)
-                encode_words(words, ids)
-                continue
-            for word in words:
-                if word:
-                    ids.extend(encode_word(word))
-    return ids
+            part = text[start:stop]
+            if normalize is not None:
+                part = normalize(part)
+                if not part:
+                    continue
+            for sub_start, sub_stop, sub_added in added_cuts(part, normalized, added):
+                if sub_added is not None:
+                    ids.append(sub_added)
+                    continue
+                sub = part[sub_start:sub_stop]
+                if split is None:
+                    ids.extend(encode_word(sub))
+                    continue
+                if positional:
+                    words = split_text(pre, sub, start=start + sub_start)
+                else:
+                    words = split(sub)
+                if encode_words is not None:  # the model's own loop (in C for SentencePiece BPE)
+                    encode_words(words, ids)
+                    continue
+                for word in words:
+                    if word:
+                        ids.extend(encode_word(word))
+        return ids
+
+    return plan
+
+
+def _plain_plan(
+    normalize: Callable[[str], str] | None,
+    split: Callable[[str], list[str]],
+    encode_words: Callable[[list[str], list[int]], None],
+) -> EncodePlan:
+    """:func:`encode_plan`'s loop with no added token to look for (no cut to make) and a
+    model with its own word loop: normalize, split, encode the words, in three calls.
+
+    >>> plan = _plain_plan(str.upper, str.split, lambda words, out: out.extend(map(len, words)))
+    >>> plan("hi you"), plan("")
+    ([2, 3], [])
+    """
+    if normalize is None:
+
+        def plan(text: str) -> list[int]:
+            ids: list[int] = []
+            if text:
+                encode_words(split(text), ids)
+            return ids
+
+        return plan
+
+    def normalized_plan(text: str) -> list[int]:
+        ids: list[int] = []
+        if text:
+            text = normalize(text)
+            if text:
+                encode_words(split(text), ids)
+        return ids
+
+    return normalized_plan
 
 
 def _positional(pre_tokenizer: Any) -> bool:

@@ -20,9 +20,9 @@ from core.errors import FormatError
 from core.pipeline.json_fields import show
 from core.pipeline.split_runs import Behavior, split_runs_str
 from core.pipeline.unicode_tables import (
-    NEWER_THAN_UNICODE_16,
     RECATEGORIZED,
     has_newer_than_unicode_16,
+    sub_newer_than_unicode_16,
 )
 from core.regex_compat import regex
 
@@ -179,11 +179,8 @@ def as_unicode_16(text: str, *, keep: frozenset[str] = frozenset()) -> str:
     """
     if not has_newer_than_unicode_16(text):  # (the usual case, found fast)
         return text
-    return NEWER_THAN_UNICODE_16.sub(
-        lambda m: (
-            m.group() if m.group() in keep else RECATEGORIZED.get(m.group(), "\uffff")
-        ),
-        text,
+    return sub_newer_than_unicode_16(
+        lambda c: c if c in keep else RECATEGORIZED.get(c, "\uffff"), text
     )
 
 

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from core.basics import check_id
+from core.basics import BULK_TEXT, check_id, gc_paused
 from core.bytes_unicode import from_gpt2_str, unicode_to_bytes
 from core.chat import ChatMethods, with_chat
 from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
@@ -47,7 +47,7 @@ from core.pipeline.added_tokens import (
 from core.pipeline.decoders import decode_tokens
 from core.pipeline.piece import Piece, Span, cover
 from core.pipeline.post_processors import Template
-from core.pipeline.fast_encode import encode_ids
+from core.pipeline.fast_encode import EncodePlan, encode_plan
 
 if TYPE_CHECKING:
     from core.pipeline.unigram import SplitPaths
@@ -70,6 +70,10 @@ _UNKNOWN_ID_TOKEN = "\ufffd"
 # treats the first token specially (drops Llama's leading space, keeps "##").
 _ANCHOR = "\x00"
 _NO_TEMPLATE = Template()
+#: The attributes an encode plan is made from: setting one drops the plan.
+_PLAN_INPUTS = frozenset(
+    {"model", "normalizer", "pre_tokenizer", "_added", "_plain_matcher", "_normalized_matcher"}
+)
 
 
 class PreToken(NamedTuple):
@@ -113,6 +117,9 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
         self.name = name
         self.kind = kind or getattr(model, "kind", "") or type(model).__name__
         self.pattern = pattern or _describe(pre_tokenizer)
+        # a BPE model explains its merges (core.pipeline.details.merge_trace asks the same)
+        self._capabilities = Capabilities(details=True,
+                                          merges=callable(getattr(model, "trace", None)))
         self._add_tokens(list(added_tokens))
         self._vocab: dict[int, bytes] | None = None
         self._pieces: dict[int, str] | None = None
@@ -307,12 +314,14 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
     # ------------------------------------------------------------------------------------
 
     #: Details for the pages; no replay, export or library: the file is the format.
-    #: (Unigram loaders set ``scores``; ``chat`` follows the chat template.)
+    #: (``merges`` when the model is BPE; Unigram loaders set ``scores``; ``chat`` follows
+    #: the chat template.)
     _capabilities = Capabilities(details=True)
 
     @property
     def capabilities(self) -> Capabilities:
-        """What the pages can show: details (and scores for Unigram), chat with a template."""
+        """What the pages can show: details (with merges for BPE, scores for Unigram), chat
+        with a template."""
         return with_chat(self, self._capabilities)
 
     @capabilities.setter
@@ -416,12 +425,36 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
         """Token IDs of ``text``; ``add_special_tokens=True`` adds the template's tokens
         (Llama's ``<s>``, BERT's ``[CLS]`` ... ``[SEP]``), as Hugging Face's ``encode``
         does by default."""
-        ids = self._encode_ids(_check_text(text))
+        plan = self.__dict__.get("_encode_plan") or self._new_encode_plan()
+        text = _check_text(text)
+        if len(text) < BULK_TEXT:
+            ids = plan(text)
+        else:
+            with gc_paused():  # (see BULK_TEXT)
+                ids = plan(text)
         return self.template.apply(ids) if add_special_tokens else ids
 
     def _encode_ids(self, text: str) -> list[int]:
         """IDs only, on plain strings where the stages allow: see core.pipeline.fast_encode."""
-        return encode_ids(self, text)
+        return (self.__dict__.get("_encode_plan") or self._new_encode_plan())(text)
+
+    def _new_encode_plan(self) -> EncodePlan:
+        """:func:`~core.pipeline.fast_encode.encode_plan` for these stages, kept until one
+        of :data:`_PLAN_INPUTS` is replaced (:meth:`__setattr__`)."""
+        plan = self.__dict__["_encode_plan"] = encode_plan(self)
+        return plan
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # a new stage or matcher makes a new encode plan (core.pipeline.fast_encode)
+        if name in _PLAN_INPUTS:
+            self.__dict__.pop("_encode_plan", None)
+        super().__setattr__(name, value)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its encode plan (a closure; the copy makes its own)."""
+        state = self.__dict__.copy()
+        state.pop("_encode_plan", None)
+        return state
 
 
     def _encode_ids_pieces(self, text: str) -> list[int]:
@@ -503,7 +536,8 @@ def _check_text(text: object) -> str:
             else ""
         )
         raise PlaygroundError(f"encode takes a str, not {type(text).__name__}{hint}")
-    return _SURROGATE.sub("\ufffd", text)
+    # (isascii reads a flag: most texts skip the search)
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def _describe(pre_tokenizer: Any) -> str:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
+from collections.abc import Callable
 from functools import lru_cache
 from operator import itemgetter
 
@@ -31,6 +33,7 @@ __all__ = [
     "NEWER_THAN_ONIG_RANGES",
     "NEWER_THAN_UNICODE_16",
     "has_newer_than_unicode_16",
+    "sub_newer_than_unicode_16",
     "RECATEGORIZED",
     "WHITESPACE",
     "code_points",
@@ -387,30 +390,55 @@ NEWER_THAN_UNICODE_16 = regex.compile(
 )
 
 
-def _newer_than_unicode_16_check() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """:data:`NEWER_THAN_UNICODE_16`'s characters in two of the standard ``re``'s classes:
-    those in the BMP (``re`` tests a BMP class with a bitmap, ~4 ns a character; the
-    ``regex`` module walks the ranges, ~250 ns: 0.5 s for 2 MB), and the others."""
-    bmp, astral = [], []
+def _newer_than_unicode_16_check() -> tuple[re.Pattern[str], list[int]]:
+    """:data:`NEWER_THAN_UNICODE_16`'s characters: those in the BMP as a standard ``re``
+    class (a bitmap, ~4 ns a character; the ``regex`` module walks the ranges, ~250 ns:
+    0.5 s for 2 MB), the others as the sorted bounds of their ranges (``[lo, hi + 1, ...]``:
+    a character is in one when :func:`bisect.bisect_right` of it is odd), tested only on
+    the few characters beyond the BMP a text has (a ``re`` class of astral ranges is
+    walked, as the ``regex`` module's)."""
+    bmp, bounds = [], []
     for item in (NEWER_THAN_ONIG_RANGES + " " + " ".join(f"{ord(c):04X}" for c in RECATEGORIZED)).split():
-        (bmp if int(item.split("-")[-1], 16) <= 0xFFFF else astral).append(item)
-    return re.compile(ranges_class(" ".join(bmp))), re.compile(ranges_class(" ".join(astral)))
+        lo, _, hi = item.partition("-")
+        if int(hi or lo, 16) <= 0xFFFF:
+            bmp.append(item)
+        else:
+            bounds += [int(lo, 16), int(hi or lo, 16) + 1]
+    return re.compile(ranges_class(" ".join(bmp))), sorted(bounds)
 
 
-_NEWER_BMP, _NEWER_ASTRAL = _newer_than_unicode_16_check()
+_NEWER_BMP, _NEWER_ASTRAL_BOUNDS = _newer_than_unicode_16_check()
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _is_newer_astral(ch: str) -> bool:
+    return bisect_right(_NEWER_ASTRAL_BOUNDS, ord(ch)) % 2 == 1
 
 
 def has_newer_than_unicode_16(text: str) -> bool:
     """Whether :data:`NEWER_THAN_UNICODE_16` matches somewhere in ``text``, quickly: the
-    BMP class, then the other one only if ``text`` holds a character beyond the BMP.
+    BMP class, then each character beyond the BMP (emoji, mostly) on its own.
 
     >>> has_newer_than_unicode_16("abc \u0295"), has_newer_than_unicode_16("a \U0001f600")
     (True, False)
     """
     if _NEWER_BMP.search(text) is not None:
         return True
-    return _ASTRAL.search(text) is not None and _NEWER_ASTRAL.search(text) is not None
+    return any(map(_is_newer_astral, _ASTRAL.findall(text)))
+
+
+def sub_newer_than_unicode_16(repl: Callable[[str], str], text: str) -> str:
+    """``NEWER_THAN_UNICODE_16.sub(lambda m: repl(m.group()), text)`` as
+    :func:`has_newer_than_unicode_16` finds them (each match is one character): the BMP
+    class's matches, then each character beyond the BMP that is newer.
+
+    >>> sub_newer_than_unicode_16(lambda c: "?", "a\u0295\U0001fac8\U0001f600") == "a??\U0001f600"
+    True
+    """
+    text = _NEWER_BMP.sub(lambda m: repl(m.group()), text)
+    if _ASTRAL.search(text) is None:
+        return text
+    return _ASTRAL.sub(lambda m: repl(c) if _is_newer_astral(c := m.group()) else c, text)
 
 #: Where Python's ``str.lower`` on a whole string differs from Rust's per-character mapping:
 #: final sigma (``"ΑΣ"`` → ``"ας"`` in Python), ``"İ"`` (two characters) and the extra pairs.

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from core.bpe import merge, merge_steps
 from core.errors import FormatError
 from core.vocab_index import IdColumns
+from core.pipeline.models.native_merges import NATIVE_MERGES, merge_ids
 from core.pipeline.models.base import (
     VocabLookup,
     DEFAULT_CACHE_SIZE,
@@ -154,6 +155,12 @@ class BPEModel(VocabLookup):
         self._cache.clear()
         self._ids.clear()
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled (to a worker process) without the C twin's table: the copy makes its own."""
+        state = self.__dict__.copy()
+        state.pop(NATIVE_MERGES, None)
+        return state
+
     # -- encoding -------------------------------------------------------------------------
 
     def tokenize(self, text: str) -> list[Token]:
@@ -203,8 +210,8 @@ class BPEModel(VocabLookup):
                 ids = self._with_bytes(word, ids) if self._all_bytes else None
         if ids is None:
             ids = self._symbols(word)[0]
-        # no spans: merge's hot path (the same joins, in the same order)
-        return tuple(merge(ids, self._ranks, self._merged))
+        # no spans: merge's hot path (the same joins, in the same order; in C where built)
+        return tuple(merge_ids(self, ids))
 
     def _with_bytes(self, word: str, ids: list[int | None]) -> list[int]:
         byte_ids = self._byte_ids

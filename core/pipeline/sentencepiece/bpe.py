@@ -437,13 +437,14 @@ class SentencePieceBPE:
         return [text] if self._has_unused else self._words(text)
 
     def _words(self, text: str) -> list[str]:
+        # (the cuts give no empty word; a text of at most _LONG characters has no long one)
         words = self._cut.split(text)
-        if max(map(len, words), default=0) > _LONG:
+        if len(text) > _LONG and max(map(len, words), default=0) > _LONG:
             out: list[str] = []
             for w in words:
                 out.extend(self._split_long(w) if len(w) > _LONG else (w,))
             words = out
-        return [w for w in words if w]
+        return words
 
     def _split_long(self, word: str) -> list[str]:
         bigrams = self._bigrams
