@@ -445,7 +445,7 @@ def test_inspect_summarises_long_lists_in_lines_of_at_most_200_characters(monkey
     pattern = next(x for x in call(monkeypatch, "inspect", "-t", "o200k_base")[1].decode()
                    .splitlines() if x.startswith("pattern: "))
     assert pattern.startswith("pattern: o200k = [^\\r\\n\\p{L}\\p{N}]?")
-    assert pattern.endswith(f"… ({len('o200k = ' + PATTERNS['o200k'])} characters; --json shows all)")
+    assert pattern.endswith(f"... ({len('o200k = ' + PATTERNS['o200k'])} characters; --json shows all)")
     info = json.loads(call(monkeypatch, "inspect", "-t", str(tmp_path / "tokenizer.json"),
                            "--json")[1])
     assert info["special_tokens"] == specials  # whole in JSON

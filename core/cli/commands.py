@@ -241,12 +241,12 @@ def _first_few(items: list[str], *, width: int = 120) -> str:
     """Items joined by spaces while they fit in ``width``, then how many more.
 
     >>> _first_few(['"<a>"', '"<b>"', '"<c>"'], width=12)
-    '"<a>" "<b>" … and 1 more (--json lists all)'
+    '"<a>" "<b>" ... and 1 more (--json lists all)'
     """
     shown: list[str] = []
     for item in items:
         if shown and len(" ".join([*shown, item])) > width:
-            return " ".join(shown) + f" … and {len(items) - len(shown)} more (--json lists all)"
+            return " ".join(shown) + f" ... and {len(items) - len(shown)} more (--json lists all)"
         shown.append(item)
     return " ".join(shown)
 
@@ -257,11 +257,11 @@ def _clipped(text: str, width: int) -> str:
     >>> _clipped("x" * 10, 40)
     'xxxxxxxxxx'
     >>> _clipped("x" * 100, 40)
-    'xxxx… (100 characters; --json shows all)'
+    'xx... (100 characters; --json shows all)'
     """
     if len(text) <= width:
         return text
-    note = f"… ({len(text):,} characters; --json shows all)"
+    note = f"... ({len(text):,} characters; --json shows all)"
     return text[:max(0, width - len(note))] + note
 
 
