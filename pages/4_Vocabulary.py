@@ -34,10 +34,11 @@ if scored:
             "log-probability, and a text is cut into the pieces whose scores add up highest. "
             "The score column shows them; “Why this split” on 🔤 Tokenize shows the sums.")
 
+n_merges = len(tok.merges)  # once: a pipeline tokenizer spells its merge list out per read
 m = st.columns(4)
 m[0].metric("Tokens", f"{len(tok.vocab):,}")
-if tok.merges:
-    m[1].metric("Merges", f"{len(tok.merges):,}")
+if n_merges:
+    m[1].metric("Merges", f"{n_merges:,}")
 else:  # Unigram, WordPiece, or BPE whose merges follow the pieces' scores (SentencePiece)
     m[1].metric("Model", tok.kind)
 m[2].metric("Special tokens", f"{len(tok.special_tokens or []):,}")
@@ -48,7 +49,7 @@ with c_search:
     query = st.text_input("Search", placeholder="a piece of text, e.g. ing, or an ID",
                           **state.bind(keys.VOC_SEARCH, ""))
 with c_order:
-    orders = cache.vocab_orders(tok)
+    orders = cache.vocab_orders(tok, n_merges=n_merges)
     if state.value(keys.VOC_ORDER, "ID") not in orders:  # (an order of another tokenizer)
         state.set_value(keys.VOC_ORDER, "ID")
     order = st.selectbox("Order", orders, **state.bind(keys.VOC_ORDER, "ID"))
@@ -65,7 +66,7 @@ merge_columns = {
                           f"{kind.leaf} or a special token)"),
     "left": st.column_config.TextColumn(help="first part of the merge"),
     "right": st.column_config.TextColumn(help="second part of the merge"),
-} if tok.merges else dict.fromkeys(("merge", "left", "right"))
+} if n_merges else dict.fromkeys(("merge", "left", "right"))
 picked = st.dataframe(
     table, hide_index=True, width="stretch", height=390, key="voc.table",
     on_select="rerun", selection_mode="single-cell",  # a click anywhere in a row selects it

@@ -111,18 +111,26 @@ PyDoc_STRVAR(join_doc,
 "for an ID outside the table, TypeError for an item that is no int or a row that is no\n"
 "bytes (None).");
 
+/* join's and join_text's shared body: the joined bytes as bytes, or decoded (as_text). */
 static PyObject *
-join(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+join_as(PyObject *const *args, Py_ssize_t nargs, const char *usage, int as_text)
 {
     Py_ssize_t size;
-    if (!check_args(args, nargs, "join(table: list, ids: list)"))
+    if (!check_args(args, nargs, usage))
         return NULL;
     char *buf = joined(args[0], args[1], &size);
     if (buf == NULL)
         return NULL;
-    PyObject *out = PyBytes_FromStringAndSize(buf, size);
+    PyObject *out = as_text ? PyUnicode_DecodeUTF8(buf, size, "replace")
+                            : PyBytes_FromStringAndSize(buf, size);
     PyMem_Free(buf);
     return out;
+}
+
+static PyObject *
+join(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return join_as(args, nargs, "join(table: list, ids: list)", 0);
 }
 
 PyDoc_STRVAR(join_text_doc,
@@ -132,15 +140,7 @@ PyDoc_STRVAR(join_text_doc,
 static PyObject *
 join_text(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_ssize_t size;
-    if (!check_args(args, nargs, "join_text(table: list, ids: list)"))
-        return NULL;
-    char *buf = joined(args[0], args[1], &size);
-    if (buf == NULL)
-        return NULL;
-    PyObject *out = PyUnicode_DecodeUTF8(buf, size, "replace");
-    PyMem_Free(buf);
-    return out;
+    return join_as(args, nargs, "join_text(table: list, ids: list)", 1);
 }
 
 static PyMethodDef methods[] = {

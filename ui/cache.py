@@ -187,11 +187,12 @@ def coverage(tok_key: str, text: str, _tok: Any) -> Any:
 VOCAB_ORDERS = ("ID", "longest first", "newest merges first", "highest score first")
 
 
-def vocab_orders(tok: Any) -> tuple[str, ...]:
-    """The orders that mean something for ``tok``: by merge when it lists merges, by score
-    for a Unigram model (neither for WordPiece, nor for SentencePiece BPE, whose pieces'
-    scores order its merges but list none)."""
-    meaningful = {"newest merges first": bool(tok.merges),
+def vocab_orders(tok: Any, *, n_merges: int) -> tuple[str, ...]:
+    """The orders that mean something for ``tok``: by merge when it lists merges
+    (``n_merges``, counted once by the caller: a pipeline spells its list out on each read),
+    by score for a Unigram model (neither for WordPiece, nor for SentencePiece BPE, whose
+    pieces' scores order its merges but list none)."""
+    meaningful = {"newest merges first": n_merges > 0,
                   "highest score first": tok.capabilities.scores}
     return tuple(o for o in VOCAB_ORDERS if meaningful.get(o, True))
 
