@@ -221,7 +221,7 @@ def ratios(megabytes: float = 2.0, repeat: int = 3) -> dict[str, float]:
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(REPO.parent / "shared" / "tiktoken-cache"))
     import tiktoken
 
-    from core.presets import load_preset
+    from core.formats.presets import load_preset
 
     with gzip.open(CORPUS, "rt", encoding="utf-8") as fh:
         text = fh.read(int(megabytes * 1_000_000))

@@ -3,7 +3,7 @@
 
 Runs the real page script with Streamlit's AppTest (no browser): one warm-up run per
 tokenizer, then each timed run edits one message to a *new* text, so no cached result is
-reused. Also times ``core.chat_details.chat_details`` + ``ui.chat_view.chat_chips_html``
+reused. Also times ``core.explain.chat_details.chat_details`` + ``ui.chat_view.chat_chips_html``
 directly. Prints median / max milliseconds of wall time, and the median CPU time of the
 process (on a shared machine, wall time includes waiting for a core; CPU time does not).
 
@@ -25,8 +25,8 @@ from streamlit import logger as st_logger  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from core.chat import ChatTemplate, chat_template_of  # noqa: E402
-from core.chat_details import chat_details  # noqa: E402
-from core.presets import load_preset  # noqa: E402
+from core.explain.chat_details import chat_details  # noqa: E402
+from core.formats.presets import load_preset  # noqa: E402
 from ui.chat_view import chat_chips_html, conversation_text, messages_of  # noqa: E402
 from ui.site import page  # noqa: E402
 

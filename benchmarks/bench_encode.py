@@ -36,8 +36,8 @@ CORPUS = REPO.parent / "shared" / "corpora" / "docs-en.txt.gz"
 CACHE = REPO.parent / "shared" / "tiktoken-cache"
 os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(CACHE))
 
-from core.presets import load_preset  # noqa: E402
-from core.tokenizer import Tokenizer  # noqa: E402
+from core.formats.presets import load_preset  # noqa: E402
+from core.engine.tokenizer import Tokenizer  # noqa: E402
 
 
 def ids_digest(ids, digest=None):

@@ -21,8 +21,8 @@ sys.path.insert(0, str(REPO))
 from streamlit import logger as st_logger  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text  # noqa: E402
-from core.tokenizer import Tokenizer  # noqa: E402
+from core.train.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text  # noqa: E402
+from core.engine.tokenizer import Tokenizer  # noqa: E402
 from core.train import train_bpe  # noqa: E402
 from ui.state import fingerprint  # noqa: E402
 from ui.site import page  # noqa: E402

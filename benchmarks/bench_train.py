@@ -59,7 +59,7 @@ def _ours(path: str, vocab_size: int, workers: int) -> dict[str, float]:
 def _rustbpe(path: str, vocab_size: int, workers: int) -> dict[str, float]:
     import rustbpe
 
-    from core.pretokenize import GPT2_PATTERN
+    from core.engine.pretokenize import GPT2_PATTERN
 
     start = time.perf_counter()
     with open(path, encoding="utf-8") as fh:
@@ -214,7 +214,7 @@ def _corpora(tmp: Path) -> tuple[Path, str]:
             shutil.copyfileobj(src, dst)
         return full, f"{CORPUS.name} ({full.stat().st_size:,} bytes)"
     sys.path.insert(0, str(REPO))
-    from core.builtin_corpus import builtin_corpus_documents
+    from core.train.builtin_corpus import builtin_corpus_documents
 
     docs = [d for d in builtin_corpus_documents() if d.strip()]
     rng = random.Random(0)

@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from core.builtin_corpus import builtin_corpus_text  # noqa: E402
+from core.train.builtin_corpus import builtin_corpus_text  # noqa: E402
 from core.train import train_bpe  # noqa: E402
 from training.manager import TrainingManager  # noqa: E402
 

@@ -39,8 +39,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from core.builtin_corpus import builtin_corpus_text  # noqa: E402
-from core.library import TokenizerLibrary  # noqa: E402
+from core.train.builtin_corpus import builtin_corpus_text  # noqa: E402
+from core.services.library import TokenizerLibrary  # noqa: E402
 from training.manager import TrainingManager  # noqa: E402
 
 SPECIALS = ["<|endoftext|>"]
@@ -120,7 +120,7 @@ def kill_workers(kills: int, rng: random.Random, deadline: float,
 _WRITER = textwrap.dedent(
     """
     import random, sys
-    from core.library import TokenizerLibrary
+    from core.services.library import TokenizerLibrary
 
     root, seed, n_merges = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     lib = TokenizerLibrary(root)

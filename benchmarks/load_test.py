@@ -47,7 +47,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text  # noqa: E402
+from core.train.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text  # noqa: E402
 from deploy.launch import start_streamlit, stop  # noqa: E402
 from tests.browser.conftest import _BENIGN_CONSOLE, CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 

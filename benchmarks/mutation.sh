@@ -2,8 +2,8 @@
 # Mutation testing of ONE source file against chosen tests, with mutmut 3, in a throwaway copy.
 #
 #   benchmarks/mutation.sh [FILE TEST...]
-#   benchmarks/mutation.sh                   # core/formats/safe_pickle.py with the pickle tests
-#   benchmarks/mutation.sh core/bytes_unicode.py tests/test_tokenizer.py
+#   benchmarks/mutation.sh                   # core/engine/safe_pickle.py with the pickle tests
+#   benchmarks/mutation.sh core/engine/bytes_unicode.py tests/test_tokenizer.py
 #   benchmarks/mutation.sh ui/chips.py tests/test_escaping.py tests/test_ui_chips.py
 #
 # FILE is a .py file under core/, training/ or ui/. TEST... are pytest arguments (files, node
@@ -20,7 +20,7 @@
 #
 # Needs mutmut 3 in the venv: .venv/bin/pip install 'mutmut>=3,<4'. MUTATION_JOBS sets the
 # number of parallel workers (default 2). MUTATION_MUTANTS (optional, space-separated names or
-# fnmatch globs as printed below, e.g. 'core.tokenizer.x__id_list__mutmut_*') tests only
+# fnmatch globs as printed below, e.g. 'core.engine.tokenizer.x__id_list__mutmut_*') tests only
 # those mutants, to re-check survivors quickly; the others then show as "not checked".
 # mutmut only mutates code inside functions and methods, not module-level constants such as
 # an allowlist: pin those with exact tests.
@@ -28,7 +28,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 if (($# == 0)); then
-    set -- core/formats/safe_pickle.py tests/test_safe_pickle_gadgets.py tests/test_formats_pickle.py
+    set -- core/engine/safe_pickle.py tests/test_safe_pickle_gadgets.py tests/test_formats_pickle.py
 elif (($# == 1)); then
     echo "usage: $0 [FILE TEST...]  (name the tests that exercise FILE)" >&2
     exit 2

@@ -182,7 +182,7 @@ def _unigram_bytes(**options: Any) -> Callable[[], bytes]:
 
         import sentencepiece as spm
 
-        from core.builtin_corpus import builtin_corpus_text
+        from core.train.builtin_corpus import builtin_corpus_text
 
         lines = [ln for ln in builtin_corpus_text().splitlines() if ln.strip()]
         out = io.BytesIO()
@@ -227,7 +227,7 @@ def _wordpiece_json_bytes() -> bytes:
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
     from tokenizers.trainers import WordPieceTrainer
 
-    from core.builtin_corpus import builtin_corpus_text
+    from core.train.builtin_corpus import builtin_corpus_text
 
     specials = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))

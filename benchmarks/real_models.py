@@ -76,7 +76,7 @@ DEFAULT_CORPORA = str(REPO.parent / "shared" / "corpora" / "*.txt.gz")
 SEPARATOR = "<|endoftext|>"
 
 from core.formats import identify_files, load_tokenizer_files  # noqa: E402
-from core.presets import PRESETS, preset_files  # noqa: E402
+from core.formats.presets import PRESETS, preset_files  # noqa: E402
 
 FORMATS = {
     "tiktoken": "tiktoken rank file",
@@ -154,7 +154,7 @@ def _load_cold(file_name: str, data: bytes) -> Any:
     """``load_tokenizer_files`` with nothing kept from a previous load: the table cache off,
     and the per-process presets forgotten (a file equal to a shipped preset is otherwise a
     copy of the preset already built)."""
-    from core import presets
+    from core.formats import presets
     from core.formats.table_cache import CACHE_ENV
 
     folder = os.environ.get(CACHE_ENV, "off")
@@ -169,7 +169,7 @@ def _load_cold(file_name: str, data: bytes) -> Any:
 def _load_warm(file_name: str, data: bytes) -> Any:
     """``load_tokenizer_files`` as a new process on this machine would run it: the table
     cache on (filled by an earlier load), the per-process presets forgotten."""
-    from core import presets
+    from core.formats import presets
 
     presets._load_cached.cache_clear()
     return load_tokenizer_files({file_name: data})

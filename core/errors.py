@@ -9,11 +9,11 @@ type and show ``str(err)`` to the user::
     ├── FormatError              a malformed tokenizer file
     │   ├── UnsafePickleError    a pickle that tries to run code
     │   └── PatternNeededError   a rank file we do not know: which pattern splits its text?
-    ├── LibraryError             the saved-tokenizer library (core.library)
+    ├── LibraryError             the saved-tokenizer library (core.services.library)
     │   ├── LibraryStorageError  its folder cannot be written (also an OSError)
     │   ├── InvalidIdError       not a well-formed library ID
     │   └── UnknownIdError       a well-formed ID that names nothing
-    └── HubError                 a model by name from the Hugging Face Hub (core.hub)
+    └── HubError                 a model by name from the Hugging Face Hub (core.services.hub)
         ├── HubOfflineError      no network, and the model is not in the local cache
         └── HubAccessError       unknown, private or gated: the Hub refused (a token may help)
 """

@@ -2,9 +2,9 @@
 it declares.
 
 Every tokenizer the playground holds satisfies :class:`TokenizerInterface`: the byte-level
-:class:`core.tokenizer.Tokenizer` (merge list or ranks), the Hugging Face / SentencePiece
+:class:`core.engine.tokenizer.Tokenizer` (merge list or ranks), the Hugging Face / SentencePiece
 :class:`core.pipeline.tokenizer.PipelineTokenizer` and the word- and char-level baselines of
-:mod:`core.baselines`. A page that holds "a tokenizer" needs nothing else.
+:mod:`core.explain.baselines`. A page that holds "a tokenizer" needs nothing else.
 
 What only some of them can do is *declared*, as sentencepiece's ``ModelInterface`` declares
 ``IsNBestEncodeAvailable()``: a caller asks ``tok.capabilities`` instead of checking the
@@ -12,7 +12,7 @@ tokenizer's type or probing for attributes. ``capabilities.details`` promises th
 :class:`DetailedTokenizer` (chips, pre-tokens, "why this split", merge trees, the vocabulary
 as bytes).
 
->>> from core.baselines import WordTokenizer
+>>> from core.explain.baselines import WordTokenizer
 >>> tok = WordTokenizer.train("the cat sat")
 >>> isinstance(tok, TokenizerInterface), tok.capabilities.details
 (True, False)
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from core.chat_template import ChatTemplate
-    from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
-    from core.pipeline.unigram import SplitPaths
-    from core.template import Template
+    from core.chat.template import ChatTemplate
+    from core.engine.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
+    from core.pipeline.models.unigram import SplitPaths
+    from core.engine.template import Template
 
 __all__ = [
     "Capabilities", "ChatTokenizer", "DetailedTokenizer", "ScoredTokenizer", "TokenizerInterface",
@@ -48,7 +48,7 @@ class Capabilities:
     ``byte_level``: byte-level BPE: every text encodes from the 256 byte tokens, with no
     unknown token, and decodes back exactly; :meth:`TokenizerInterface.id_to_piece` spells
     its tokens in GPT-2's byte-to-unicode form.
-    ``replay``: :class:`core.replay.TextReplay` can step through its merges.
+    ``replay``: :class:`core.explain.replay.TextReplay` can step through its merges.
     ``export``: :func:`core.formats.export_all` writes it in every byte-level format.
     ``save``: the library (vocab + merge list + specials + pattern) holds it exactly.
     ``scores``: it is a :class:`ScoredTokenizer` (a Unigram model): every piece has a score,

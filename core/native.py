@@ -36,13 +36,13 @@ def _load(name: str) -> ModuleType | None:
         return None
 
 
-#: The BPE merge loop (:func:`core.bpe.merge`'s two hot cases).
+#: The BPE merge loop (:func:`core.engine.bpe.merge`'s two hot cases).
 bpe: ModuleType | None = _load("bpe")
-#: Training's merge loop (:mod:`core.train_merge`).
+#: Training's merge loop (:mod:`core.train.merge`).
 train: ModuleType | None = _load("train")
-#: Unigram's Viterbi pass (:mod:`core.pipeline.unigram`).
+#: Unigram's Viterbi pass (:mod:`core.pipeline.models.unigram`).
 unigram: ModuleType | None = _load("unigram")
-#: Loading a merge list: splitting the merges, indexing the pairs (:mod:`core.vocab_index`).
+#: Loading a merge list: splitting the merges, indexing the pairs (:mod:`core.engine.vocab_index`).
 tables: ModuleType | None = _load("tables")
 #: A SentencePiece model's readers (:mod:`core.pipeline.sentencepiece.proto`, GGUF strings).
 spm: ModuleType | None = _load("spm")

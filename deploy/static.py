@@ -39,7 +39,7 @@ STLITE_VERSION = "1.9.2"
 # from silently changing the Python the site runs on.
 PYODIDE_URL = "https://cdn.jsdelivr.net/pyodide/v0.29.3/full/pyodide.mjs"
 # What the app imports beyond what stlite brings (streamlit, numpy, pandas): regex and jinja2
-# (chat templates, core.chat_sandbox) are in Pyodide's own package set; plotly comes from
+# (chat templates, core.chat.sandbox) are in Pyodide's own package set; plotly comes from
 # PyPI, pinned to the version tested here.
 REQUIREMENTS = ["regex", "plotly==7.1.0", "jinja2"]
 

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from core.compare import first_difference
-from core.details import parse_ids
+from core.explain.compare import first_difference
+from core.engine.details import parse_ids
 from core.interface import TokenizerInterface
 
 from ui.page import setup

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.compare import boundaries, differing_regions, tokenization_stats
+from core.explain.compare import boundaries, differing_regions, tokenization_stats
 
 from ui.page import setup
 from ui import cache, chips, display, keys, limits, links, live_input, model_picker, state, widgets

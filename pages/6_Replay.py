@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.replay import replay_problem
+from core.explain.replay import replay_problem
 from ui.page import setup
 from ui import display, keys, links, live_input, replay, state, widgets
 

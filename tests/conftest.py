@@ -60,7 +60,7 @@ def tiktoken_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Built from the package's shipped copies (tiktoken checks their SHA-256 itself when it
     reads them), so it needs no network and no ../shared.
     """
-    from core.presets import PRESETS, preset_files
+    from core.formats.presets import PRESETS, preset_files
 
     folder = tmp_path_factory.mktemp("tiktoken-cache")
     for name in PRESETS:
@@ -106,7 +106,7 @@ def _no_hugging_face_hub(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ.update(HF_HOME=str(tmp_path_factory.mktemp("hf-home")),
                       HF_ENDPOINT="http://127.0.0.1:9", HF_HUB_DISABLE_TELEMETRY="1")
     # subtle: huggingface_hub reads HF_HUB_OFFLINE once, when its constants are first
-    # imported; read them now, online, so a test that sets HF_HUB_OFFLINE for itself (core.hub
+    # imported; read them now, online, so a test that sets HF_HUB_OFFLINE for itself (core.services.hub
     # reads the variable on each call) cannot leave every later test in this worker offline
     import huggingface_hub.constants  # noqa: F401
 

@@ -105,7 +105,7 @@ def main(out: str) -> None:
     # standard-library modules this Python can import, so it differs from one Python to
     # another (and without sqlite3 or _multiprocessing, as in Pyodide)
     from core import Tokenizer, builtin_corpus_text, train_bpe
-    from core.builtin_corpus import BUILTIN_SEPARATOR
+    from core.train.builtin_corpus import BUILTIN_SEPARATOR
 
     text = "Tokenizers don't see words: they see merged bytes. naïve café ☕"
     vocab, merges = train_bpe([builtin_corpus_text()], 600, [BUILTIN_SEPARATOR])

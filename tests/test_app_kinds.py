@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from core.formats.detect import load_tokenizer_files
-from core.presets import load_preset
+from core.formats.presets import load_preset
 from tests.conftest import need_module
 from tests.test_app_pages import TOKENIZE, VOCAB, all_html, metric, open_page
 from tests.test_interface import WORD_PIECE_DOC
@@ -28,7 +28,7 @@ PRE = "✂️ Pre-tokens"
 @functools.cache
 def _sentencepiece(model_type: str) -> Any:
     """A small SentencePiece model trained here (``bpe`` or ``unigram``), loaded by core."""
-    from core.builtin_corpus import builtin_corpus_documents
+    from core.train.builtin_corpus import builtin_corpus_documents
 
     spm = need_module("sentencepiece")
     lines = [ln for doc in builtin_corpus_documents()[:10] for ln in doc.splitlines() if ln.strip()]

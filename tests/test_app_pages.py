@@ -11,8 +11,8 @@ import pytest
 
 from streamlit.testing.v1 import AppTest
 
-from core.presets import load_preset
-from core.tokenizer import Tokenizer
+from core.formats.presets import load_preset
+from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
 from ui.state import fingerprint
 from ui.site import page
@@ -489,7 +489,7 @@ def test_tokenize_export_warns_about_a_format_it_cannot_write(monkeypatch) -> No
 
     from core.errors import FormatError
     from core.formats import tiktoken_file
-    from core.tokenizer import Tokenizer as _Tokenizer
+    from core.engine.tokenizer import Tokenizer as _Tokenizer
     from core.train import train_bpe as _train_bpe
     from ui import widgets
     from ui.state import fingerprint as _fingerprint

@@ -34,7 +34,7 @@ def llama3():
 def bert():
     """A WordPiece tokenizer.json trained by Hugging Face `tokenizers` itself."""
     tokenizers = need_module("tokenizers")
-    from core.builtin_corpus import builtin_corpus_text
+    from core.train.builtin_corpus import builtin_corpus_text
 
     hf = tokenizers.Tokenizer(tokenizers.models.WordPiece(unk_token="[UNK]"))
     hf.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
@@ -109,7 +109,7 @@ def test_compare_puts_llama3_mistral_and_gpt4o_side_by_side(mistral, llama3):
     at.session_state["cmp.text"] = TEXT
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    from core.presets import load_preset
+    from core.formats.presets import load_preset
 
     table = at.dataframe[0].value
     rows = {r["tokenizer"]: r for r in table.to_dict("records")}

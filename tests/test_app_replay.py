@@ -12,8 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import BPETrainer, Tokenizer
-from core.presets import load_preset
-from core.replay import encode_with_first_merges
+from core.formats.presets import load_preset
+from core.explain.replay import encode_with_first_merges
 from ui.site import page
 from ui.state import SAMPLE_TEXT, fingerprint
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.baselines import (
+from core.explain.baselines import (
     CharBPETokenizer,
     CoverageStats,
     WordTokenizer,
@@ -12,7 +12,7 @@ from core.baselines import (
     show_chars,
     split_words,
 )
-from core.builtin_corpus import builtin_corpus_text
+from core.train.builtin_corpus import builtin_corpus_text
 from core.errors import PlaygroundError, TrainingConfigError
 
 # ---------------------------------------------------------------------------------------------

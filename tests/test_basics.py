@@ -1,4 +1,4 @@
-"""core.basics: the garbage collector paused around bulk work (loading tables, the merge loop)."""
+"""core.engine.basics: the garbage collector paused around bulk work (loading tables, the merge loop)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from core.basics import gc_paused
+from core.engine.basics import gc_paused
 
 
 def test_gc_paused_restores_the_previous_state() -> None:

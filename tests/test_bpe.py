@@ -1,4 +1,4 @@
-"""core.bpe: the one merge loop. Its list path and heap path against a naive BPE and each
+"""core.engine.bpe: the one merge loop. Its list path and heap path against a naive BPE and each
 other, on random tables of both kinds (merge lists over IDs, ranks keyed by the joined
 string), including the order in which the table is read (SentencePiece's rev_merge needs it).
 The tokenizers that call it are checked against their oracles elsewhere."""
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import bpe
-from core.bpe import NO_MERGE, merge, merge_steps
+from core.engine import bpe
+from core.engine.bpe import NO_MERGE, merge, merge_steps
 
 
 def naive(parts: list[Any], rank_of: Any, join: Any) -> list[Any]:

@@ -1,4 +1,4 @@
-"""core.char_start and Tokenizer's BPE of one pre-token: starting from whole characters gives
+"""core.engine.char_start and Tokenizer's BPE of one pre-token: starting from whole characters gives
 exactly what BPE from bytes gives. Random rank tables and merge lists made to be hard (tokens
 that cross characters, split them, join a character's end to the next one's start, share
 lead bytes) against BPE from bytes; the presets against tiktoken, the character start built
@@ -16,14 +16,16 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import char_start, native, text_encoder
-from core.bpe import merge
-from core.char_start import CharStart, crossing_index
+from core import native
+from core.engine import char_start
+from core.engine import text_encoder
+from core.engine.bpe import merge
+from core.engine.char_start import CharStart, crossing_index
 from core.formats import load_tokenizer_files
-from core.presets import load_preset
-from core.pretokenize import PATTERNS, compile_pattern, mixed_regions
-from core.text_encoder import TextEncoder
-from core.tokenizer import Tokenizer
+from core.formats.presets import load_preset
+from core.engine.pretokenize import PATTERNS, compile_pattern, mixed_regions
+from core.engine.text_encoder import TextEncoder
+from core.engine.tokenizer import Tokenizer
 
 # ASCII, two-byte letters sharing a lead byte, CJK sharing two bytes, a four-byte emoji
 CHARS = "a é è ö 東材日😀"
@@ -241,7 +243,7 @@ ASCII_PIECES = st.one_of(
     pattern=st.sampled_from(list(PATTERNS)),
 )  # fmt: skip
 def test_sparse_non_ascii_text_is_cut_into_regions_exactly(pieces, inserts, pattern):
-    """Text with under 1% extra UTF-8 bytes goes through core.pretokenize.mixed_regions (the
+    """Text with under 1% extra UTF-8 bytes goes through core.engine.pretokenize.mixed_regions (the
     ASCII stretches by `re`); denser text straight to `regex`. Both as `regex` alone."""
     for at, char in inserts:
         pieces.insert(at, char)

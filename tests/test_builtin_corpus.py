@@ -1,4 +1,4 @@
-"""core.builtin_corpus: a deterministic, download-free corpus from standard-library docstrings."""
+"""core.train.builtin_corpus: a deterministic, download-free corpus from standard-library docstrings."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import doctest
 import subprocess
 import sys
 
-import core.builtin_corpus as bc
-from core.builtin_corpus import (
+import core.train.builtin_corpus as bc
+from core.train.builtin_corpus import (
     BUILTIN_MODULES,
     BUILTIN_SEPARATOR,
     FALLBACK_TEXT,
@@ -45,7 +45,7 @@ def test_cached_and_bounded():
 
 def test_deterministic_across_processes():
     code = (
-        "import hashlib, core.builtin_corpus as b;"
+        "import hashlib, core.train.builtin_corpus as b;"
         "print(hashlib.sha256(b.builtin_corpus_text().encode()).hexdigest())"
     )
     import hashlib

@@ -332,9 +332,9 @@ def test_special_tokens_map_as_transformers(tmp_path: Path, decoder: bool) -> No
 def test_chat_capability_is_a_promise(pairs: dict) -> None:
     """capabilities.chat says apply_chat_template works: set with a template (own or
     built in), unset without; byte-level and pipeline tokenizers alike."""
-    from core.baselines import WordTokenizer
+    from core.explain.baselines import WordTokenizer
     from core.interface import ChatTokenizer
-    from core.presets import load_preset
+    from core.formats.presets import load_preset
 
     for key in ("llama3", "mistral-v0.3", "gemma"):  # a byte-level Tokenizer, two pipelines
         ours = pairs[key][0]

@@ -1,12 +1,12 @@
-"""core.chat_details: the Chat mode's tokens, messages and template text."""
+"""core.explain.chat_details: the Chat mode's tokens, messages and template text."""
 
 from __future__ import annotations
 
 import pytest
 
 from core.chat import ChatTemplate, apply_chat_template, chat_template_of
-from core.chat_details import chat_details, message_spans
-from core.presets import load_preset
+from core.explain.chat_details import chat_details, message_spans
+from core.formats.presets import load_preset
 from tests import chat_templates as T
 
 MESSAGES = [

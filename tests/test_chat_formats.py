@@ -1,4 +1,4 @@
-"""core.chat_formats: OpenAI's encodings in chat, as tiktokenizer and tiktoken encode them.
+"""core.chat.formats: OpenAI's encodings in chat, as tiktokenizer and tiktoken encode them.
 
 The oracle for the ChatML formats is tiktokenizer's own recipe: its layout
 (``getChatGPTEncoding`` in ``src/sections/ChatGPTEditor.tsx``, written out below) encoded
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.chat import apply_chat_template, chat_template_of
-from core.presets import load_preset
+from core.formats.presets import load_preset
 
 MESSAGES = [
     {"role": "system", "content": "You are a helpful assistant"},

@@ -1,4 +1,4 @@
-"""core.chat_sandbox: hostile chat templates get a one-line message and run nothing.
+"""core.chat.sandbox: hostile chat templates get a one-line message and run nothing.
 
 "Nothing ran" is checked two ways: an escape is refused before rendering (the template's
 first statement, which would raise its own message, never runs), and a template that
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core.chat_sandbox import (
+from core.chat.sandbox import (
     ChatTemplateError,
     Limits,
     MissingJinjaError,
@@ -141,7 +141,7 @@ def test_missing_jinja(monkeypatch: pytest.MonkeyPatch) -> None:
     import builtins
     import sys
 
-    from core import chat_sandbox
+    from core.chat import sandbox as chat_sandbox
 
     real_import = builtins.__import__
 

@@ -90,7 +90,7 @@ def test_an_empty_corpus_is_refused_as_the_train_page_does(tmp_path, content):
 
 
 def test_the_train_page_and_the_cli_share_the_empty_corpus_rule():
-    from core.corpus import blank_corpus_problem
+    from core.train.corpus import blank_corpus_problem
 
     assert blank_corpus_problem([" ", "\n"]) == (
         "The uploaded text is empty (only whitespace): add some text to learn from.")
@@ -128,8 +128,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 from core.cli import main  # noqa: E402
 from core.formats import export_all  # noqa: E402
-from core.presets import PRESETS, load_preset  # noqa: E402
-from core.pretokenize import PATTERNS  # noqa: E402
+from core.formats.presets import PRESETS, load_preset  # noqa: E402
+from core.engine.pretokenize import PATTERNS  # noqa: E402
 
 _PROPERTY = settings(max_examples=40, deadline=None,
                      suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -1,4 +1,4 @@
-"""core/compare.py and core/vocab_table.py: pure helpers behind the Compare, Decode and
+"""core/explain/compare.py and core/engine/vocab_table.py: pure helpers behind the Compare, Decode and
 Vocabulary pages."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.compare import (
+from core.explain.compare import (
     boundaries,
     differing_regions,
     first_difference,
     tokenization_stats,
 )
-from core.vocab_table import length_counts, search_rows, vocab_rows
+from core.engine.vocab_table import length_counts, search_rows, vocab_rows
 
 
 # ---- boundaries and regions -----------------------------------------------------------------

@@ -10,11 +10,11 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.corpus import decode_chunk, find_chunk_boundaries, find_safe_boundary, iter_text_chunks, read_chunk
+from core.train.corpus import decode_chunk, find_chunk_boundaries, find_safe_boundary, iter_text_chunks, read_chunk
 from core.errors import CorpusError
-from core.pretokenize import GPT2_PATTERN, PATTERNS, split_on_specials
-from core.pretokenize import ascii_pattern
-from core.count import _count_text, count_pretokens
+from core.engine.pretokenize import GPT2_PATTERN, PATTERNS, split_on_specials
+from core.engine.pretokenize import ascii_pattern
+from core.train.count import _count_text, count_pretokens
 
 
 def reference_counts(text, specials, pattern):

@@ -19,12 +19,12 @@ from pathlib import Path
 import huggingface_hub.constants  # noqa: F401
 import pytest
 
-from core import corpus_sources
-from core.builtin_corpus import builtin_corpus_documents
-from core.corpus import DEFAULT_CHUNK_SIZE, find_chunk_boundaries
-from core.corpus_readers import CorpusFiles, file_items, read_item
-from core.corpus_sources import find_corpus_files
-from core.count import _work_items, count_in_steps, count_pretokens
+from core.train import corpus_sources
+from core.train.builtin_corpus import builtin_corpus_documents
+from core.train.corpus import DEFAULT_CHUNK_SIZE, find_chunk_boundaries
+from core.train.corpus_readers import CorpusFiles, file_items, read_item
+from core.train.corpus_sources import find_corpus_files
+from core.train.count import _work_items, count_in_steps, count_pretokens
 from core.errors import CorpusError, HubAccessError, HubError, HubOfflineError
 from core.train import train_bpe
 from tests.conftest import need_module

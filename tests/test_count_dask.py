@@ -1,4 +1,4 @@
-"""Counting on Dask (core.count_dask): a real scheduler and workers on 127.0.0.1, started here
+"""Counting on Dask (core.train.count_dask): a real scheduler and workers on 127.0.0.1, started here
 (``dask scheduler``, ``dask worker``), and a LocalCluster; the merges are byte-identical to a
 local run's, a killed worker costs time but never a count."""
 
@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from core.corpus import find_chunk_boundaries
-from core.count import count_items, count_pretokens
-from core.count_dask import count_on_dask
+from core.train.corpus import find_chunk_boundaries
+from core.train.count import count_items, count_pretokens
+from core.train.count_dask import count_on_dask
 from core.errors import CorpusError, TrainingConfigError
 from core.train import train_bpe
 
@@ -117,7 +117,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def file_items(path: Path, chunk_size: int = 64 << 10) -> tuple[list[tuple[str, int, int]], list[int]]:
-    """A file's work items as core.count cuts them: byte ranges ending at special tokens."""
+    """A file's work items as core.train.count cuts them: byte ranges ending at special tokens."""
     bounds = find_chunk_boundaries(path, special_tokens=SPECIALS, chunk_size=chunk_size)
     items = [(str(path), s, e) for s, e in zip(bounds, bounds[1:]) if e > s]
     return items, [e - s for _, s, e in items]
@@ -183,7 +183,7 @@ def test_an_address_that_is_none_says_what_one_looks_like(corpus):
 
 
 def test_import_core_does_not_import_dask():
-    code = ("import sys, core, core.count, core.count_dask, core.train, core.cli.train, training.worker; "
+    code = ("import sys, core, core.train.count, core.train.count_dask, core.train, core.cli.train, training.worker; "
             "print(sorted(m for m in ('dask', 'distributed') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "[]"

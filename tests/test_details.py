@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.details import (
+from core.engine.details import (
     MAX_PARSED_IDS,
     _utf8_step,
     decode_details,
@@ -16,8 +16,8 @@ from core.details import (
     parse_ids,
 )
 from core.errors import PlaygroundError
-from core.presets import load_preset
-from core.tokenizer import Tokenizer
+from core.formats.presets import load_preset
+from core.engine.tokenizer import Tokenizer
 
 BYTES = {i: bytes([i]) for i in range(256)}
 MERGES = [(b"\xe4", b"\xb8"), (b" ", b"w"), (b"o", b"r"), (b" w", b"or"), (b"l", b"d")]

@@ -35,7 +35,7 @@ def test_only_the_block_between_the_markers_changes():
 
 def test_a_row_says_the_first_sentence_of_the_docstring(tmp_path: Path):
     module = tmp_path / "m.py"
-    module.write_text('"""The :class:`~core.tokenizer.Tokenizer` of ``x.py``, e.g. GPT-2\'s;\n'
+    module.write_text('"""The :class:`~core.engine.tokenizer.Tokenizer` of ``x.py``, e.g. GPT-2\'s;\n'
                       'it wraps. Second sentence.\n\nSecond paragraph."""\nX = 1\n')
     assert architecture.summary(module) == "The Tokenizer of `x.py`, e.g. GPT-2's; it wraps."
     (tmp_path / "bare.py").write_text("X = 1\n")

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import tiktoken
 
-from core.builtin_corpus import builtin_corpus_documents
-from core.encode_corpus import _read_npy_count, npy_header
+from core.train.builtin_corpus import builtin_corpus_documents
+from core.train.encode_corpus import _read_npy_count, npy_header
 from core.train import train_bpe
 from tests.conftest import need_module
 from tests.test_cli import _one_error_line, call, run_cli
@@ -213,9 +213,9 @@ def test_without_worker_processes_the_corpus_is_encoded_here(monkeypatch, tmp_pa
     """Where no process can start (Pyodide; no sem_open), --workers 2 encodes in this process."""
     import multiprocessing
 
-    from core.corpus_readers import CorpusFiles
-    from core.encode_corpus import encode_corpus
-    from core.presets import load_preset
+    from core.train.corpus_readers import CorpusFiles
+    from core.train.encode_corpus import encode_corpus
+    from core.formats.presets import load_preset
 
     def no_context(method=None):
         raise ImportError("This platform lacks a functioning sem_open implementation")

@@ -24,8 +24,8 @@ import regex
 
 from streamlit.testing.v1 import AppTest
 
-from core.bytes_unicode import to_gpt2_str
-from core.tokenizer import Tokenizer
+from core.engine.bytes_unicode import to_gpt2_str
+from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
 from ui import chips
 from ui.display import escaped
@@ -267,7 +267,7 @@ def test_word_chips_escape_a_whole_piece() -> None:
 def test_regions_escape_text_pieces_and_names(tok: Tokenizer) -> None:
     """Compare's "where the boundaries differ" table: the text, each tokenizer's pieces and
     the tokenizers' names (labels are user text: file names)."""
-    from core.compare import boundaries, differing_regions
+    from core.explain.compare import boundaries, differing_regions
 
     cuts = {name: boundaries((t.start, t.end) for t in t_.encode_details(TEXT).tokens)
             for name, t_ in ((ATTACK_LABEL, tok), ("plain", plain_tokenizer()))}

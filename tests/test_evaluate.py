@@ -1,6 +1,6 @@
-"""core.evaluate: every number equals an independent count (tiktoken's IDs for the OpenAI
+"""core.explain.evaluate: every number equals an independent count (tiktoken's IDs for the OpenAI
 presets, plain len/split for sizes), on arbitrary Unicode cut into arbitrary chunks; the
-vocab-size curve equals core.replay's encoding at each step."""
+vocab-size curve equals core.explain.replay's encoding at each step."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import tiktoken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.baselines import WordTokenizer
+from core.explain.baselines import WordTokenizer
 from core.errors import PlaygroundError
-from core.evaluate import (
+from core.explain.evaluate import (
     evaluate,
     longest_used,
     parallel_source,
@@ -23,9 +23,9 @@ from core.evaluate import (
     top_tokens,
     unused_tokens,
 )
-from core.presets import PRESETS, load_preset
-from core.replay import StepCounts, TextReplay, encode_with_first_merges
-from core.tokenizer import Tokenizer
+from core.formats.presets import PRESETS, load_preset
+from core.explain.replay import StepCounts, TextReplay, encode_with_first_merges
+from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
 
 NAMES = list(PRESETS)

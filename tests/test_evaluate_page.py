@@ -9,8 +9,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.evaluate import evaluate, parallel_texts
-from core.presets import load_preset
+from core.explain.evaluate import evaluate, parallel_texts
+from core.formats.presets import load_preset
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "7_Evaluate.py")
 

@@ -1,12 +1,12 @@
 """training.evaluation: long texts are evaluated in a worker process with progress, and give
-exactly core.evaluate's numbers; small ones at once; one job per content key."""
+exactly core.explain.evaluate's numbers; small ones at once; one job per content key."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.evaluate import evaluate
-from core.presets import load_preset
+from core.explain.evaluate import evaluate
+from core.formats.presets import load_preset
 from training.evaluation import EvaluationJobs
 
 
@@ -29,7 +29,7 @@ def test_a_long_text_runs_in_a_worker_and_equals_core(gpt2):
 
 
 def test_a_small_text_is_done_at_once_and_errors_are_messages(gpt2):
-    from core.baselines import WordTokenizer
+    from core.explain.baselines import WordTokenizer
 
     jobs = EvaluationJobs()
     snap = jobs.snapshot(jobs.submit("s", gpt2, "hello", name="s"))
@@ -40,7 +40,7 @@ def test_a_small_text_is_done_at_once_and_errors_are_messages(gpt2):
 
 
 def test_a_failing_worker_reports_its_message(gpt2):
-    from core.baselines import WordTokenizer
+    from core.explain.baselines import WordTokenizer
 
     jobs = EvaluationJobs(small_bytes=10)
     key = jobs.submit("w", WordTokenizer.train("a b"), "a b " * 100, curve=True)

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.builtin_corpus import builtin_corpus_text
+from core.train.builtin_corpus import builtin_corpus_text
 from core.formats import dumps_hf_json
 from core.formats.tiktoken_file import tokenizer_to_tiktoken
-from core.pretokenize import resolve_pattern
-from core.tokenizer import Tokenizer
+from core.engine.pretokenize import resolve_pattern
+from core.engine.tokenizer import Tokenizer
 from tests.test_formats_hf import TEXTS
 
 import tiktoken
@@ -178,7 +178,7 @@ def test_hf_export_property(gpt2_small, text: str) -> None:  # noqa: ANN001
 def test_preset_exports_match_tiktoken(tiktoken_cache: Path, samples: dict[str, str], preset: str) -> None:
     """The genuine encodings, exported by us, give tiktoken's IDs in HF and in tiktoken."""
     from core.formats import export_all
-    from core.presets import load_preset
+    from core.formats.presets import load_preset
 
     ours = load_preset(preset)
     files = export_all(ours)

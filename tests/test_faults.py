@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from core.builtin_corpus import builtin_corpus_text
-from core.library import LibraryError, TokenizerLibrary, UnknownIdError
+from core.train.builtin_corpus import builtin_corpus_text
+from core.services.library import LibraryError, TokenizerLibrary, UnknownIdError
 from core.train import train_bpe
 from training.manager import TrainingManager
 from ui.site import page
@@ -227,7 +227,7 @@ def test_train_page_shows_the_killed_worker_message_and_trains_again():
 _CHILD = textwrap.dedent(
     """
     import os, pathlib, random, signal, sys
-    import core.library as library
+    import core.services.library as library
 
     root, seed, point, action = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 

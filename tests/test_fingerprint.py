@@ -1,5 +1,5 @@
-"""core.fingerprint: equal content, equal fingerprint; any change, another one. Large
-collections are described by a digest (core.fingerprint.BIG): the same rules hold for them,
+"""core.engine.fingerprint: equal content, equal fingerprint; any change, another one. Large
+collections are described by a digest (core.engine.fingerprint.BIG): the same rules hold for them,
 and no value of a user's can stand for one."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.fingerprint import BIG, canonical, fingerprint_of
+from core.engine.fingerprint import BIG, canonical, fingerprint_of
 
 #: A few items, repeated past BIG (hypothesis draws the few; BIG of them would be too many).
 SEED = st.lists(st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=3),

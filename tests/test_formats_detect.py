@@ -12,7 +12,7 @@ from core.formats import dumps_gpt2, dumps_hf_json, dumps_merges, dumps_vocab
 from core.formats.detect import (
     ACCEPTED, export_all, files_to_open, identify_files, load_tokenizer_files,
 )
-from core.tokenizer import Tokenizer
+from core.engine.tokenizer import Tokenizer
 from tests.test_formats_gpt2 import _find_gpt2_files
 
 VOCAB = {0: b"<|endoftext|>", **{1 + b: bytes([b]) for b in range(256)}, 257: b"ab", 258: b" ab"}
@@ -184,7 +184,7 @@ def test_malicious_pickle_is_refused_through_detection(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Loading and exporting (needs core.tokenizer)
+# Loading and exporting (needs core.engine.tokenizer)
 # ---------------------------------------------------------------------------------------------
 
 

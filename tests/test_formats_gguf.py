@@ -84,7 +84,7 @@ def test_every_llama_cpp_pre_name_has_working_regexes() -> None:
     """Every ``tokenizer.ggml.pre`` name llama.cpp knows maps to regexes that compile, or to
     the one-line refusal of the three llama.cpp splits with hand-written code."""
     from core.formats.gguf_pre import PRE_NAMES, pre_tokenizer_spec
-    from core.pretokenize import compile_pattern
+    from core.engine.pretokenize import compile_pattern
 
     refused = []
     for name in PRE_NAMES:
@@ -277,7 +277,7 @@ def test_control_and_user_defined_tokens_are_matched_in_text(pre: str) -> None:
 @pytest.mark.parametrize("pre", ["bloom", "viking"])  # one regex (fast), two (the pipeline)
 def test_text_between_matches_is_kept(pre: str) -> None:
     """BLOOM's regex matches no punctuation: llama.cpp (and HF's Split) keep it as a piece."""
-    from core.bytes_unicode import to_gpt2_str
+    from core.engine.bytes_unicode import to_gpt2_str
 
     tokens = [to_gpt2_str(bytes([b])) for b in range(256)] + ["hi"]
     blob = write_gguf({"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": pre,

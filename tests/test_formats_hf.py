@@ -11,7 +11,7 @@ from hypothesis import given, settings
 
 from core.errors import FormatError
 from core.formats import dumps_hf_json, loads_gpt2, loads_hf_json
-from core.pretokenize import CL100K_PATTERN
+from core.engine.pretokenize import CL100K_PATTERN
 from tests.test_formats_gpt2 import _find_gpt2_files, bpe_models
 
 import tokenizers

@@ -21,11 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import native
-from core.builtin_corpus import builtin_corpus_text
+from core.train.builtin_corpus import builtin_corpus_text
 from core.formats import hf_unigram_tables, load_tokenizer_files, table_cache
 from core.formats.table_cache import CACHE_ENV, Tables, read_tables, source_key, write_tables
 from core.pipeline.tokenizer import PipelineTokenizer
-from core.pipeline.unigram import UnigramModel
+from core.pipeline.models.unigram import UnigramModel
 
 TEXTS = [
     "",

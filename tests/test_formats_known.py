@@ -94,7 +94,7 @@ def test_an_unknown_rank_file_needs_a_pattern_and_loads_with_one():
 
 
 def test_openai_rank_files_load_as_the_presets():
-    from core.presets import load_preset
+    from core.formats.presets import load_preset
 
     data = load_preset  # noqa: F841 - the shipped files are the genuine ones
     import gzip

@@ -1,4 +1,4 @@
-"""core.hub: models by name from a local stand-in for the Hub (tests/hub_stub.py), its cache,
+"""core.services.hub: models by name from a local stand-in for the Hub (tests/hub_stub.py), its cache,
 offline, and every refusal. No test reaches the internet: ``HF_ENDPOINT`` points at the stub
 and ``HF_HOME`` at a temp folder, and the real ``huggingface_hub`` client does the talking.
 
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import hub
+from core.services import hub
 from core.errors import HubAccessError, HubError, HubOfflineError
 from core.formats import load_tokenizer_files
 from tests.conftest import need_module

@@ -73,10 +73,10 @@ def _imports(nodes: Iterable[ast.AST], where: str) -> Iterator[tuple[ast.AST, st
 
 
 def import_graph(root: Path, sources: Iterable[str] = _SOURCES) -> dict[str, dict[str, str]]:
-    """module -> {module it imports: where, e.g. ``core/details.py:33 under TYPE_CHECKING``}.
+    """module -> {module it imports: where, e.g. ``core/engine/details.py:33 under TYPE_CHECKING``}.
 
     Every import in the source counts, wherever it sits; only imports between the modules of
-    ``sources`` are kept. ``from core import details`` is an edge to ``core.details``; a name
+    ``sources`` are kept. ``from core import details`` is an edge to ``core.engine.details``; a name
     imported from a package (``from core import Tokenizer``) is an edge to its ``__init__``.
     """
     files: dict[str, Path] = {}
@@ -153,7 +153,7 @@ def test_modules_import_each_other_without_a_circle():
     graph = import_graph(_REPO)
     cycles = import_cycles(graph)
     assert not cycles, "import circle(s):\n" + "\n".join(_describe(graph, c) for c in cycles)
-    assert "core.formats.pickles" in graph["core.tokenizer"]  # the edge that used to loop back
+    assert "core.engine.pickles" in graph["core.engine.tokenizer"]  # the edge that used to loop back
 
 
 def test_the_import_graph_sees_every_kind_of_import(tmp_path: Path):
@@ -175,3 +175,65 @@ def test_the_import_graph_sees_every_kind_of_import(tmp_path: Path):
                                     ["pkg.sub.c", "pkg.sub.d", "pkg.sub.c"]]
     assert "pkg.a -> pkg.b -> pkg.a\n  pkg.a -> pkg.b  (pkg/a.py:3 under TYPE_CHECKING)" in (
         _describe(graph, import_cycles(graph)[0]))
+
+
+# ---- the layers of core: lower never imports higher -------------------------------------
+
+#: core's packages, lowest first. A module may import its own layer and the ones below it,
+#: never one above: the engine knows nothing of file formats, formats nothing of the Hub,
+#: training nothing of the command line. (``docs/architecture.md`` draws the same ladder.)
+LAYERS = ("chat", "engine", "pipeline", "formats", "explain", "services", "train", "cli")
+#: core's top-level modules are the floor every layer stands on: they import no package of
+#: core, except ``interface``, which names the types its protocols return (under
+#: TYPE_CHECKING only, so it never runs an import upward).
+FLOOR = ("errors", "native", "interface", "paths")
+#: the public API and ``python -m core``, above everything
+TOP = ("core", "core.__main__")
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    if module in TOP:
+        return len(LAYERS)
+    if parts[1] in LAYERS:
+        return LAYERS.index(parts[1])
+    assert parts[1] in FLOOR, f"{module} is in no layer: add it to LAYERS or FLOOR"
+    return -1
+
+
+def layer_violations(graph: dict[str, dict[str, str]]) -> list[str]:
+    """Every import that climbs: a layer importing a higher one, or the floor importing a
+    layer (``interface`` may, under TYPE_CHECKING)."""
+    found = []
+    for module, edges in sorted(graph.items()):
+        if not module.startswith("core"):
+            continue
+        for target, where in sorted(edges.items()):
+            if not target.startswith("core"):
+                continue
+            low, high = _layer(module), _layer(target)
+            types_only = module == "core.interface" and "TYPE_CHECKING" in where
+            if high > low and not types_only:
+                found.append(f"{module} -> {target}  ({where})")
+    return found
+
+
+def test_core_is_layered_lower_never_importing_higher():
+    violations = layer_violations(import_graph(_REPO, ["core"]))
+    assert not violations, "imports that climb a layer:\n" + "\n".join(violations)
+
+
+def test_the_layer_check_sees_a_climb():
+    graph = {"core.engine.bpe": {"core.formats.gguf": "core/engine/bpe.py:3 in a function"},
+             "core.errors": {"core.engine.bpe": "core/errors.py:1 module level"},
+             "core.interface": {"core.engine.details": "core/interface.py:9 under TYPE_CHECKING"},
+             "core.train.count": {"core.engine.bpe": "core/train/count.py:5 module level"}}
+    assert layer_violations(graph) == [
+        "core.engine.bpe -> core.formats.gguf  (core/engine/bpe.py:3 in a function)",
+        "core.errors -> core.engine.bpe  (core/errors.py:1 module level)"]
+
+
+def test_core_keeps_at_most_twelve_top_level_modules():
+    modules = sorted(p.name for p in (_REPO / "core").glob("*.py"))
+    assert len(modules) <= 12, modules
+    assert {p.removesuffix(".py") for p in modules} <= {*FLOOR, "__init__", "__main__"}

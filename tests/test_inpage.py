@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
-from core.count import count_in_steps, count_pretokens
+from core.train.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
+from core.train.count import count_in_steps, count_pretokens
 from core.train import BPETrainer, train_bpe
 from training.inpage import InPageTrainingManager
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from core.baselines import CharBPETokenizer, WordTokenizer
-from core.bytes_unicode import to_gpt2_str
-from core.fingerprint import fingerprint_of
+from core.explain.baselines import CharBPETokenizer, WordTokenizer
+from core.engine.bytes_unicode import to_gpt2_str
+from core.engine.fingerprint import fingerprint_of
 from core.formats.detect import export_all, load_tokenizer_files
 from core.interface import Capabilities, DetailedTokenizer, ScoredTokenizer, TokenizerInterface
-from core.library import TokenizerLibrary
+from core.services.library import TokenizerLibrary
 from core.pipeline.decoders import WordPiece as WordPieceDecoder
 from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.models import BPEModel, WordLevelModel
@@ -25,10 +25,10 @@ from core.pipeline.normalizers import Lowercase, NFC
 from core.pipeline.pre_tokenizers import Whitespace, WhitespaceSplit
 from core.pipeline.sentencepiece import SentencePieceDecoder, sentencepiece_tokenizer
 from core.pipeline.tokenizer import AddedToken, PipelineTokenizer
-from core.presets import load_preset
-from core.replay import TextReplay, replay_problem
-from core.template import Template
-from core.tokenizer import Tokenizer
+from core.formats.presets import load_preset
+from core.explain.replay import TextReplay, replay_problem
+from core.engine.template import Template
+from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
 from tests.conftest import need_module
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from core.builtin_corpus import builtin_corpus_text
+from core.train.builtin_corpus import builtin_corpus_text
 from core.errors import CorpusError
 from core.train import train_bpe
 from ui import limits

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from core import PlaygroundError, TokenizerLibrary
-from core.pretokenize import GPT2_PATTERN
-from core.library import (
+from core.engine.pretokenize import GPT2_PATTERN
+from core.services.library import (
     InvalidIdError,
     LibraryError,
     UnknownIdError,
@@ -234,7 +234,7 @@ _CRASHING_CHILD = textwrap.dedent(
     """
     import os, sys
     sys.path.insert(0, {repo!r})
-    from core.library import TokenizerLibrary
+    from core.services.library import TokenizerLibrary
     vocab = {{i: bytes([i]) for i in range(256)}} | {{256: b"ab"}}
     def die(*args):
         os._exit(9)  # a hard crash: no cleanup, no rollback, the transaction is open
@@ -301,7 +301,7 @@ def test_a_file_changed_on_disk_is_refused(tmp_path: Path) -> None:
     ],
 )
 def test_damaged_blobs_give_a_clear_error(blob: bytes) -> None:
-    from core.library_json import _parse_blob
+    from core.services.library_json import _parse_blob
 
     with pytest.raises(LibraryError, match="saved tokenizer file x.json is damaged"):
         _parse_blob(blob, "x.json")

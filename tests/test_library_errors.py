@@ -1,4 +1,4 @@
-"""The saved-tokenizer library's error paths (core/library.py): a folder it cannot write, a
+"""The saved-tokenizer library's error paths (core/services/library.py): a folder it cannot write, a
 blob it cannot read, SQLite failing in the middle of a save. Each one must end in a
 ``LibraryError`` whose message says what to do (never a bare ``OSError`` or
 ``sqlite3.Error``), and must leave nothing half-done behind: no row without its file, no file
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from core import library
+from core.services import library
 from core.errors import PlaygroundError
-from core.library import LibraryError, TokenizerLibrary, UnknownIdError
+from core.services.library import LibraryError, TokenizerLibrary, UnknownIdError
 
 SPECIAL = "<|endoftext|>"
 

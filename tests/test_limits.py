@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.library import TokenizerLibrary
-from core.tokenizer import Tokenizer
+from core.services.library import TokenizerLibrary
+from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
 from ui import cache, limits, links
 from ui.state import fingerprint
@@ -167,7 +167,7 @@ def test_tokenize_page_text_at_n_and_n_plus_1(tok: Tokenizer) -> None:
 
 
 #: Compare's tokenizers for the long texts: ONE byte-level BPE, so the page skips "Where the
-#: boundaries differ" (core.compare.differing_regions takes minutes on 50,000 characters).
+#: boundaries differ" (core.explain.compare.differing_regions takes minutes on 50,000 characters).
 COMPARE_PAIR = ["mine", "Word-level baseline"]
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from streamlit.testing.v1 import AppTest
 
-from core.library import TokenizerLibrary
-from core.tokenizer import Tokenizer
+from core.services.library import TokenizerLibrary
+from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
 from ui import links, state
 from ui.state import fingerprint
@@ -95,7 +95,7 @@ def warnings(at: AppTest) -> str:
 
 @pytest.fixture(scope="module")
 def gpt2() -> Tokenizer:
-    from core.presets import load_preset
+    from core.formats.presets import load_preset
 
     return load_preset("gpt2")
 

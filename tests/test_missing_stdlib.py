@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import core
-from core import count
+from core.train import count
 
 _BLOCK = """
 import sys

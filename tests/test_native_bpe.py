@@ -21,14 +21,15 @@ import tiktoken
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from core import bpe as pure_bpe
-from core import char_start, native
-from core.bpe import NO_MERGE, merge
+from core.engine import bpe as pure_bpe
+from core import native
+from core.engine import char_start
+from core.engine.bpe import NO_MERGE, merge
 from core.pipeline.sentencepiece import bpe as sp_bpe
 from core.pipeline.sentencepiece import native_words, sentencepiece_tokenizer
-from core.presets import load_preset
-from core.text_encoder import PretokenCache
-from core.tokenizer import Tokenizer
+from core.formats.presets import load_preset
+from core.engine.text_encoder import PretokenCache
+from core.engine.tokenizer import Tokenizer
 from tests.pipeline.test_fast_encode_sp import TEXTS, _lines, _mistral
 from tests.test_bpe_fast_paths import CHARS, MULTILINGUAL, rank_vocabs, vocabs
 

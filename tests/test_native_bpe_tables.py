@@ -1,6 +1,6 @@
 """tokplay_native.bpe's RankTable look-ups: the two-byte pairs read from their own array
 (``pair_rank``) and the one-byte tags read before the slots give the answers of the rank
-file's dict, by core.bpe.merge, on every kind of key: two-byte tokens with small ranks and
+file's dict, by core.engine.bpe.merge, on every kind of key: two-byte tokens with small ranks and
 with ranks past 32 bits (looked up in the map), keys sharing a slot's tag, missing pairs."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import native
-from core.bpe import merge
+from core.engine.bpe import merge
 
 fast = native.bpe
 pytestmark = pytest.mark.skipif(fast is None, reason="tokplay_native is not built")

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from core import native
 from core.errors import PlaygroundError
-from core.presets import load_preset
-from core.tokenizer import Tokenizer
+from core.formats.presets import load_preset
+from core.engine.tokenizer import Tokenizer
 
 fast = native.decode
 

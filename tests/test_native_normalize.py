@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core import native
-from core.builtin_corpus import builtin_corpus_text
+from core.train.builtin_corpus import builtin_corpus_text
 from core.pipeline.piece import Piece
 from core.pipeline.precompiled import Precompiled, joining_bitmap
 from core.pipeline.sentencepiece.normalizer import CharsMap, SentencePieceNormalizer

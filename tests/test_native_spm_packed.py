@@ -258,7 +258,7 @@ def test_a_charsmap_reads_its_units_on_first_use_and_hashes_the_same() -> None:
     fingerprint is the same before and after."""
     import struct
 
-    from core.fingerprint import fingerprint_of
+    from core.engine.fingerprint import fingerprint_of
     from core.pipeline.sentencepiece.normalizer import CharsMap
     from tests.pipeline.test_unigram import loaded
 

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core import native, vocab_index
+from core import native
+from core.engine import vocab_index
 from core.formats import export_all, load_tokenizer_files
 from core.formats.hf_json import _fast_pairs
 from core.formats.table_cache import CACHE_ENV
-from core.presets import load_preset
+from core.formats.presets import load_preset
 
 fast = native.tables
 

@@ -1,4 +1,4 @@
-"""The C merge loop (tokplay_native.train) against the pure one (core.train_merge.MergeState):
+"""The C merge loop (tokplay_native.train) against the pure one (core.train.merge.MergeState):
 the same merges in the same order, with the same counts and the same tokens, on any input."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 import core.native
 from core import BPETrainer, train_bpe
-from core.builtin_corpus import builtin_corpus_documents
-from core.count import count_pretokens
-from core.train_merge import MergeState, merge_state
+from core.train.builtin_corpus import builtin_corpus_documents
+from core.train.count import count_pretokens
+from core.train.merge import MergeState, merge_state
 
 native_train = core.native.train  # built by `pip install -e .` (setup.py)
 

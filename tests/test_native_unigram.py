@@ -1,5 +1,5 @@
 """tokplay_native.unigram, the C twin of Unigram's Viterbi pass: the same best path and end
-score as the pure search (core.pipeline.unigram.UnigramModel.best_path) on every input, ties
+score as the pure search (core.pipeline.models.unigram.UnigramModel.best_path) on every input, ties
 and float32 rounding included, for both flavours; the same IDs from a whole encode (the C
 search over the whole text against the pure word-by-word one); the same results on real
 model files with the twin on and off; and errors rather than crashes.
@@ -22,10 +22,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core import native
-from core.builtin_corpus import builtin_corpus_text
+from core.train.builtin_corpus import builtin_corpus_text
 from core.errors import PlaygroundError
 from core.pipeline.sentencepiece.proto import NORMAL, UNUSED, USER_DEFINED
-from core.pipeline.unigram import UnigramModel
+from core.pipeline.models.unigram import UnigramModel
 from tests.pipeline.test_unigram import EDGE_TEXTS, MODELS, loaded
 
 T = TypeVar("T")
@@ -228,7 +228,7 @@ def _float_bits(values: list[float]) -> list[bytes]:
                  5e-324, 1.7976931348623157e308])  # fmt: skip
 def test_serde_floats_is_the_pure_loop(values: list[float]) -> None:
     """The same bits as the pure expression (and _as_serde_reads where it falls back)."""
-    from core.pipeline import unigram_json
+    from core.pipeline.models import unigram_json
 
     fast = native.unigram
     assert fast is not None
@@ -316,7 +316,7 @@ def _columns_bits(found: Any) -> Any:
 def test_vocab_columns_is_the_pure_reader(source: bytes, other_vocab: bool) -> None:
     """Whatever the C reader answers is the pure reader's answer, bit for bit, and it
     answers whenever the pure one does (no key is spelled with an escape here)."""
-    from core.pipeline import unigram_json
+    from core.pipeline.models import unigram_json
 
     fast = native.unigram
     assert fast is not None
@@ -332,7 +332,7 @@ def test_vocab_columns_is_the_pure_reader(source: bytes, other_vocab: bool) -> N
 
 
 def test_vocab_columns_leaves_escaped_keys_to_the_pure_reader() -> None:
-    from core.pipeline import unigram_json
+    from core.pipeline.models import unigram_json
 
     fast = native.unigram
     assert fast is not None

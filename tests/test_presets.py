@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from core.errors import PlaygroundError
 from core.formats.tiktoken_file import ranks_to_merges
-from core import presets
-from core.presets import PRESETS, load_preset, preset_files
-from core.pretokenize import GPT2_PATTERN
+from core.formats import presets
+from core.formats.presets import PRESETS, load_preset, preset_files
+from core.engine.pretokenize import GPT2_PATTERN
 
 import tiktoken
 

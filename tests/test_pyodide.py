@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from core.builtin_corpus import builtin_corpus_text
+from core.train.builtin_corpus import builtin_corpus_text
 from tests.conftest import REPO
 from tests.test_regex_compat import MULTILINGUAL
 
@@ -29,7 +29,7 @@ PACKAGE = CACHE / "node_modules" / "pyodide"
 _WORK = """
 import json, sys, unicodedata
 import core
-from core.regex_compat import HAVE_REGEX
+from core.engine.regex_compat import HAVE_REGEX
 
 def work(texts):
     out = {"python": sys.version.split()[0], "unicode": unicodedata.unidata_version,

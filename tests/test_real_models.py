@@ -43,7 +43,7 @@ from hypothesis import strategies as st
 from core.errors import FormatError, PatternNeededError
 from core.formats import load_tokenizer_files
 from core.pipeline.tokenizer import PipelineTokenizer
-from core.tokenizer import Tokenizer
+from core.engine.tokenizer import Tokenizer
 from tests.conftest import need_module
 
 # ─── the table ──────────────────────────────────────────────────────────────────────────
@@ -66,7 +66,7 @@ class Case:
     family: str  # "meta", "openai", "tekken", "sentencepiece" or "hf"
     source: str  # meta: llama3/llama4; openai: encoding; tekken/sp: MISTRAL_DATA key; hf: below
     name: str  # what tokenizer.name must be
-    fast: bool  # loads as the byte-level core.tokenizer.Tokenizer (else a PipelineTokenizer)
+    fast: bool  # loads as the byte-level core.engine.tokenizer.Tokenizer (else a PipelineTokenizer)
     special: str  # a special token's text, typed in test texts
     specials_in_text: bool  # whether that typed text becomes the special's ID (the convention)
     bos: str = ""  # what add_special_tokens=True puts first ("" = nothing)
@@ -503,7 +503,7 @@ def test_sentencepiece_unigram_model_loads(tmp_path: Path) -> None:
 def test_known_openai_file_leaves_the_preset_alone(tiktoken_cache: Path) -> None:
     """Loading OpenAI's file (known: it loads as the preset) must not rename the preset that
     every other page shares."""
-    from core.presets import load_preset
+    from core.formats.presets import load_preset
 
     data = gzip.decompress(resources.files("core").joinpath("data", "cl100k_base.tiktoken.gz").read_bytes())
     preset = load_preset("cl100k_base")

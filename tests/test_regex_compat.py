@@ -1,4 +1,4 @@
-"""core.regex_compat: the stand-in for ``regex`` on stdlib ``re`` matches like ``regex`` itself.
+"""core.engine.regex_compat: the stand-in for ``regex`` on stdlib ``re`` matches like ``regex`` itself.
 
 Every pattern core compiles is compiled twice, with ``regex`` and with the stand-in, and
 ``findall`` must agree on the built-in corpus, a multilingual text and generated Unicode text.
@@ -18,14 +18,14 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import regex_compat
-from core.builtin_corpus import builtin_corpus_text
+from core.engine import regex_compat
+from core.train.builtin_corpus import builtin_corpus_text
 from core.pipeline import pattern as pattern_module
 from core.pipeline import pre_tokenizers, unicode_tables
 from core.pipeline import added_tokens
 from core.pipeline.pattern import Pattern, onig_to_python
-from core.pretokenize import PATTERNS, SAFE_CUT_BYTES, ascii_pattern
-from core.regex_compat import fallback
+from core.engine.pretokenize import PATTERNS, SAFE_CUT_BYTES, ascii_pattern
+from core.engine.regex_compat import fallback
 
 MULTILINGUAL = (
     "Hello world! DON'T don't I'M we'LL You'Re THEY'VE it'd ſ'S K'D 'll\n"
@@ -162,7 +162,7 @@ sys.meta_path.insert(0, _Block())
 _TRAIN_ENCODE_DECODE = """
 import json, sys
 import core
-from core.regex_compat import HAVE_REGEX
+from core.engine.regex_compat import HAVE_REGEX
 texts = json.loads(sys.stdin.read())
 out = {"have_regex": HAVE_REGEX, "regex_loaded": "regex" in sys.modules}
 for pattern in ("gpt2", "cl100k", "o200k"):

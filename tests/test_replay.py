@@ -1,4 +1,4 @@
-"""core.replay: the fast replay equals the reference (a tokenizer built from the first k
+"""core.explain.replay: the fast replay equals the reference (a tokenizer built from the first k
 merges) at every step, for trained, preset, rank-mode and oddly ordered tokenizers."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import TextReplay, Tokenizer, encode_with_first_merges, load_preset, train_bpe
-from core.baselines import WordTokenizer
-from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
+from core.explain.baselines import WordTokenizer
+from core.train.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
 from core.errors import PlaygroundError
-from core.replay import merge_at, replay_problem, vocab_at, vocab_sizes
+from core.explain.replay import merge_at, replay_problem, vocab_at, vocab_sizes
 
 SAMPLE = (
     "Tokenizers turn text into numbers. Byte-level BPE never needs an <|unk|>:\n"

@@ -30,9 +30,9 @@ def test_decode_details_are_shared_not_copied_on_every_run() -> None:
 
 
 def test_the_hub_cache_listing_is_one_shared_tuple(monkeypatch: pytest.MonkeyPatch) -> None:
-    import core.hub
+    import core.services.hub
 
-    monkeypatch.setattr(core.hub, "cached_models", lambda: ["Qwen/Qwen3-8B", "openai-community/gpt2"])
+    monkeypatch.setattr(core.services.hub, "cached_models", lambda: ["Qwen/Qwen3-8B", "openai-community/gpt2"])
     hub_models.cached_repos.clear()
     try:
         first = hub_models.cached_repos()
@@ -66,7 +66,7 @@ class _Secrets:
 
 def test_the_library_folder_secret_is_read_once_not_per_lookup(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    from core.library import LIBRARY_ENV_VAR
+    from core.services.library import LIBRARY_ENV_VAR
 
     secrets = _Secrets(str(tmp_path / "lib"))
     monkeypatch.delenv(LIBRARY_ENV_VAR, raising=False)

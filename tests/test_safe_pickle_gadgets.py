@@ -36,20 +36,9 @@ from pathlib import Path
 import pytest
 
 from core.errors import FormatError, UnsafePickleError
-from core.formats import (
-    RestrictedUnpickler,
-    dumps_merges,
-    dumps_vocab,
-    load_pickles,
-    load_tokenizer_files,
-    loads_merges,
-    loads_pickles,
-    loads_vocab,
-    safe_loads,
-    safe_pickle,
-    scan_pickle,
-)
-from core.formats.safe_pickle import _ALLOWED_OPCODES, _IMPORT_OPCODES, _SAFE_GLOBALS
+from core.formats import (RestrictedUnpickler, dumps_merges, dumps_vocab, load_pickles, load_tokenizer_files, loads_merges, loads_pickles, loads_vocab, safe_loads, scan_pickle)
+from core.engine import safe_pickle
+from core.engine.safe_pickle import _ALLOWED_OPCODES, _IMPORT_OPCODES, _SAFE_GLOBALS
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -392,7 +381,7 @@ _CHILD = """
 import copyreg, io, pickle, sys
 mode, data = sys.argv[1], sys.stdin.buffer.read()
 if mode == "allow getattr":  # the review's mutant: builtins.getattr in the allowlist
-    from core.formats import safe_pickle
+    from core.engine import safe_pickle
     safe_pickle._SAFE_GLOBALS[("builtins", "getattr")] = getattr
     load = safe_pickle.safe_loads
 elif mode == "persistent":  # an application unpickler that trusts persistent IDs

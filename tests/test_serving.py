@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import core.presets
+import core.formats.presets
 from deploy import warm_start
 from deploy.launch import streamlit_command
 from ui import cache, serving
@@ -66,13 +66,13 @@ def test_tcp_nodelay_does_nothing_without_proc(monkeypatch: pytest.MonkeyPatch,
 
 def test_warm_loads_each_preset_once_for_every_later_page(monkeypatch: pytest.MonkeyPatch) -> None:
     loaded: list[str] = []
-    real = core.presets.load_preset
+    real = core.formats.presets.load_preset
 
     def counting(name: str):  # type: ignore[no-untyped-def]
         loaded.append(name)
         return real(name)
 
-    monkeypatch.setattr(core.presets, "load_preset", counting)
+    monkeypatch.setattr(core.formats.presets, "load_preset", counting)
     cache.preset.clear()
     try:
         assert serving.warm(("presets",)) == []
@@ -84,16 +84,16 @@ def test_warm_loads_each_preset_once_for_every_later_page(monkeypatch: pytest.Mo
 
 
 def test_warm_builds_the_vocabulary_page_first_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    import core.vocab_table
+    import core.engine.vocab_table
 
     built: list[str] = []
-    real = core.vocab_table.search_rows
+    real = core.engine.vocab_table.search_rows
 
     def counting(rows, query):  # type: ignore[no-untyped-def]
         built.append(query)
         return real(rows, query)
 
-    monkeypatch.setattr(core.vocab_table, "search_rows", counting)
+    monkeypatch.setattr(core.engine.vocab_table, "search_rows", counting)
     cache.vocab_table.clear()
     try:
         assert serving.warm(("views",)) == []

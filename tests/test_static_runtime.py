@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
+from core.train.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
 from core.train import train_bpe
 from tests.conftest import REPO
 from tests.test_pyodide import _skip_or_fail
@@ -148,7 +148,7 @@ def _check(report: dict, expected: dict) -> None:
 
     bundled = set(_load_static().bundle_files(REPO))
     used = set(report["repo_files"])
-    assert {"app.py", "training/inpage.py", "core/train.py", "core/data/gpt2-vocab.bpe.gz",
+    assert {"app.py", "training/inpage.py", "core/train/__init__.py", "core/data/gpt2-vocab.bpe.gz",
             ".streamlit/config.toml"} <= used  # the tracing saw imports and opened files
     assert used - bundled == set(), "files the app used that app.zip lacks"
 

@@ -14,7 +14,7 @@ from core.formats.tiktoken_file import (
     tokenizer_from_tiktoken,
     tokenizer_to_tiktoken,
 )
-from core.tokenizer import Tokenizer
+from core.engine.tokenizer import Tokenizer
 from tests.conftest import need_module
 
 BYTES = {i: bytes([i]) for i in range(256)}

@@ -12,14 +12,14 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core.text_encoder as text_encoder
-import core.tokenizer as tokmod
+import core.engine.text_encoder as text_encoder
+import core.engine.tokenizer as tokmod
 from core import native
-from core.basics import utf8
-from core.bpe import merge
+from core.engine.basics import utf8
+from core.engine.bpe import merge
 from core.errors import PlaygroundError
-from core.pretokenize import PATTERNS, ascii_pattern, compile_pattern, last_cut, split_on_specials
-from core.tokenizer import Tokenizer
+from core.engine.pretokenize import PATTERNS, ascii_pattern, compile_pattern, last_cut, split_on_specials
+from core.engine.tokenizer import Tokenizer
 
 BYTES = {i: bytes([i]) for i in range(256)}
 
@@ -405,7 +405,7 @@ def test_custom_pattern_is_used():
 
 
 # ----------------------------------------------------------------------------------------
-# Pinned by mutation testing (benchmarks/mutation.sh core/tokenizer.py tests/test_tokenizer.py)
+# Pinned by mutation testing (benchmarks/mutation.sh core/engine/tokenizer.py tests/test_tokenizer.py)
 # ----------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""Fast loads (issue 25): merges given by ID (core.vocab_index, Tokenizer.from_id_merges), the
+"""Fast loads (issue 25): merges given by ID (core.engine.vocab_index, Tokenizer.from_id_merges), the
 tables built lazily, the bulk readers of tokenizer.json and GGUF. Each fast path gives exactly
 what the slow one gives (the byte-pair Tokenizer, the careful readers), errors included."""
 
@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from core.errors import FormatError, PlaygroundError
 from core.formats import gguf_vocab, hf_json
 from core.formats.gguf import read_gguf_metadata, write_gguf
-from core.tokenizer import Tokenizer
-from core.vocab_index import (
+from core.engine.tokenizer import Tokenizer
+from core.engine.vocab_index import (
     IdColumns,
     decode_tables,
     lowest_ids,
@@ -180,7 +180,7 @@ def test_decode_tables_as_before(vocab: dict[int, bytes]) -> None:
 
 def _doc(merges: list[str]) -> dict[str, object]:
     vocab = {"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4}
-    from core.bytes_unicode import to_gpt2_str
+    from core.engine.bytes_unicode import to_gpt2_str
 
     vocab |= {to_gpt2_str(bytes([i])): 5 + i for i in range(256) if bytes([i]) not in b"abc"}
     return {"model": {"type": "BPE", "vocab": vocab, "merges": merges},
@@ -225,7 +225,7 @@ def test_json_errors_stay_those_of_the_careful_path(merges: list[str]) -> None:
 
 
 def _gguf_meta(merges: list[str], types: list[int] | None, extra: list[str]) -> object:
-    from core.bytes_unicode import to_gpt2_str
+    from core.engine.bytes_unicode import to_gpt2_str
 
     tokens = [to_gpt2_str(bytes([i])) for i in range(256)] + ["ab", "abc", "<|end|>"] + extra
     return read_gguf_metadata(write_gguf({
@@ -301,7 +301,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _gguf_blob(**extra: object) -> bytes:
-    from core.bytes_unicode import to_gpt2_str
+    from core.engine.bytes_unicode import to_gpt2_str
 
     tokens = [to_gpt2_str(bytes([i])) for i in range(256)] + ["ab", "abc", "<|end|>"]
     return write_gguf({"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "llama-bpe",

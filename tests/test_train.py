@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import core.native
 from core import BPETrainer, MergeEvent, train_bpe
 from core.errors import CorpusError, PlaygroundError, TrainingConfigError
-from core.pretokenize import PATTERNS, resolve_pattern, split_on_specials
+from core.engine.pretokenize import PATTERNS, resolve_pattern, split_on_specials
 
 
 @pytest.fixture(params=["native", "pure"])

@@ -1,4 +1,4 @@
-"""The incremental merge loop (core.train_merge) against the naive reference trainer, with and
+"""The incremental merge loop (core.train.merge) against the naive reference trainer, with and
 without the floor that leaves rare pairs unindexed."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import train_bpe
-from core.count import count_pretokens
-from core.train_merge import MergeState, order_key
+from core.train.count import count_pretokens
+from core.train.merge import MergeState, order_key
 from tests.test_train import naive_train
 
 

@@ -1,5 +1,5 @@
 """Training's speed paths against the plain ones: file chunks counted from their bytes
-(core.count._count_bytes), counting in a pool whose parent counts too (fork and forkserver),
+(core.train.count._count_bytes), counting in a pool whose parent counts too (fork and forkserver),
 and the merges they lead to against rustbpe and Hugging Face `tokenizers` up to the first tie
 (where the three tie-break rules part)."""
 
@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import models, pre_tokenizers, trainers
 
-from core import processes, train_bpe
-from core.bytes_unicode import from_gpt2_str
-from core.count import _count_bytes, _count_text, count_pretokens
+from core import train_bpe
+from core.train import processes
+from core.engine.bytes_unicode import from_gpt2_str
+from core.train.count import _count_bytes, _count_text, count_pretokens
 from core.errors import CorpusError
-from core.pretokenize import GPT2_PATTERN, PATTERNS, ascii_pattern, compile_pattern, mixed_byte_regions
+from core.engine.pretokenize import GPT2_PATTERN, PATTERNS, ascii_pattern, compile_pattern, mixed_byte_regions
 
 SPECIALS = ("<|s|>", "<|é|>")
 FRAGMENTS = st.sampled_from([
@@ -119,7 +120,7 @@ def test_pool_context_forks_only_when_single_threaded(monkeypatch):
     monkeypatch.setattr(processes, "single_threaded", lambda: True)
     assert processes.pool_context().get_start_method() == "fork"
     monkeypatch.setattr(processes, "single_threaded", lambda: False)
-    assert processes.pool_context(preload=["core.count"]).get_start_method() == "forkserver"
+    assert processes.pool_context(preload=["core.train.count"]).get_start_method() == "forkserver"
 
 
 # ---------------------------------------------------------------------------------------

@@ -13,9 +13,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.chat import ChatTemplate, apply_chat_template
-from core.library import TokenizerLibrary
-from core.presets import load_preset
-from core.tokenizer import Tokenizer
+from core.services.library import TokenizerLibrary
+from core.formats.presets import load_preset
+from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
 from tests.chat_templates import GEMMA
 from ui.chat_view import DEFAULT_CONVERSATION, messages_of

@@ -15,7 +15,7 @@ INJECTION = "<img src=x onerror=alert(1)>"
 
 
 @dataclass(frozen=True)
-class Span:  # same fields as core.details.TokenSpan
+class Span:  # same fields as core.engine.details.TokenSpan
     index: int
     id: int
     token: bytes
@@ -29,7 +29,7 @@ class Span:  # same fields as core.details.TokenSpan
 
 
 @dataclass(frozen=True)
-class Piece:  # same fields as core.details.DecodedPiece
+class Piece:  # same fields as core.engine.details.DecodedPiece
     index: int
     id: int
     token: bytes | None
@@ -308,7 +308,7 @@ def test_a_zero_width_joiner_frame_is_labelled_by_name() -> None:
     """GPT-2 cuts 👨‍👩‍👧 into one frame per character: the frames of the two zero-width joiners
     (U+200D, which draws nothing) say "⟨ZWJ⟩" instead of an empty label, and no title holds a
     Python escape."""
-    from core.presets import load_preset
+    from core.formats.presets import load_preset
 
     text = "family 👨\u200d👩\u200d👧"
     out = chips.chips_html(load_preset("gpt2").encode_details(text).tokens, text=text)
@@ -379,7 +379,7 @@ def test_pieces_exact_markup_highlight_and_default_view() -> None:
 
 
 def trace_tokenizer():
-    from core.tokenizer import Tokenizer
+    from core.engine.tokenizer import Tokenizer
 
     vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"abc", 258: b"\xef\xbf"}
     return Tokenizer(vocab, [(b"a", b"b"), (b"ab", b"c"), (b"\xef", b"\xbf")])
@@ -498,7 +498,7 @@ def test_pieces_table_exact_rows() -> None:
 
 
 @dataclass
-class Node:  # same fields as core.details.MergeNode
+class Node:  # same fields as core.engine.details.MergeNode
     id: int
     token: bytes
     rank: int | None = None

@@ -121,7 +121,7 @@ def test_a_server_without_the_hub_says_the_model_is_not_cached_there(tmp_path: P
 
 def test_pickers_offer_popular_opened_and_cached_models_but_not_in_the_static_build(
         hub: HubStub, monkeypatch: pytest.MonkeyPatch) -> None:
-    from core.hub import fetch_tokenizer_files
+    from core.services.hub import fetch_tokenizer_files
 
     fetch_tokenizer_files(MISTRAL_SP)  # into this test's cache (the server may hold it loaded)
     at = open_url("Tokenize", {"model": MISTRAL_SP})

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.formats import export_all
-from core.tokenizer import Tokenizer
+from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
 from tests.markdown_text import shown
 from tests.test_app_pages import TOKENIZE, open_loader, open_page

@@ -1,4 +1,4 @@
-"""Work that survives a reload or a link: core.workspace's store, and ui.workspace through AppTest."""
+"""Work that survives a reload or a link: core.services.workspace's store, and ui.workspace through AppTest."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.errors import InvalidIdError, LibraryStorageError, UnknownIdError
-from core.workspace import WorkspaceStore, blob_id_of, is_blob_id
+from core.services.workspace import WorkspaceStore, blob_id_of, is_blob_id
 from ui import keys, site
 from tests.markdown_text import shown as read
 
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 # ---------------------------------------------------------------------------------------------
-# core.workspace.WorkspaceStore
+# core.services.workspace.WorkspaceStore
 
 
 def test_blobs_round_trip_and_are_named_by_content(tmp_path):

@@ -4,15 +4,15 @@ core is pure Python (plus ``regex``) so that it runs anywhere, Pyodide included.
 are the whole cost of what they do, and this package runs them in C when it was built
 (``pip install`` builds it when a C compiler is present, and goes on without it otherwise):
 
-- ``bpe``: the BPE merge loop (:func:`core.bpe.merge`), a byte-level pre-token's BPE
-  (:mod:`core.pretoken_bpe`), the pre-token cache's loop (:mod:`core.text_encoder`) and a
+- ``bpe``: the BPE merge loop (:func:`core.engine.bpe.merge`), a byte-level pre-token's BPE
+  (:mod:`core.engine.pretoken_bpe`), the pre-token cache's loop (:mod:`core.engine.text_encoder`) and a
   SentencePiece BPE model's words (:mod:`core.pipeline.sentencepiece.native_words`);
-- ``train``: training's merge loop (:mod:`core.train_merge`);
-- ``unigram``: Unigram's Viterbi pass (:mod:`core.pipeline.unigram`);
+- ``train``: training's merge loop (:mod:`core.train.merge`);
+- ``unigram``: Unigram's Viterbi pass (:mod:`core.pipeline.models.unigram`);
 - ``spm``: reading a SentencePiece model's pieces and a GGUF vocab's strings
   (:mod:`core.pipeline.sentencepiece.proto`, :mod:`core.formats.gguf`);
 - ``tables``: loading a merge list, its merges split into IDs and its pairs indexed
-  (:mod:`core.vocab_index`);
+  (:mod:`core.engine.vocab_index`);
 - ``normalize``: SentencePiece's and Hugging Face's "precompiled" normalization
   (:mod:`core.pipeline.sentencepiece.normalizer`, :mod:`core.pipeline.precompiled`).
 - ``decode``: a byte-level tokenizer's decode, the tokens' bytes joined and read as UTF-8

@@ -1,5 +1,5 @@
-/* The BPE merge loop in C: the twin of core/bpe.py's hot paths, of a pre-token's BPE in
- * core/pretoken_bpe.py and of the pre-token cache's loop in core/text_encoder.py. Same
+/* The BPE merge loop in C: the twin of core/engine/bpe.py's hot paths, of a pre-token's BPE in
+ * core/engine/pretoken_bpe.py and of the pre-token cache's loop in core/engine/text_encoder.py. Same
  * algorithm, same order of look-ups, same answers (tests/test_native_bpe.py checks them
  * against the pure code on arbitrary input and on real models).
  *
@@ -21,9 +21,9 @@
  *   encode_words(...)                     a pre-token cache's loop over one of those
  *
  * Ranks are ints below NO_MERGE (1 << 62, what a missing pair ranks); the loop rescans an
- * array of ranks after each join (n^2), so callers send only short inputs (core.bpe._LONG
+ * array of ranks after each join (n^2), so callers send only short inputs (core.engine.bpe._LONG
  * parts, 256) and keep their heap for longer ones. The merge_* functions join `parts` in
- * place and return it, as core.bpe.merge does. Every function holds the GIL throughout.
+ * place and return it, as core.engine.bpe.merge does. Every function holds the GIL throughout.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -67,7 +67,7 @@ lowest(const long long *r, Py_ssize_t n)
 /* The BPE loop, written once for every kind of part below. r[i] ranks the pair of parts
  * (i, i + 1); rank(ctx, i, &r[i]) ranks it among the current parts, and join(ctx, i, n, rank)
  * joins parts i and i + 1 of n (the context's arrays drop slot i + 1). The ranks are asked
- * for in core.bpe.merge's order: the pairs left to right, then after each join the new left
+ * for in core.engine.bpe.merge's order: the pairs left to right, then after each join the new left
  * pair before the new right one. Returns the count of parts left, or -1 with an exception. */
 typedef int (*RankFn)(void *ctx, Py_ssize_t i, long long *out);
 typedef int (*JoinFn)(void *ctx, Py_ssize_t i, Py_ssize_t n, long long rank);
@@ -240,7 +240,7 @@ merge_list(PyObject *parts, PyObject *ranks, PyObject *made)
 
 PyDoc_STRVAR(merge_joined_doc,
 "merge_joined(parts, ranks, /)\n--\n\n"
-"core.bpe.merge(parts, ranks, key=operator.add): join the adjacent pair whose\n"
+"core.engine.bpe.merge(parts, ranks, key=operator.add): join the adjacent pair whose\n"
 "concatenation ranks lowest in the dict `ranks` (the leftmost on a tie) until none has\n"
 "a rank; `parts` (a list of bytes or str) is joined in place and returned.");
 
@@ -256,7 +256,7 @@ merge_joined(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 PyDoc_STRVAR(merge_made_doc,
 "merge_made(parts, ranks, made, /)\n--\n\n"
-"core.bpe.merge(parts, ranks, made): join the adjacent pair (left, right) of lowest\n"
+"core.engine.bpe.merge(parts, ranks, made): join the adjacent pair (left, right) of lowest\n"
 "rank in the dict `ranks` (the leftmost on a tie) into made[rank] until no pair has a\n"
 "rank; `parts` (a list) is joined in place and returned.");
 
@@ -272,7 +272,7 @@ merge_made(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* ------------------------------------------------------------------------------------ *
  * Tables built once per tokenizer (lazily, on its first cache miss): the same answers as
- * core.bpe.merge over the tokenizer's dicts, without making a Python object per look-up. A pre-token's
+ * core.engine.bpe.merge over the tokenizer's dicts, without making a Python object per look-up. A pre-token's
  * BPE is then look-ups in a C hash table (open addressing, linear probing) and the final
  * IDs; on non-Latin text, where pre-tokens are long runs of multi-byte characters, that is
  * most of an encode.
@@ -697,7 +697,7 @@ done:
 
 PyDoc_STRVAR(RankTable_encode_doc,
 "encode(data, /)\n--\n\n"
-"tuple(map(encoder.__getitem__, core.bpe.merge([bytes([b]) for b in data], encoder,\n"
+"tuple(map(encoder.__getitem__, core.engine.bpe.merge([bytes([b]) for b in data], encoder,\n"
 "key=operator.add))) with the encoder this table was built from (its whole first with\n"
 "ignore_merges).");
 
@@ -922,7 +922,7 @@ pair_run(const PairTable *t, long long *p, Py_ssize_t n, int as_list)
 
 PyDoc_STRVAR(PairTable_encode_doc,
 "encode(data, /)\n--\n\n"
-"tuple(core.bpe.merge([byte_ids[b] for b in data], ranks, made)) with the tables this\n"
+"tuple(core.engine.bpe.merge([byte_ids[b] for b in data], ranks, made)) with the tables this\n"
 "one was built from (the whole data first, with whole=).");
 
 static PyObject *
@@ -1638,7 +1638,7 @@ done:
 
 PyDoc_STRVAR(encode_words_doc,
 "encode_words(pretokens, cache, table, compute, maxkey, maxsize, out, /)\n--\n\n"
-"out += cache[p] for each pre-token p, as core.text_encoder.PretokenCache does: a hit is\n"
+"out += cache[p] for each pre-token p, as core.engine.text_encoder.PretokenCache does: a hit is\n"
 "the cached tuple; a miss is table.encode(p's UTF-8) (a RankTable or PairTable), the\n"
 "word's IDs (an SpmWords), or\n"
 "compute(p) for a pre-token the table does not take (a lone surrogate, over 256 bytes),\n"
@@ -1741,7 +1741,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "tokplay_native.bpe",
-    "The BPE merge loop in C: twins of core.bpe.merge's hot paths (see bpe.c).", -1, methods,
+    "The BPE merge loop in C: twins of core.engine.bpe.merge's hot paths (see bpe.c).", -1, methods,
 };
 
 PyMODINIT_FUNC

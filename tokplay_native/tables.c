@@ -6,7 +6,7 @@
  *                               a [left, right] list) as the IDs of its parts in by_key;
  *                               joined: also the ID of the parts joined (a pipeline BPE's)
  *   index_pairs(lefts, rights, by_id, encoder)
- *                               core.vocab_index._index_ordinary_ids: what each merge makes
+ *                               core.engine.vocab_index._index_ordinary_ids: what each merge makes
  *                               and the (left, right) -> rank dict
  *
  *   packed_merge_ids(tokens_buf, tokens_spans, merges_buf, merges_spans, ids)

@@ -1,4 +1,4 @@
-/* Training's merge loop in C: the twin of core/train_merge.py's MergeState, with the same
+/* Training's merge loop in C: the twin of core/train/merge.py's MergeState, with the same
  * merges in the same order and the same counts (tests/test_native_train.py checks both):
  *
  *   state = MergeState(counts)    counts: dict[str, int], each count in 1 .. 2**62
@@ -577,7 +577,7 @@ static PyTypeObject StateType = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "tokplay_native.train",
-    "Training's merge loop in C: the twin of core.train_merge.MergeState (see train.c).", -1, NULL,
+    "Training's merge loop in C: the twin of core.train.merge.MergeState (see train.c).", -1, NULL,
 };
 
 PyMODINIT_FUNC

@@ -1,10 +1,10 @@
-/* Unigram's Viterbi pass in C: the twin of core/pipeline/unigram.py's
+/* Unigram's Viterbi pass in C: the twin of core/pipeline/models/unigram.py's
  * UnigramModel.best_path (sentencepiece's EncodeOptimized, Hugging Face's
  * encode_optimized). Same loop, same order of comparisons, same float rounding, so the
  * same best path on every input, ties included (tests/test_native_unigram.py checks it
  * against the pure search on arbitrary text and on real model files). And reading a
  * tokenizer.json's Unigram scores as the tokenizers library reads them (serde_floats,
- * vocab_columns: the twins of core/pipeline/unigram_json.py's, at the end of this file).
+ * vocab_columns: the twins of core/pipeline/models/unigram_json.py's, at the end of this file).
  *
  *   Lattice(candidates, scores, unk_score, float32, reset, byte_ids)
  *       built once per model: `candidates` maps each piece the search may match to its ID
@@ -785,7 +785,7 @@ static PyTypeObject LatticeType = {
 
 PyDoc_STRVAR(serde_floats_doc,
 "serde_floats(values, fallback, /) -> list[float]\n--\n\n"
-"core.pipeline.unigram_json._serde_floats: each float as serde_json (tokenizers) reads the\n"
+"core.pipeline.models.unigram_json._serde_floats: each float as serde_json (tokenizers) reads the\n"
 "digits Python prints for it. A value whose repr is plain digits (no exponent, no nan or\n"
 "inf, at most 20 characters) and that is not zero is its digits as an integer, made a float,\n"
 "divided by 10 to the number of digits after the point; any other is fallback(value).\n"
@@ -1203,7 +1203,7 @@ read_model(Cursor *c, Reading *r)
 
 PyDoc_STRVAR(vocab_columns_doc,
 "vocab_columns(vocab, source, /) -> (tokens, scores) or None\n--\n\n"
-"core.pipeline.unigram_json._vocab_columns without parsing source again: vocab is\n"
+"core.pipeline.models.unigram_json._vocab_columns without parsing source again: vocab is\n"
 "model.vocab as json.loads read it from source (bytes); tokens are its pieces and scores\n"
 "the numbers source spells for them, as serde_json reads the digits. None when vocab is no\n"
 "list of [str, int or float] or source does not hold them one for one (or the text needs\n"
@@ -1244,8 +1244,8 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "tokplay_native.unigram",
-    "Unigram's Viterbi pass (the twin of core.pipeline.unigram's best_path) and a\n"
-    "tokenizer.json's Unigram scores as tokenizers reads them (core.pipeline.unigram_json).",
+    "Unigram's Viterbi pass (the twin of core.pipeline.models.unigram's best_path) and a\n"
+    "tokenizer.json's Unigram scores as tokenizers reads them (core.pipeline.models.unigram_json).",
     -1, methods,
 };
 

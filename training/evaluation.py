@@ -1,4 +1,4 @@
-"""Evaluation jobs: :func:`core.evaluate.evaluate` over a long text in a worker process, so
+"""Evaluation jobs: :func:`core.explain.evaluate.evaluate` over a long text in a worker process, so
 the page that asked (and every other session) stays responsive, with progress to poll.
 
 The Evaluate page submits one job per (tokenizer, text) under a key naming both contents
@@ -10,7 +10,7 @@ the bytes done. At most ``max_concurrent`` workers run (the rest queue), each at
 priority; finished results are kept for the ``max_jobs`` newest jobs. With ``in_page=True``
 (the static build: no processes, no threads) every job runs at once, in the page.
 
->>> from core.presets import load_preset
+>>> from core.formats.presets import load_preset
 >>> jobs = EvaluationJobs(in_page=True)
 >>> key = jobs.submit("gpt2|hi", load_preset("gpt2"), "hello world", name="hi")
 >>> snap = jobs.snapshot(key)
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
 
-from core.processes import plain_main
+from core.train.processes import plain_main
 
 __all__ = ["SMALL_BYTES", "EvaluationJobs", "EvaluationSnapshot"]
 
@@ -41,7 +41,7 @@ _NICENESS = 10
 @dataclass(frozen=True)
 class EvaluationSnapshot:
     """What a page sees of a job: ``status`` (queued, running, done, failed), bytes done of
-    ``total``, the :class:`core.evaluate.Evaluation` when done, the message when failed."""
+    ``total``, the :class:`core.explain.evaluate.Evaluation` when done, the message when failed."""
 
     status: str
     done_bytes: int
@@ -130,7 +130,7 @@ class EvaluationJobs:
         return self.snapshot(key)
 
     def _run_here(self, job: _Job, tokenizer: Any, text: str, name: str, curve: bool) -> None:
-        from core.evaluate import evaluate
+        from core.explain.evaluate import evaluate
 
         job.status = "running"
         try:
@@ -189,8 +189,8 @@ def _worker(conn: Any, tokenizer: Any, path: str, name: str, curve: bool) -> Non
     """Runs in the worker process: evaluate the file, reporting progress, then the result."""
     import time
 
-    from core.evaluate import evaluate
-    from core.corpus import file_texts
+    from core.explain.evaluate import evaluate
+    from core.train.corpus import file_texts
 
     try:
         os.nice(_NICENESS)

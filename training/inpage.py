@@ -119,7 +119,7 @@ class InPageTrainingManager:
         the counts (and so the merges) are the same. A :class:`CorpusSource` is found here
         and now (an ``hf://`` one downloaded in this thread: the pages offer none in a tab).
         """
-        from core.corpus_sources import find_corpus_files
+        from core.train.corpus_sources import find_corpus_files
         from core.train import BPETrainer
 
         check_pace(pace)

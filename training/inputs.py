@@ -23,7 +23,7 @@ __all__ = ["CorpusSource", "check_pace", "write_corpus"]
 class CorpusSource:
     """Files a job trains on where they are: local paths, folders or ``hf://datasets/...``
     addresses, found (and an ``hf://`` one downloaded) by the trainer itself with
-    ``core.corpus_sources.find_corpus_files``.
+    ``core.train.corpus_sources.find_corpus_files``.
 
     ``size``: the bytes to count when known beforehand (local files), else learned while
     counting. ``names``: path -> the name the page shows for it, so a message about a file

@@ -1,7 +1,7 @@
 """The process side of training: start a worker process, and what runs inside it.
 
 A worker is started idle (:func:`spawn_worker`): it imports core and warms up, then waits for
-one job spec on its control pipe, finds the corpus files (``core.corpus_sources``: an
+one job spec on its control pipe, finds the corpus files (``core.train.corpus_sources``: an
 ``hf://`` one is downloaded here, into the Hugging Face cache), trains with
 ``core.train.BPETrainer`` and streams batched events back (``("status", s)``, ``("download",
 done, total)``, ``("count", fraction, distinct, total)``, ``("merges", rows)``, then ``("done",
@@ -22,7 +22,7 @@ import traceback
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.processes import plain_main
+from core.train.processes import plain_main
 
 if TYPE_CHECKING:  # never at run time: a worker imports core alone
     from training.snapshot import MergeRow
@@ -164,7 +164,7 @@ def _worker_entry(
         os.nice(_niceness())
     except (AttributeError, OSError):  # not on this platform: run at the server's priority
         pass
-    from core.pretokenize import PATTERNS, compile_pattern
+    from core.engine.pretokenize import PATTERNS, compile_pattern
     from core.train import train_bpe
 
     # warm up while idle: imports, the three regexes, one tiny training (first-call costs)
@@ -195,7 +195,7 @@ def _worker_main(
     pace: float = 0.0,
 ) -> None:
     """Train and stream batched events to ``conn``; always ends with "done" or "error".
-    ``corpus``: (sources, Parquet text column), as ``core.corpus_sources`` takes them."""
+    ``corpus``: (sources, Parquet text column), as ``core.train.corpus_sources`` takes them."""
     try:
         _limit_memory(memory_mb)
         _train_in_worker(conn, corpus, vocab_size, special_tokens, pattern, run_event,
@@ -233,11 +233,11 @@ def _send_error(conn: Any, message: str) -> None:
 
 
 def _find_files(conn: Any, sources: tuple[str, ...], text_column: str) -> Any:
-    """The corpus files ``sources`` name (``core.corpus_sources.find_corpus_files``), an
+    """The corpus files ``sources`` name (``core.train.corpus_sources.find_corpus_files``), an
     ``hf://`` one downloaded first with its progress sent as ``("download", done, total)``
     (the manager stops a download by ending this process: nothing is kept yet)."""
-    from core.corpus_sources import find_corpus_files
-    from core.hub_datasets import is_hub_url
+    from core.train.corpus_sources import find_corpus_files
+    from core.train.hub_datasets import is_hub_url
 
     if any(is_hub_url(source) for source in sources):
         conn.send(("status", "downloading"))

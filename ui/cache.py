@@ -39,8 +39,8 @@ QUICK_VOCAB = 1000
 
 @st.cache_resource(max_entries=3, show_spinner="Loading preset…")
 def preset(name: str) -> Any:
-    """``core.presets`` tokenizer ``gpt2`` / ``cl100k_base`` / ``o200k_base`` (loaded once)."""
-    import core.presets as presets
+    """``core.formats.presets`` tokenizer ``gpt2`` / ``cl100k_base`` / ``o200k_base`` (loaded once)."""
+    import core.formats.presets as presets
 
     return presets.load_preset(name)
 
@@ -49,8 +49,8 @@ def preset(name: str) -> Any:
 def baseline(kind: str) -> Any:
     """The word-level (``"word"``) or char-level (``"char"``) baseline, trained on the
     built-in corpus once per server."""
-    import core.baselines as baselines
-    from core.builtin_corpus import builtin_corpus_text
+    import core.explain.baselines as baselines
+    from core.train.builtin_corpus import builtin_corpus_text
 
     text = builtin_corpus_text()
     if kind == "word":
@@ -154,7 +154,7 @@ def builtin_training(vocab_size: int) -> tuple[dict[int, bytes], list[tuple[byte
     """Byte-level BPE trained on the built-in corpus (deterministic, so cached per server):
     ``(vocab, merges, rows)``, with one row per merge as the Train page records them
     (``ui.training_worker.MergeRow``), so Replay can chart this training too."""
-    from core.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
+    from core.train.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
     from core.train import BPETrainer
 
     trainer = BPETrainer([builtin_corpus_text()], vocab_size, [BUILTIN_SEPARATOR])
@@ -165,8 +165,8 @@ def builtin_training(vocab_size: int) -> tuple[dict[int, bytes], list[tuple[byte
 @st.cache_resource(max_entries=2, show_spinner="Training on the built-in corpus…")
 def builtin_tokenizer(vocab_size: int) -> Any:
     """A ``core.Tokenizer`` trained on the built-in corpus (shared, never mutated by pages)."""
-    from core.builtin_corpus import BUILTIN_SEPARATOR
-    from core.tokenizer import Tokenizer
+    from core.train.builtin_corpus import BUILTIN_SEPARATOR
+    from core.engine.tokenizer import Tokenizer
 
     vocab, merges, _ = builtin_training(vocab_size)
     return Tokenizer(vocab, merges, [BUILTIN_SEPARATOR], name="built-in corpus")
@@ -174,8 +174,8 @@ def builtin_tokenizer(vocab_size: int) -> Any:
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
 def coverage(tok_key: str, text: str, _tok: Any) -> Any:
-    """``core.baselines.coverage_stats``: unknown-token rate, tokens per char, round trip."""
-    from core.baselines import coverage_stats
+    """``core.explain.baselines.coverage_stats``: unknown-token rate, tokens per char, round trip."""
+    from core.explain.baselines import coverage_stats
 
     return coverage_stats(_tok, text)
 
@@ -199,12 +199,12 @@ def vocab_orders(tok: Any, *, n_merges: int) -> tuple[str, ...]:
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner="Building the vocabulary table…")
 def vocab_table(tok_key: str, query: str, _tok: Any, *, order: str = "ID") -> Any:
-    """The vocabulary as a DataFrame (rows matching ``query``; see core.vocab_table), sorted
+    """The vocabulary as a DataFrame (rows matching ``query``; see core.engine.vocab_table), sorted
     by one of :data:`VOCAB_ORDERS`; its "merge" column numbers merges from 1
     (``ui.display.merge_number``)."""
     import pandas as pd
 
-    from core.vocab_table import search_rows
+    from core.engine.vocab_table import search_rows
     from ui.chips import show_bytes, visible
     from ui.display import merge_number
 
@@ -263,7 +263,7 @@ def _spelling(rows: list[Any], tok: Any) -> dict[str, list[str]]:
 
 @st.cache_resource(max_entries=4)
 def _vocab_rows(tok_key: str, _tok: Any) -> list[Any]:
-    from core.vocab_table import vocab_rows
+    from core.engine.vocab_table import vocab_rows
 
     return vocab_rows(_tok.vocab, _tok.merges)
 
@@ -271,19 +271,19 @@ def _vocab_rows(tok_key: str, _tok: Any) -> list[Any]:
 @st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
 def length_counts(tok_key: str, _tok: Any) -> dict[int, int]:
     """How many tokens have each byte length."""
-    from core.vocab_table import length_counts as counts
+    from core.engine.vocab_table import length_counts as counts
 
     return counts(_tok.vocab)
 
 
 # ---------------------------------------------------------------------------------------------
-# Replay: a tokenizer after its first k merges (core.replay)
+# Replay: a tokenizer after its first k merges (core.explain.replay)
 
 
 @st.cache_resource(max_entries=8, ttl=3600, show_spinner="Replaying the merges on the text…")
 def replay(tok_key: str, text: str, _tok: Any) -> Any:
-    """``core.replay.TextReplay`` of ``text`` (read-only: every step answers from it)."""
-    from core.replay import TextReplay
+    """``core.explain.replay.TextReplay`` of ``text`` (read-only: every step answers from it)."""
+    from core.explain.replay import TextReplay
 
     return TextReplay(_tok, text)
 
@@ -298,8 +298,8 @@ def replay_step(tok_key: str, text: str, k: int, _tok: Any) -> tuple[Any, list[i
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner="Counting the vocabulary at each step…")
 def replay_sizes(tok_key: str, _tok: Any) -> list[int]:
-    """The vocab size at every step (``core.replay.vocab_sizes``)."""
-    from core.replay import vocab_sizes
+    """The vocab size at every step (``core.explain.replay.vocab_sizes``)."""
+    from core.explain.replay import vocab_sizes
 
     return vocab_sizes(_tok)
 
@@ -311,7 +311,7 @@ def merge_lengths(tok_key: str, _tok: Any) -> list[int]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The saved-tokenizer library (server-wide, on disk; see core/library.py)
+# The saved-tokenizer library (server-wide, on disk; see core/services/library.py)
 
 #: Key in .streamlit/secrets.toml naming the library folder (TOKPLAY_LIBRARY_DIR wins).
 LIBRARY_SECRET = "library_dir"
@@ -322,7 +322,7 @@ def library_root() -> str:
     secrets, else core's default (a per-user data folder outside the repository)."""
     import os
 
-    from core.library import LIBRARY_ENV_VAR, default_library_dir
+    from core.services.library import LIBRARY_ENV_VAR, default_library_dir
 
     configured = os.environ.get(LIBRARY_ENV_VAR, "").strip()
     if configured:
@@ -360,7 +360,7 @@ def library() -> Any:
 
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _library_at(root: str) -> Any:
-    from core.library import TokenizerLibrary
+    from core.services.library import TokenizerLibrary
 
     return TokenizerLibrary(root)
 
@@ -402,8 +402,8 @@ def forget_library_entries() -> None:
 def library_tokenizer(root: str, entry_id: str) -> Any:
     """A saved tokenizer as a ``core.Tokenizer`` (cached by ID: IDs are content hashes, so an
     ID always names the same tokenizer). Raises ``core.LibraryError`` subclasses."""
-    from core.library import TokenizerLibrary  # noqa: F401 - typing aid
-    from core.tokenizer import Tokenizer
+    from core.services.library import TokenizerLibrary  # noqa: F401 - typing aid
+    from core.engine.tokenizer import Tokenizer
 
     lib = _library_at(root)
     entry = lib.get(entry_id)

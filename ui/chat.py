@@ -5,7 +5,7 @@ The conversation is one session value (``tok.chat``: ``[[role, content], ...]``)
 the link (``chat=``, ``@<ID>`` when long) like the text. Each message is a role picker and a
 live text box (``ui.live_input.live``) bound to its place in that list; the buttons beside it
 move it up, move it down or remove it. The template is the model's own (``tokenizer_config.json``,
-``chat_template.jinja``, GGUF) or a built-in format (``core.chat_formats``); a model with
+``chat_template.jinja``, GGUF) or a built-in format (``core.chat.formats``); a model with
 none gets a note and a plain ``role: text`` layout, so its counts still show.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 import streamlit as st
 
 from core.chat import ChatTemplate, chat_template_of
-from core.chat_details import ChatDetails, chat_details
-from core.chat_sandbox import Limits
+from core.explain.chat_details import ChatDetails, chat_details
+from core.chat.sandbox import Limits
 from ui import cache, chat_view, chips, display, keys, links, live_input, state, widgets
 
 __all__ = ["MODES", "chat_mode", "is_chat"]

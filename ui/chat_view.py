@@ -89,7 +89,7 @@ def messages_of(conversation: Sequence[Sequence[str]]) -> list[dict[str, str]]:
 
 def chat_chips_html(details: Any, *, show_ids: bool, gpt2_view: bool,
                     limit: int | None = chips.MAX_CHIPS) -> str:
-    """The rendered prompt's chips (``details``: :class:`core.chat_details.ChatDetails`):
+    """The rendered prompt's chips (``details``: :class:`core.explain.chat_details.ChatDetails`):
     special tokens dark, the template's other text dotted, the messages' text plain."""
     template_written = [t.index for t in details.tokens if not details.user_text[t.index]]
     return chips.chips_html(details.tokens, text=details.text, show_ids=show_ids,

@@ -20,11 +20,11 @@ import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.bytes_unicode import to_gpt2_str
+from core.engine.bytes_unicode import to_gpt2_str
 from ui.display import merge_number
 
 if TYPE_CHECKING:
-    from core.details import MergeNode
+    from core.engine.details import MergeNode
 
 # Pastel palette, cycled by token index; special tokens and problems get their own colours.
 PALETTE: tuple[str, ...] = (
@@ -204,7 +204,7 @@ def chips_html(
     highlight: Collection[int] = (),
     muted: Collection[int] = (),
 ) -> str:
-    """HTML for a row of token chips (``tokens``: ``core.details.TokenSpan`` objects).
+    """HTML for a row of token chips (``tokens``: ``core.engine.details.TokenSpan`` objects).
 
     Each chip shows the token (whitespace visible, or GPT-2's ``Ġ`` form with ``gpt2_view``),
     its ID inline when ``show_ids``, and on hover its ID and bytes in hex. Tokens that are only
@@ -330,7 +330,7 @@ def trace_html(pretoken: str, steps: Sequence[Any], *, gpt2_view: bool = False,
                first: str = "bytes") -> str:
     """The "why this split" trace: the pre-token's parts before any merge (``first`` names
     them: "bytes", or "characters" for BPE over characters), then one row per merge applied
-    (``steps``: ``core.details.MergeStep``), showing the merge's number
+    (``steps``: ``core.engine.details.MergeStep``), showing the merge's number
     (``ui.display.merge_number``) and the parts after it."""
     rows = [CSS, '<div class="tp-chips">']
     start = list(steps[0].before) if steps else [bytes([b]) for b in pretoken.encode("utf-8")]
@@ -358,7 +358,7 @@ def trace_html(pretoken: str, steps: Sequence[Any], *, gpt2_view: bool = False,
 
 def _path_chips(nodes: Sequence[Any], *, gpt2_view: bool, start: int = 0,
                 marked: tuple[int, int] = (0, 0)) -> str:
-    """Chips of a Unigram path's pieces (``core.pipeline.unigram.LatticeNode``), each with its
+    """Chips of a Unigram path's pieces (``core.pipeline.models.unigram.LatticeNode``), each with its
     score; the pieces inside ``marked`` (characters of the word) outlined."""
     out = []
     for k, node in enumerate(nodes, start=start):
@@ -374,10 +374,10 @@ def _path_chips(nodes: Sequence[Any], *, gpt2_view: bool, start: int = 0,
 
 
 def paths_html(paths: Sequence[Any], *, gpt2_view: bool = False, limit: int = 300) -> str:
-    """Unigram's "why this split": for each word (``core.pipeline.unigram.SplitPaths``) the
+    """Unigram's "why this split": for each word (``core.pipeline.models.unigram.SplitPaths``) the
     best path with its pieces' scores, and where the next best path cuts it otherwise.
 
-    >>> from core.pipeline.unigram import UnigramModel
+    >>> from core.pipeline.models.unigram import UnigramModel
     >>> m = UnigramModel([("<unk>", 0.0), ("a", -1.0), ("b", -2.0), ("ab", -2.5)], unk_id=0)
     >>> out = paths_html([m.split_paths("abab")])
     >>> "−5.00" in out and "−5.50" in out and "0.50 lower" in out
@@ -414,7 +414,7 @@ def _signed(score: float) -> str:
 
 def regions_html(regions: Sequence[Any], names: Sequence[str]) -> str:
     """A table of the places where tokenizers cut differently (``regions``:
-    ``core.compare.Region``): the text, then each tokenizer's pieces as chips.
+    ``core.explain.compare.Region``): the text, then each tokenizer's pieces as chips.
 
     >>> class R:
     ...     text, pieces = "ab", {"x": ["a", "b"], "y": ["ab"]}
@@ -490,7 +490,7 @@ def decoded_text_html(text: str, replacements: Sequence[tuple[int, Sequence[int]
 
 def id_chips_html(pieces: Sequence[Any], replacements: Sequence[tuple[int, Sequence[int]]],
                   *, limit: int | None = None) -> str:
-    """One chip per ID (``pieces``: ``core.details.DecodedPiece``): the piece it decodes to,
+    """One chip per ID (``pieces``: ``core.engine.details.DecodedPiece``): the piece it decodes to,
     the ID inline, out-of-vocab IDs in red, and IDs that produced a U+FFFD in that
     replacement's colour with its number."""
     colour = replacement_colours(replacements)
@@ -550,11 +550,11 @@ def _dot_label(text: str) -> str:
 
 
 def merge_tree_dot(node: MergeNode, *, leaf: str = "byte", max_nodes: int = 200) -> str:
-    """Graphviz DOT for a ``core.details.MergeNode`` tree (token down to its bytes);
+    """Graphviz DOT for a ``core.engine.details.MergeNode`` tree (token down to its bytes);
     ``leaf`` names a node no merge made ("byte", or "base piece" for BPE over characters),
     a special token says "special".
 
-    >>> from core.details import MergeNode
+    >>> from core.engine.details import MergeNode
     >>> a, b = MergeNode(97, b"a", None, None, None), MergeNode(98, b"b", None, None, None)
     >>> dot = merge_tree_dot(MergeNode(300, b"ab", 0, a, b))
     >>> dot.count("->"), "ID 97 · byte" in dot

@@ -2,7 +2,7 @@
 
 Whoever starts the server decides: ``TOKPLAY_CORPUS_DIRS=/data/corpora:/srv/owt`` (folders
 separated by ``:``) lists their corpus files (``.txt``, ``.gz``, ``.zst``, ``.parquet`` at any
-depth, hidden ones left out: ``core.corpus_readers.is_corpus_name``) on the Train page;
+depth, hidden ones left out: ``core.train.corpus_readers.is_corpus_name``) on the Train page;
 unset, the default, it lists none. A corpus is named by its path inside its folder
 (``owt/train.txt``; the first folder wins a name two share), in the picker and in links
 (``Train?corpus=owt/train.txt``). A name is only ever looked up in the server's own list: a
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.corpus_readers import CorpusFiles, file_items, file_kind, is_corpus_name
+from core.train.corpus_readers import CorpusFiles, file_items, file_kind, is_corpus_name
 from core.errors import CorpusError
 from training.inputs import CorpusSource
 from ui import runtime

@@ -2,7 +2,7 @@
 
 - ``typed``: the page's text box (``text=``, at most ``TOKPLAY_MAX_TEXT_CHARS``);
 - ``builtin``: the built-in corpus (Python's docstrings);
-- ``lang:<code>``: a language of the bundled parallel set (``core.evaluate.parallel_texts``);
+- ``lang:<code>``: a language of the bundled parallel set (``core.explain.evaluate.parallel_texts``);
 - ``file:<blob>:<name>``: an uploaded text, kept in the server's workspace store
   (``ui.workspace``) so a link or a reload brings it back while it is kept; in the static
   build, in the session only.
@@ -26,7 +26,7 @@ DEFAULT_SOURCES = ["typed", "lang:en", "lang:ja"]
 
 @st.cache_data(max_entries=1, show_spinner=False)
 def parallel() -> dict[str, tuple[str, str]]:
-    from core.evaluate import parallel_texts
+    from core.explain.evaluate import parallel_texts
 
     return parallel_texts()
 
@@ -55,7 +55,7 @@ def source_text(sid: str) -> str | None:
     if sid == "typed":
         return str(state.value(keys.EVA_TEXT, state.SAMPLE_TEXT))[: cache.MAX_TEXT_CHARS]
     if sid == "builtin":
-        from core.builtin_corpus import builtin_corpus_text
+        from core.train.builtin_corpus import builtin_corpus_text
 
         return builtin_corpus_text()
     if sid.startswith("lang:"):
@@ -102,7 +102,7 @@ def add_upload(name: str, data: bytes) -> str:
 
 def upload_from_link(sid: str) -> str | None:
     """Bring back the upload a link's ``file:<blob>:<name>`` names; a reason if it cannot."""
-    from core.workspace import is_blob_id
+    from core.services.workspace import is_blob_id
 
     _, _, rest = sid.partition(":")
     blob, _, name = rest.partition(":")

@@ -4,7 +4,7 @@ The page (``pages/7_Evaluate.py``) reads the pickers and calls, in order, :func:
 :func:`results` (which submits one job per tokenizer and text to the server's
 :class:`training.evaluation.EvaluationJobs`: a long text runs in a worker process, and while
 any runs a fragment polls its progress), then draws with :func:`table`, :func:`parity_view`,
-:func:`curve_view` and :func:`tokens_view`. The numbers are core's (:mod:`core.evaluate`);
+:func:`curve_view` and :func:`tokens_view`. The numbers are core's (:mod:`core.explain.evaluate`);
 everything drawn as HTML or markdown is escaped.
 
 Texts are named by IDs that a link carries (``src=``): ``typed`` (the text box, ``text=``),
@@ -208,7 +208,7 @@ def table(snaps: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
 def _parallel_counts(tok_key: str, _tok: Any) -> dict[str, int]:
-    from core.evaluate import evaluate
+    from core.explain.evaluate import evaluate
 
     return {code: evaluate(_tok, [text]).stats.tokens for code, (_, text) in parallel().items()}
 
@@ -217,7 +217,7 @@ def parity_view(tokenizers: dict[str, Any]) -> None:
     """Tokens per language on the parallel set, and each one's parity with English."""
     import plotly.graph_objects as go
 
-    from core.evaluate import parallel_source, parity
+    from core.explain.evaluate import parallel_source, parity
 
     if not tokenizers:
         return
@@ -288,7 +288,7 @@ def tokens_view(tokenizers: dict[str, Any], sources: list[str],
                 done: dict[tuple[str, str], Any]) -> None:
     """Most used, longest used and unused tokens of one (tokenizer, text) pair: the one the
     session's ``focus`` names (``i.j``: tokenizer i, text j), else the first."""
-    from core.evaluate import longest_used, token_bytes, top_tokens, unused_tokens
+    from core.explain.evaluate import longest_used, token_bytes, top_tokens, unused_tokens
 
     labels = list(tokenizers)
     pairs = [(i, j) for j, sid in enumerate(sources) for i, label in enumerate(labels)

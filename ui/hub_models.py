@@ -3,7 +3,7 @@ ones in the server's Hugging Face cache, and one shared load per model.
 
 A Hub model is named in pickers by a label ``"🤗 org/name"`` (:func:`hub_label`) and in links
 by ``model=org/name``; :func:`hub_repo` reads the ID back from a label. The tokenizer is
-loaded by :func:`core.hub.from_pretrained` once per server process (:func:`hub_tokenizer`, a
+loaded by :func:`core.services.hub.from_pretrained` once per server process (:func:`hub_tokenizer`, a
 bounded ``st.cache_resource`` keyed by repo ID and revision): every session then shares the
 same read-only object. Streamlit holds one lock per cache key, so a session that waits for a
 download waits alone; sessions asking for another model or tokenizer go on.
@@ -84,7 +84,7 @@ def hub_repo(label: object) -> str | None:
     if not isinstance(label, str) or not label.startswith(_PREFIX):
         return None
     from core.errors import HubError
-    from core.hub import check_repo_id
+    from core.services.hub import check_repo_id
 
     try:
         return check_repo_id(label[len(_PREFIX):])
@@ -129,11 +129,11 @@ def remember(repo_id: str) -> str:
 @st.cache_resource(ttl=60, max_entries=1, show_spinner=False)
 def cached_repos() -> tuple[str, ...]:
     """The models in this server's Hugging Face cache that load without the network
-    (``core.hub.cached_models``), looked at again at most once a minute. A tuple kept as it
+    (``core.services.hub.cached_models``), looked at again at most once a minute. A tuple kept as it
     is (``cache_resource``): pickers ask for it once per option on every run, and
     ``cache_data`` would copy it each time."""
     from core.errors import HubError
-    from core.hub import cached_models
+    from core.services.hub import cached_models
 
     try:
         return tuple(cached_models())
@@ -177,7 +177,7 @@ def describe(repo_id: str) -> str:
                    "the Hugging Face Hub (once for the whole server)…")
 def hub_tokenizer(repo_id: str, revision: str | None = None) -> TokenizerInterface:
     """The tokenizer of ``repo_id`` for every session (read-only: never mutate it)."""
-    from core.hub import from_pretrained
+    from core.services.hub import from_pretrained
 
     tok = from_pretrained(repo_id, revision=revision)
     cached_repos.clear()  # it may be newly cached: the pickers' list says so at once

@@ -83,7 +83,7 @@ def resolve_tokenizer(name: str) -> tuple[str | None, str | None]:
         return None, f"the tokenizer name in the link is {len(name):,} characters long"
     if name.startswith("lib:"):
         from core.errors import InvalidIdError, UnknownIdError
-        from core.library import validate_id
+        from core.services.library import validate_id
 
         from ui import cache
 
@@ -140,7 +140,7 @@ def text_from_link(value: str, *, what: str) -> tuple[str | None, str | None]:
     """A ``text``/``ids`` value: the text itself or ``@<ID>`` of a stored text."""
     if value.startswith("@"):
         from core.errors import InvalidIdError, UnknownIdError
-        from core.library import validate_id
+        from core.services.library import validate_id
 
         from ui import cache
 

@@ -108,7 +108,7 @@ def open_by_name(key: str, *, on_open: Callable[[str], None] | None = None,
 
     def submit() -> None:
         from core.errors import HubError
-        from core.hub import check_repo_id
+        from core.services.hub import check_repo_id
 
         raw = str(st.session_state.get(key) or "")
         if not raw.strip():

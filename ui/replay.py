@@ -2,7 +2,7 @@
 
 The page (``pages/6_Replay.py``) reads the widgets and calls :func:`stage`, directly while
 paused (so each change reruns the whole page and the link follows it) and as a fragment
-rerun every tick while playing. The work is core's (:mod:`core.replay`), through the bounded
+rerun every tick while playing. The work is core's (:mod:`core.explain.replay`), through the bounded
 caches of :mod:`ui.cache`; everything drawn as HTML is escaped.
 """
 
@@ -134,7 +134,7 @@ def stage(label: str, key: str, tok: Any, text: str, *, by: int, playing: bool) 
 
 
 def _numbers(tok: Any, key: str, replay: Any, k: int, n: int) -> None:
-    from core.replay import merge_at
+    from core.explain.replay import merge_at
 
     sizes = cache.replay_sizes(key, tok)
     ids = replay.ids(k)

@@ -113,7 +113,7 @@ def session_tokenizers() -> dict[str, dict[str, Any]]:
 
 
 def library_label(entry: Any) -> str:
-    """The picker label of a saved tokenizer (``core.library.Entry``).
+    """The picker label of a saved tokenizer (``core.services.library.Entry``).
 
     >>> from types import SimpleNamespace
     >>> library_label(SimpleNamespace(name="mine", id="0123456789abcdef"))

@@ -30,7 +30,7 @@ BUILTIN, UPLOAD = "Built-in corpus", "Upload text files"
 SERVER, HUB = "Server corpus", "Hugging Face dataset"
 #: The corpus choices, as the radio shows them (:func:`sources`: those this server offers).
 SOURCES = (BUILTIN, UPLOAD, SERVER, HUB)
-#: Pre-tokenizer patterns the form offers (``core.pretokenize.PATTERNS`` names).
+#: Pre-tokenizer patterns the form offers (``core.engine.pretokenize.PATTERNS`` names).
 PATTERNS = ("gpt2", "cl100k", "o200k")
 #: Speeds a training can run at: label -> merges per second (0 = as fast as it can).
 SPEEDS = {"full speed": 0.0, "100 merges/s": 100.0, "20 merges/s": 20.0, "5 merges/s": 5.0}

@@ -23,7 +23,7 @@ def adopt_tokenizer(snap: JobSnapshot) -> Any | None:
         return own["tok"]  # adopted on an earlier run (or reopened from the workspace)
     if snap.vocab is None or snap.merges is None:
         return None
-    from core.tokenizer import Tokenizer
+    from core.engine.tokenizer import Tokenizer
 
     label = f"BPE {len(snap.vocab):,} · {snap.corpus_name}"
     tok = Tokenizer(snap.vocab, snap.merges, list(snap.special_tokens), pattern=snap.pattern,

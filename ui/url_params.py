@@ -140,7 +140,7 @@ def _open_linked_model(raw: str) -> tuple[str | None, str | None]:
     ``gguf:<name>`` (only a name the server lists). A model that cannot load is neither
     made active nor remembered (``ui.model_picker.open_model``)."""
     from core.errors import HubError
-    from core.hub import check_repo_id
+    from core.services.hub import check_repo_id
 
     from ui import hub_models, local_models
 

@@ -2,7 +2,7 @@
 
 Each page run ends its setup with :func:`save`: when the session's work changed (a tokenizer
 trained or uploaded, another active tokenizer, a training started or finished, a corpus
-uploaded), it writes a new immutable snapshot to :class:`core.workspace.WorkspaceStore` and
+uploaded), it writes a new immutable snapshot to :class:`core.services.workspace.WorkspaceStore` and
 puts its ID in the address bar. :func:`restore` (before the page reads its link) opens the
 snapshot a URL names in a fresh session: reloading a page, or opening a teammate's link,
 brings back the same tokenizers, the active one, the last training (result, charts,
@@ -43,7 +43,7 @@ _MAX_TOKENIZERS = 16  # per snapshot: the newest ones
 
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _store_at(root: str, max_bytes: int, max_days: int) -> Any:
-    from core.workspace import WorkspaceStore
+    from core.services.workspace import WorkspaceStore
 
     return WorkspaceStore(root, max_bytes=max_bytes, max_age_days=max_days)
 
@@ -109,7 +109,7 @@ def remember_training(snap: Any, label: str | None, tok: Any | None) -> None:
         try:
             rows_id = store().put_json(_rows_doc(snap.rows)) if snap.rows else None
             if tok is not None and label is not None:
-                from core.library import tokenizer_json
+                from core.services.library import tokenizer_json
 
                 blob = store().put(tokenizer_json(tok.vocab, tok.merges,
                                                   list(tok.special_tokens), tok.pattern))
@@ -250,8 +250,8 @@ def _rebuild(recipe_json: str) -> Any:
     recipe = json.loads(recipe_json)
     kind = recipe.get("kind")
     if kind == "trained":
-        from core.library import tokenizer_from_json
-        from core.tokenizer import Tokenizer
+        from core.services.library import tokenizer_from_json
+        from core.engine.tokenizer import Tokenizer
 
         vocab, merges, specials, pattern = tokenizer_from_json(store().get(recipe["blob"]))
         return Tokenizer(vocab, merges, specials or None, pattern=pattern)

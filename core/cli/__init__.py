@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from core.errors import PlaygroundError
-from core.pretokenize import PATTERNS
+from core.engine.pretokenize import PATTERNS
 
 __all__ = ["main"]
 

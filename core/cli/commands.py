@@ -5,7 +5,7 @@ input raises :class:`core.errors.PlaygroundError`, which :func:`core.cli.main` p
 line. Output formats:
 
 - ``encode``: the IDs on one line, separated by spaces; with ``--out PATH``, the corpus
-  files' IDs as one array in PATH (:mod:`core.encode_corpus`) and a summary line;
+  files' IDs as one array in PATH (:mod:`core.train.encode_corpus`) and a summary line;
 - ``decode``: the text exactly (bytes that are not whole UTF-8 characters become U+FFFD,
   as on the Decode page), with no newline added unless stdout is a terminal;
 - ``evaluate``: a tab-separated table ``file bytes chars tokens bytes_per_token`` with a
@@ -69,7 +69,7 @@ def encode(args: argparse.Namespace) -> int:
         ids = tok.encode("".join(chunks), add_special_tokens=True)
         sys.stdout.write(" ".join(map(str, ids)) + "\n")
         return 0
-    from core.evaluate import safe_pieces
+    from core.explain.evaluate import safe_pieces
 
     first = True
     for piece, _ in safe_pieces(tok, chunks):  # stdin of any size: a piece at a time
@@ -112,8 +112,8 @@ class _PhaseBars:
 def encode_files(args: argparse.Namespace) -> int:
     """``encode -t TOK FILE... --out PATH``: the files' IDs as one array (``.npy``, or raw with
     ``--raw``), documents joined by ``--separator`` (default: the end-of-text token)."""
-    from core.corpus_sources import find_corpus_files
-    from core.encode_corpus import choose_dtype, encode_corpus, separator_id
+    from core.train.corpus_sources import find_corpus_files
+    from core.train.encode_corpus import choose_dtype, encode_corpus, separator_id
 
     if not args.inputs:
         raise PlaygroundError("encode --out needs corpus files: encode -t gpt2 FILE... --out ids.npy")
@@ -147,7 +147,7 @@ def _check_in_vocab(tok: TokenizerInterface, ids: list[int]) -> None:
 
 def decode(args: argparse.Namespace) -> int:
     """``decode -t TOK ID...``: the text of the IDs (stdin when no ID is given)."""
-    from core.details import parse_ids
+    from core.engine.details import parse_ids
 
     raw = " ".join(args.ids) if args.ids else "".join(
         read_text(sys.stdin.buffer, source="stdin"))
@@ -203,7 +203,7 @@ def _file_chunks(path: str, errors: str) -> tuple[Iterator[str], int | None, _Co
 
 def evaluate(args: argparse.Namespace) -> int:
     """``evaluate -t TOK FILE... [--json]``: bytes, chars, tokens and bytes per token."""
-    from core.evaluate import evaluate as run
+    from core.explain.evaluate import evaluate as run
 
     for path in args.files:  # every file checked before the long work starts
         if path != "-" and not os.path.isfile(path):
@@ -267,7 +267,7 @@ def _clipped(text: str, width: int) -> str:
 
 def inspect(args: argparse.Namespace) -> int:
     """``inspect -t TOK``: kind, vocab size, special tokens, pattern, source."""
-    from core.pretokenize import PATTERNS
+    from core.engine.pretokenize import PATTERNS
 
     tok, source = load_tokenizer(args.tokenizer)
     details = tok.capabilities.details

@@ -10,7 +10,7 @@
    the one that says most (``tokenizer.json`` first: :data:`core.formats.detect.PRECEDENCE`),
    and the source line names the files not read;
 3. a Hugging Face Hub ID ``org/name`` (``org/name@revision`` for a branch, tag or commit),
-   through :func:`core.hub.from_pretrained`.
+   through :func:`core.services.hub.from_pretrained`.
 
 >>> looks_like_hub_id("Qwen/Qwen3-8B"), looks_like_hub_id("models/vocab.pkl")
 (True, False)
@@ -79,7 +79,7 @@ def _files_source(files: Mapping[str, bytes], found: FileSet) -> str:
 
 def load_tokenizer(spec: str) -> tuple[TokenizerInterface, str]:
     """The tokenizer ``-t spec`` names, and where it came from in a few words."""
-    from core.presets import PRESETS, load_preset
+    from core.formats.presets import PRESETS, load_preset
 
     spec = spec.strip()
     if not spec:
@@ -103,7 +103,7 @@ def load_tokenizer(spec: str) -> tuple[TokenizerInterface, str]:
         found = identify_files(files)
         return load_tokenizer_files(files, found=found), _files_source(files, found)
     repo, _, revision = spec.partition("@")
-    from core.hub import from_pretrained
+    from core.services.hub import from_pretrained
 
     tok = from_pretrained(repo, revision=revision or None)
     return tok, f"Hugging Face Hub {repo}" + (f" at {revision}" if revision else "")

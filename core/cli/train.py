@@ -1,5 +1,5 @@
 """``train CORPUS... --vocab-size N --special-token T --out DIR``: byte-level BPE on text files,
-folders, globs or ``hf://datasets/...`` (:mod:`core.corpus_sources`), written as the CS336
+folders, globs or ``hf://datasets/...`` (:mod:`core.train.corpus_sources`), written as the CS336
 pickles ``vocab.pkl`` (dict[int, bytes]) and ``merges.pkl`` (list[tuple[bytes, bytes]]), with
 progress bars on stderr."""
 
@@ -13,11 +13,11 @@ import tempfile
 from collections.abc import Sequence
 
 from core.cli.progress import PhaseBars
-from core.corpus import blank_corpus_problem
-from core.corpus_readers import CorpusFiles, corpus_texts
-from core.corpus_sources import find_corpus_files
+from core.train.corpus import blank_corpus_problem
+from core.train.corpus_readers import CorpusFiles, corpus_texts
+from core.train.corpus_sources import find_corpus_files
 from core.errors import PlaygroundError
-from core.pretokenize import PATTERNS, pattern_name, split_on_specials
+from core.engine.pretokenize import PATTERNS, pattern_name, split_on_specials
 from core.train import BPETrainer
 
 __all__ = ["corpus_problem", "out_problem", "pattern_argument", "train"]
@@ -26,7 +26,7 @@ __all__ = ["corpus_problem", "out_problem", "pattern_argument", "train"]
 def corpus_problem(files: CorpusFiles, special_tokens: Sequence[str] = ()) -> str | None:
     """What is wrong with the corpus, said for the command line, or None: files with nothing
     but whitespace besides their special tokens have nothing to learn from. (A missing file,
-    a folder without text, ... are refused before: :func:`core.corpus_sources.find_corpus_files`.)
+    a folder without text, ... are refused before: :func:`core.train.corpus_sources.find_corpus_files`.)
 
     Reads only as far as the first text that is not blank, a file streamed.
     """

@@ -1,7 +1,7 @@
 """Tokenizer file formats: load (safely) and save every format the playground knows.
 
-- CS336 pickles ``vocab.pkl`` + ``merges.pkl`` (:mod:`core.formats.pickles`, loaded through
-  the restricted unpickler in :mod:`core.formats.safe_pickle`)
+- CS336 pickles ``vocab.pkl`` + ``merges.pkl`` (:mod:`core.engine.pickles`, loaded through
+  the restricted unpickler in :mod:`core.engine.safe_pickle`)
 - GPT-2 ``encoder.json`` + ``vocab.bpe`` (:mod:`core.formats.gpt2_files`)
 - tiktoken ``.tiktoken`` rank files (:mod:`core.formats.tiktoken_file`)
 - Hugging Face ``tokenizer.json`` (:mod:`core.formats.hf_json`)
@@ -13,8 +13,8 @@
 every format (file name -> bytes) for download buttons (both in :mod:`core.formats.detect`).
 
 The names below are importable from ``core.formats`` itself. They load on first use
-(PEP 562), so importing one format module (``core.tokenizer`` reads CS336 pickles through
-:mod:`core.formats.pickles`) does not import every other one, and no import cycle can form.
+(PEP 562), so importing one format module (``core.engine.tokenizer`` reads CS336 pickles through
+:mod:`core.engine.pickles`) does not import every other one, and no import cycle can form.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-#: Public name -> the module of this package that defines it.
+#: Public name -> the module that defines it (of this package, or a full dotted name).
 _EXPORTS: dict[str, str] = {
     # detect
     "ACCEPTED": "detect",
@@ -57,21 +57,21 @@ _EXPORTS: dict[str, str] = {
     "tokenizer_from_hf_json": "hf_json",
     "tokenizer_to_hf_json": "hf_json",
     # pickles
-    "dumps_merges": "pickles",
-    "dumps_vocab": "pickles",
-    "load_pickles": "pickles",
-    "loads_merges": "pickles",
-    "loads_pickles": "pickles",
-    "loads_vocab": "pickles",
-    "save_pickles": "pickles",
+    "dumps_merges": "core.engine.pickles",
+    "dumps_vocab": "core.engine.pickles",
+    "load_pickles": "core.engine.pickles",
+    "loads_merges": "core.engine.pickles",
+    "loads_pickles": "core.engine.pickles",
+    "loads_vocab": "core.engine.pickles",
+    "save_pickles": "core.engine.pickles",
     # safe_pickle
-    "MAX_PICKLE_BYTES": "safe_pickle",
-    "RestrictedUnpickler": "safe_pickle",
-    "safe_loads": "safe_pickle",
-    "scan_pickle": "safe_pickle",
-    "validate_merges": "safe_pickle",
-    "validate_merges_in_vocab": "safe_pickle",
-    "validate_vocab": "safe_pickle",
+    "MAX_PICKLE_BYTES": "core.engine.safe_pickle",
+    "RestrictedUnpickler": "core.engine.safe_pickle",
+    "safe_loads": "core.engine.safe_pickle",
+    "scan_pickle": "core.engine.safe_pickle",
+    "validate_merges": "core.engine.safe_pickle",
+    "validate_merges_in_vocab": "core.engine.safe_pickle",
+    "validate_vocab": "core.engine.safe_pickle",
     # tiktoken_file
     "dump_tiktoken_ranks": "tiktoken_file",
     "load_tiktoken_ranks": "tiktoken_file",
@@ -87,7 +87,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'core.formats' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"core.formats.{module}"), name)
+    return getattr(importlib.import_module(module if "." in module else f"core.formats.{module}"), name)
 
 
 def __dir__() -> list[str]:

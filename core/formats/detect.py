@@ -19,31 +19,23 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from core.errors import FormatError, PatternNeededError, PlaygroundError
-from core.formats import (
-    gpt2_files,
-    hf_json,
-    hf_pipeline_tables,
-    hf_unigram_tables,
-    pickles,
-    table_cache,
-    tekken,
-    tiktoken_file,
-)
-from core.formats._text import parse_json
+from core.formats import (gpt2_files, hf_json, hf_pipeline_tables, hf_unigram_tables, table_cache, tekken, tiktoken_file)
+from core.engine import pickles
+from core.engine.file_text import parse_json
 from core.formats.gguf import looks_like_gguf
 from core.formats.gguf_vocab import tokenizer_from_gguf
 from core.formats.known import known_file
-from core.formats.safe_pickle import safe_loads
+from core.engine.safe_pickle import safe_loads
 from core.formats.tekken import looks_like_tekken
 from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.sentencepiece import looks_like_sentencepiece, sentencepiece_tokenizer
 from core.pipeline.tokenizer import PipelineTokenizer
-from core.chat_template import with_chat_template
-from core.presets import load_preset
-from core.pretokenize import PATTERNS
-from core.template import Template
-from core.tokenizer import Tokenizer
-from core.basics import gc_paused
+from core.chat.template import with_chat_template
+from core.formats.presets import load_preset
+from core.engine.pretokenize import PATTERNS
+from core.engine.template import Template
+from core.engine.tokenizer import Tokenizer
+from core.engine.basics import gc_paused
 
 #: What :func:`load_tokenizer_files` returns: the fast byte-level BPE, or a pipeline.
 AnyTokenizer = Tokenizer | PipelineTokenizer
@@ -352,14 +344,14 @@ def load_tokenizer_files(
     """A tokenizer from uploaded files (file name -> bytes), whatever the format.
 
     Byte-level BPE (pickles, GPT-2 files, rank files, Tekken, a ByteLevel tokenizer.json)
-    loads as the fast :class:`~core.tokenizer.Tokenizer`; SentencePiece models and the other
+    loads as the fast :class:`~core.engine.tokenizer.Tokenizer`; SentencePiece models and the other
     Hugging Face pipelines (normalizers, Metaspace, WordPiece...) as a
     :class:`~core.pipeline.tokenizer.PipelineTokenizer`. Both encode, decode and explain.
 
     ``special_tokens``: ``None`` keeps what the files say (Hugging Face files name theirs;
     for pickles and GPT-2 files, tokens that are neither a byte nor a merge result; a known
     rank file gets its model's). ``pattern``: the pre-tokenizer pattern (a name from
-    :data:`core.pretokenize.PATTERNS` or a regex); ``None`` uses the file's own, or
+    :data:`core.engine.pretokenize.PATTERNS` or a regex); ``None`` uses the file's own, or
     ``"gpt2"`` for pickles and GPT-2 files. A rank file we do not recognise by its SHA-256
     stores none and has no safe default, so it raises :class:`PatternNeededError` unless
     ``pattern`` is given. ``found``: what :func:`identify_files` said of these same files,

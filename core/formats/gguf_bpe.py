@@ -33,7 +33,7 @@ from core.formats.gguf import GGUFMetadata, GGUFStrings
 from core.pipeline.models import BPEModel
 from core.pipeline.models.from_json import bpe_model_from_tables
 from core.pipeline.sentencepiece.tables import has_repeats
-from core.vocab_index import IdColumns
+from core.engine.vocab_index import IdColumns
 
 __all__ = [
     "PACKED_KINDS",

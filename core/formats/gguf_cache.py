@@ -1,6 +1,6 @@
 """GGUF byte-level BPE vocabs opened before: the built tables from the table cache, not the file.
 
-An uploaded GGUF (its bytes) whose tokenizer is the fast :class:`~core.tokenizer.Tokenizer`
+An uploaded GGUF (its bytes) whose tokenizer is the fast :class:`~core.engine.tokenizer.Tokenizer`
 keeps its vocab, merges (as IDs) and settings in :mod:`core.formats.table_cache`, keyed by
 the file's SHA-256; the next load of the same bytes reads those instead of the metadata's
 hundreds of thousands of strings. A file read from a path is not cached (hashing a model of
@@ -20,8 +20,8 @@ from typing import IO, Any
 from core.errors import PlaygroundError
 from core.formats import table_cache
 from core.formats.table_cache import Tables
-from core.template import Template
-from core.tokenizer import Tokenizer
+from core.engine.template import Template
+from core.engine.tokenizer import Tokenizer
 
 __all__ = [
     "MAX_CACHED_BYTES",

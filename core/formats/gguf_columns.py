@@ -28,7 +28,7 @@ from core.formats.gguf import GGUFMetadata, GGUFStrings
 from core.formats.gguf_packed import type_bytes
 from core.pipeline.sentencepiece.packed import PieceColumns
 from core.pipeline.sentencepiece.tables import has_repeats
-from core.template import Template
+from core.engine.template import Template
 
 __all__ = [
     "ADDED",

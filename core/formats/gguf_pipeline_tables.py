@@ -33,7 +33,7 @@ from core.formats import hf_pipeline_tables, table_cache
 from core.formats.gguf_cache import extras_of, extras_sound, restore_chat
 from core.formats.table_cache import Tables
 from core.pipeline.tokenizer import PipelineTokenizer
-from core.template import Template
+from core.engine.template import Template
 
 __all__ = ["KIND", "from_tables", "keep", "tables_of"]
 

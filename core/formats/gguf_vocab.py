@@ -5,7 +5,7 @@ already give for that kind of model:
 
 - ``gpt2``: byte-level BPE (tokens spelled through GPT-2's byte map, ``merges`` as
   ``"left right"``), cut first by the regexes llama.cpp maps to ``tokenizer.ggml.pre``
-  (:mod:`core.formats.gguf_pre`). One regex: the fast :class:`~core.tokenizer.Tokenizer`;
+  (:mod:`core.formats.gguf_pre`). One regex: the fast :class:`~core.engine.tokenizer.Tokenizer`;
   several in a row: a :class:`~core.pipeline.tokenizer.PipelineTokenizer` with a
   ``Split`` per regex, as Hugging Face's ``tokenizer.json`` for those models has.
 - ``gemma4``: BPE over raw UTF-8 with SentencePiece's ``▁`` and byte fallback (a pipeline,
@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from itertools import compress
 from typing import IO, Any, NamedTuple
 
-from core.bytes_unicode import from_gpt2_strs
+from core.engine.bytes_unicode import from_gpt2_strs
 from core.errors import FormatError
 from core.formats import gguf_cache, gguf_pipeline_tables, table_cache
 from core.formats.gguf import GGUFMetadata, GGUFStrings, read_gguf_metadata
@@ -63,9 +63,9 @@ from core.pipeline.sentencepiece.packed import PieceColumns
 from core.pipeline.sentencepiece.proto import ModelProto
 from core.pipeline.sentencepiece.tables import type_codes
 from core.pipeline.tokenizer import PipelineTokenizer
-from core.pretokenize import PATTERNS
-from core.tokenizer import Tokenizer
-from core.vocab_index import IdColumns, merge_ids
+from core.engine.pretokenize import PATTERNS
+from core.engine.tokenizer import Tokenizer
+from core.engine.vocab_index import IdColumns, merge_ids
 
 __all__ = [
     "GGUFTokenizer",
@@ -165,7 +165,7 @@ def _byte_merges(pairs: list[tuple[str, str]]) -> list[tuple[bytes, bytes]] | No
 
 def _fast_pattern(regex: str) -> str:
     """The fast tokenizer's pattern for one llama.cpp regex: a name from
-    :data:`~core.pretokenize.PATTERNS` when it is one of those (llama3, tekken, o200k; they
+    :data:`~core.engine.pretokenize.PATTERNS` when it is one of those (llama3, tekken, o200k; they
     have ASCII fast paths), else :func:`_gap_safe`.
 
     subtle: llama.cpp's GPT-2 regex lacks tiktoken's final ``|\\s+``; what that leaves

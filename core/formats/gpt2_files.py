@@ -1,6 +1,6 @@
 """GPT-2's ``encoder.json`` + ``vocab.bpe`` (the openai/gpt-2 and picoGPT layout).
 
-Both files spell tokens through GPT-2's byte<->unicode map (:mod:`core.bytes_unicode`), so
+Both files spell tokens through GPT-2's byte<->unicode map (:mod:`core.engine.bytes_unicode`), so
 ``b" the"`` is ``"Ġthe"``. ``encoder.json`` maps token string -> ID; ``vocab.bpe`` starts with
 a ``#version: 0.2`` line and then holds one merge per line, the two parts separated by a space
 (no part contains a space: the map turns it into ``Ġ``).
@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from core.bytes_unicode import to_gpt2_str, unicode_to_bytes
+from core.engine.bytes_unicode import to_gpt2_str, unicode_to_bytes
 from core.errors import FormatError
-from core.formats._text import as_text, parse_json
-from core.formats.safe_pickle import validate_merges_in_vocab, validate_vocab
-from core.tokenizer import Tokenizer
+from core.engine.file_text import as_text, parse_json
+from core.engine.safe_pickle import validate_merges_in_vocab, validate_vocab
+from core.engine.tokenizer import Tokenizer
 
 BPE_HEADER = "#version: 0.2"
 
@@ -188,7 +188,7 @@ def tokenizer_from_gpt2_files(
     encoder_name: str = "encoder.json",
     bpe_name: str = "vocab.bpe",
 ) -> Tokenizer:
-    """A :class:`~core.tokenizer.Tokenizer` from GPT-2 files. ``special_tokens=None`` uses the
+    """A :class:`~core.engine.tokenizer.Tokenizer` from GPT-2 files. ``special_tokens=None`` uses the
     inferred ones (``["<|endoftext|>"]`` for GPT-2)."""
     vocab, merges, found = loads_gpt2(
         encoder_json, vocab_bpe, encoder_name=encoder_name, bpe_name=bpe_name

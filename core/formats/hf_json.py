@@ -28,22 +28,22 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core.bytes_unicode import from_gpt2_strs, to_gpt2_str
+from core.engine.bytes_unicode import from_gpt2_strs, to_gpt2_str
 from core.errors import FormatError, PlaygroundError
 from core.formats import table_cache
-from core.formats._text import parse_json
+from core.engine.file_text import parse_json
 from core.formats.gpt2_files import decode_mapped_token
-from core.formats.safe_pickle import (
+from core.engine.safe_pickle import (
     validate_merges,
     validate_merges_in_vocab,
     validate_vocab,
 )
 from core.formats.table_cache import Tables
 from core.pipeline.post_processors import post_processor_from_json
-from core.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
-from core.tokenizer import Tokenizer
-from core.basics import gc_paused
-from core.vocab_index import IdColumns, merge_ids
+from core.engine.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
+from core.engine.tokenizer import Tokenizer
+from core.engine.basics import gc_paused
+from core.engine.vocab_index import IdColumns, merge_ids
 
 # ---------------------------------------------------------------------------------------------
 # Writing
@@ -202,7 +202,7 @@ _BYTE_LEVEL_POST = {None, "ByteLevel", "TemplateProcessing", "Sequence"}
 
 def is_byte_level_bpe(data: bytes | str | dict[str, Any]) -> bool:
     """Whether a ``tokenizer.json`` is a plain byte-level BPE that the fast
-    :class:`~core.tokenizer.Tokenizer` reproduces exactly: a BPE model with no subword
+    :class:`~core.engine.tokenizer.Tokenizer` reproduces exactly: a BPE model with no subword
     prefix or suffix and no byte fallback, no normalizer, the ByteLevel pre-tokenizer (alone
     or after one Split), the ByteLevel decoder, and added tokens without strip options.
     Anything else goes to :mod:`core.pipeline`, which follows every stage.
@@ -467,7 +467,7 @@ def _meta(doc: dict[str, Any], specials: list[str], pattern: str) -> dict[str, A
 def tokenizer_from_tables(
     tables: Tables, special_tokens: Sequence[str] | None = None, *, name: str = ""
 ) -> Tokenizer:
-    """The :class:`~core.tokenizer.Tokenizer` of :func:`hf_json_tables`'s tables (from a
+    """The :class:`~core.engine.tokenizer.Tokenizer` of :func:`hf_json_tables`'s tables (from a
     file just read, or from the cache, whose content is checked like any input: a bad value
     is a :class:`~core.errors.PlaygroundError`)."""
     merges = tables.merges if tables.columns is None else tables.columns
@@ -478,7 +478,7 @@ def _tokenizer(
     vocab: dict[int, bytes], merges: list[tuple[int, int, int]] | IdColumns,
     meta: dict[str, Any], special_tokens: Sequence[str] | None, name: str,
 ) -> Tokenizer:  # fmt: skip
-    """The merges stay IDs (:meth:`~core.tokenizer.Tokenizer.from_id_merges`), their merged
+    """The merges stay IDs (:meth:`~core.engine.tokenizer.Tokenizer.from_id_merges`), their merged
     IDs looked up again."""
     specials, pattern = meta.get("special_tokens"), meta.get("pattern")
     if not (
@@ -515,7 +515,7 @@ def tokenizer_from_hf_json(
     file_name: str = "tokenizer.json",
     source: bytes | None = None,
 ) -> Tokenizer:
-    """A :class:`~core.tokenizer.Tokenizer` from ``tokenizer.json`` (bytes, text or the
+    """A :class:`~core.engine.tokenizer.Tokenizer` from ``tokenizer.json`` (bytes, text or the
     parsed object, which is then read as it is: the file is parsed once per load); the
     pattern and special tokens come from the file unless ``special_tokens`` is given.
     ``source``: the file's bytes, to keep its tables in the cache (:func:`cached_tables`)."""

@@ -30,7 +30,7 @@ from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.models import BPEModel
 from core.pipeline.models.from_json import bpe_model_from_tables
 from core.pipeline.tokenizer import PipelineTokenizer
-from core.vocab_index import IdColumns
+from core.engine.vocab_index import IdColumns
 
 __all__ = ["KIND", "cached_document", "pipeline_from_tables", "pipeline_tables", "rest_of"]
 

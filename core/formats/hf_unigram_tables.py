@@ -5,7 +5,7 @@ own digits.
 
 The cache (:mod:`core.formats.table_cache`, never a pickle) keeps what reading the vocab
 costs: the pieces' texts (a JSON list) and their scores as packed little-endian float64
-(the exact bits ``tokenizers`` reads from the file's digits, :mod:`core.pipeline.unigram_json`),
+(the exact bits ``tokenizers`` reads from the file's digits, :mod:`core.pipeline.models.unigram_json`),
 beside the rest of the document (normalizer, pre-tokenizer, decoder, added tokens,
 post-processor, the model's settings) as JSON, as :mod:`core.formats.hf_pipeline_tables`
 does for BPE. A cache file is untrusted input: its document goes through the same readers
@@ -34,8 +34,8 @@ from core.formats.hf_pipeline_tables import cached_document, rest_of
 from core.formats.table_cache import Tables
 from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.tokenizer import PipelineTokenizer
-from core.pipeline.unigram import UnigramModel
-from core.pipeline.unigram_json import unigram_from_columns, unigram_from_json
+from core.pipeline.models.unigram import UnigramModel
+from core.pipeline.models.unigram_json import unigram_from_columns, unigram_from_json
 
 __all__ = ["KIND", "unigram_from_tables", "unigram_model", "unigram_tables"]
 

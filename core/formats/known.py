@@ -29,7 +29,7 @@ class KnownFile:
     """What we know about one released tokenizer file.
 
     ``kind``: ``"tiktoken"`` (a rank file), ``"tekken"``, ``"sentencepiece"`` or ``"preset"``
-    (one of OpenAI's, loaded as :func:`core.presets.load_preset` ``(preset)``).
+    (one of OpenAI's, loaded as :func:`core.formats.presets.load_preset` ``(preset)``).
     ``specials``: for rank files, ``{special token: ID}`` given the number of ranks.
     ``bos``: the special token ``add_special_tokens=True`` puts first.
     """

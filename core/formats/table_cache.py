@@ -38,8 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.basics import gc_paused
-from core.vocab_index import IdColumns
+from core.engine.basics import gc_paused
+from core.engine.vocab_index import IdColumns
+from core.paths import library_dir
 
 __all__ = [
     "CACHE_ENV",
@@ -73,7 +74,7 @@ class Tables:
     merges: list[tuple[int, int, int]]
     meta: dict[str, Any]
     #: The merges' left and right IDs as read (a file's columns), for
-    #: :meth:`~core.tokenizer.Tokenizer.from_id_merges` without a tuple per merge.
+    #: :meth:`~core.engine.tokenizer.Tokenizer.from_id_merges` without a tuple per merge.
     columns: IdColumns | None = field(default=None, compare=False, repr=False)
 
 
@@ -87,10 +88,7 @@ def cache_folder() -> Path | None:
     configured = os.environ.get(CACHE_ENV)
     if configured is not None:
         return None if configured.strip().lower() in ("", "off") else Path(configured)
-    # lazy: the library imports the formats
-    from core.library import LIBRARY_ENV_VAR, default_library_dir
-
-    return Path(os.environ.get(LIBRARY_ENV_VAR) or default_library_dir()) / "table-cache"
+    return library_dir() / "table-cache"
 
 
 def _path(key: str, folder: Path) -> Path:

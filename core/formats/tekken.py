@@ -31,9 +31,9 @@ import json
 from typing import Any
 
 from core.errors import FormatError
-from core.pretokenize import PATTERNS
-from core.template import Template
-from core.tokenizer import Tokenizer
+from core.engine.pretokenize import PATTERNS
+from core.engine.template import Template
+from core.engine.tokenizer import Tokenizer
 
 __all__ = ["looks_like_tekken", "tokenizer_from_tekken"]
 
@@ -88,7 +88,7 @@ def _specials(doc: dict[str, Any], count: int, name: str) -> dict[str, int]:
 
 
 def tokenizer_from_tekken(data: bytes | str | dict[str, Any], *, name: str = "tekken.json") -> Tokenizer:
-    """A :class:`~core.tokenizer.Tokenizer` (rank mode) from a Tekken file."""
+    """A :class:`~core.engine.tokenizer.Tokenizer` (rank mode) from a Tekken file."""
     if isinstance(data, dict):
         doc = data
     else:

@@ -7,7 +7,7 @@ A rank file has one line per token: the token's bytes in base64, a space, its ra
     IHQ= 256        # b" t"
 
 tiktoken keeps no merge list: the rank of a token *is* its merge priority. Our
-:class:`~core.tokenizer.Tokenizer` wants ``merges`` (the CS336 contract), so
+:class:`~core.engine.tokenizer.Tokenizer` wants ``merges`` (the CS336 contract), so
 :func:`ranks_to_merges` recovers them: a token's pair is what BPE makes of its bytes using
 only the tokens ranked before it.
 
@@ -30,8 +30,8 @@ from typing import Any
 from core.errors import FormatError
 from core.formats import table_cache
 from core.formats.table_cache import Tables
-from core.ranks import merges_from_ranks
-from core.tokenizer import Tokenizer
+from core.engine.ranks import merges_from_ranks
+from core.engine.tokenizer import Tokenizer
 
 __all__ = [
     "dump_tiktoken_ranks",
@@ -222,7 +222,7 @@ def tokenizer_from_tiktoken(
     file_name: str = "ranks.tiktoken",
     **options: Any,
 ) -> Tokenizer:
-    """A :class:`~core.tokenizer.Tokenizer` from a ``.tiktoken`` file (or its parsed ranks,
+    """A :class:`~core.engine.tokenizer.Tokenizer` from a ``.tiktoken`` file (or its parsed ranks,
     :func:`load_tiktoken_ranks`): IDs are the ranks.
 
     The file stores neither the pre-tokenizer pattern nor special tokens, so pass them. Each

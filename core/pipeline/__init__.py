@@ -25,6 +25,6 @@ same shape) describes a pipeline of stages, each in its own module here::
   :class:`PipelineTokenizer` with SentencePiece's own BPE.
 
 Byte-level BPE files (tiktoken ranks, GPT-2 files, a ByteLevel ``tokenizer.json``) load
-into the faster :class:`core.tokenizer.Tokenizer` instead; both kinds answer the same
+into the faster :class:`core.engine.tokenizer.Tokenizer` instead; both kinds answer the same
 questions (encode, decode, details), so pages do not care which one they hold.
 """

@@ -24,7 +24,7 @@ from typing import Any
 
 from core.pipeline.piece import Piece
 from core.pipeline.unicode_tables import code_points
-from core.regex_compat import regex
+from core.engine.regex_compat import regex
 
 __all__ = [
     "AddedToken",

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from core.pipeline.normalizers import CharTable
 from core.pipeline.unicode_tables import WHITESPACE, code_points
-from core.regex_compat import regex
+from core.engine.regex_compat import regex
 
 __all__ = [
     "NOT_WHITESPACE",

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal, Protocol
 
-from core.bytes_unicode import unicode_to_bytes
+from core.engine.bytes_unicode import unicode_to_bytes
 from core.errors import FormatError
 from core.pipeline.json_fields import build_from_table, read_field
 from core.pipeline.pattern import Pattern

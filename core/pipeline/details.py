@@ -1,5 +1,5 @@
 """What the pages draw for a :class:`~core.pipeline.tokenizer.PipelineTokenizer`: the same
-data classes as :mod:`core.details`, so chips, decode views and traces work for every kind.
+data classes as :mod:`core.engine.details`, so chips, decode views and traces work for every kind.
 
 Differences from byte-level BPE, and how they are drawn:
 
@@ -26,8 +26,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from core.basics import check_id, utf8
-from core.details import (
+from core.engine.basics import check_id, utf8
+from core.engine.details import (
     DecodeDetails,
     DecodedPiece,
     EncodingDetails,
@@ -39,8 +39,8 @@ from core.details import (
 from core.errors import PlaygroundError
 
 if TYPE_CHECKING:
-    from core.pipeline.unigram import SplitPaths
-    from core.template import Template
+    from core.pipeline.models.unigram import SplitPaths
+    from core.engine.template import Template
 
 __all__ = ["PipelineParts", "decode_details", "encode_details", "merge_trace", "merge_tree",
            "split_paths"]
@@ -222,7 +222,7 @@ def merge_trace(tokenizer: PipelineParts, pretoken: str) -> list[MergeStep]:
 def split_paths(tokenizer: PipelineParts, pretoken: str) -> list[SplitPaths]:
     """Unigram's "why this split" for ``pretoken`` (text as the user typed it): for each
     word the model sees (normalized, pre-tokenized; added tokens skipped), the best path
-    and the next best (:meth:`core.pipeline.unigram.UnigramModel.split_paths`). ``[]`` for
+    and the next best (:meth:`core.pipeline.models.unigram.UnigramModel.split_paths`). ``[]`` for
     a model without scores."""
     if not isinstance(pretoken, str):
         raise PlaygroundError(f"split_paths takes a str, not {type(pretoken).__name__}")

@@ -23,14 +23,14 @@ from typing import Any
 
 from core.errors import FormatError
 from core.interface import Capabilities
-from core.formats._text import parse_json
+from core.engine.file_text import parse_json
 from core.pipeline.decoders import decoder_from_json
 from core.pipeline.models import BPEModel, Model, model_from_json
 from core.pipeline.normalizers import normalizer_from_json
 from core.pipeline.post_processors import post_processor_from_json
 from core.pipeline.pre_tokenizers import pre_tokenizer_from_json
 from core.pipeline.tokenizer import AddedToken, PipelineTokenizer
-from core.pipeline.unigram import UnigramModel
+from core.pipeline.models.unigram import UnigramModel
 
 __all__ = ["describe_pre_tokenizer", "pipeline_from_hf_json"]
 

@@ -44,7 +44,7 @@ from dataclasses import KW_ONLY, dataclass
 from functools import lru_cache
 from typing import Any, ClassVar, Protocol
 
-from core.bytes_unicode import bytes_to_unicode
+from core.engine.bytes_unicode import bytes_to_unicode
 from core.errors import FormatError
 from core.pipeline.json_fields import build_from_table, read_field, show
 from core.pipeline.pattern import Pattern

@@ -24,7 +24,7 @@ from core.pipeline.unicode_tables import (
     has_newer_than_unicode_16,
     sub_newer_than_unicode_16,
 )
-from core.regex_compat import regex
+from core.engine.regex_compat import regex
 
 __all__ = ["Pattern", "as_unicode_16", "onig_to_python"]
 

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import FormatError
-from core.template import Template  # one home: the fast Tokenizer uses it too
+from core.engine.template import Template  # one home: the fast Tokenizer uses it too
 
 __all__ = ["Template", "post_processor_from_json"]
 

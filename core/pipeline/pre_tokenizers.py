@@ -49,7 +49,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal, Protocol
 
-from core.bytes_unicode import bytes_to_unicode
+from core.engine.bytes_unicode import bytes_to_unicode
 from core.errors import FormatError
 from core.pipeline.json_fields import build_from_table, read_field
 from core.pipeline.char_classes import (
@@ -72,7 +72,7 @@ from core.pipeline.split_runs import (
 )
 from core.pipeline.unicode_tables import is_whitespace
 from core.pipeline.word_memo import WordMemo
-from core.regex_compat import regex
+from core.engine.regex_compat import regex
 
 
 class PreTokenizer(Protocol):

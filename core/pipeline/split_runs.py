@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from core.pipeline.piece import Piece
-from core.regex_compat import regex
+from core.engine.regex_compat import regex
 
 __all__ = [
     "Behavior",

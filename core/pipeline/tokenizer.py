@@ -31,12 +31,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from core.basics import BULK_TEXT, check_id, gc_paused
-from core.bytes_unicode import from_gpt2_str, unicode_to_bytes
+from core.engine.basics import BULK_TEXT, check_id, gc_paused
+from core.engine.bytes_unicode import from_gpt2_str, unicode_to_bytes
 from core.chat import ChatMethods, with_chat
-from core.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
+from core.engine.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
 from core.errors import PlaygroundError
-from core.fingerprint import fingerprint_of
+from core.engine.fingerprint import fingerprint_of
 from core.interface import Capabilities
 from core.pipeline import details
 from core.pipeline.added_tokens import (
@@ -50,7 +50,7 @@ from core.pipeline.post_processors import Template
 from core.pipeline.fast_encode import EncodePlan, encode_plan
 
 if TYPE_CHECKING:
-    from core.pipeline.unigram import SplitPaths
+    from core.pipeline.models.unigram import SplitPaths
 
 __all__ = [
     "AddedToken",  # (defined in core.pipeline.added_tokens; the constructor takes them)
@@ -275,7 +275,7 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
         return [(shown[ids[a]], shown[ids[b]]) for a, b in pairs]
 
     # ------------------------------------------------------------------------------------
-    # What the pages draw (core.pipeline.details; the same data classes as core.details)
+    # What the pages draw (core.pipeline.details; the same data classes as core.engine.details)
     # ------------------------------------------------------------------------------------
 
     def encode_details(

@@ -26,7 +26,7 @@ from functools import lru_cache
 from operator import itemgetter
 
 from core.pipeline.piece import Piece, Span
-from core.regex_compat import regex
+from core.engine.regex_compat import regex
 
 __all__ = [
     "LOWERCASE_SLOW",

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from core.chat import apply_chat_template
-from core.presets import load_preset
+from core.formats.presets import load_preset
 from tests.browser.conftest import RUN_TIMEOUT_MS, AppBrowser, StreamlitServer
 from tests.browser.test_sharing import (
     browser_session,

@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 
 from core import load_preset
-from core.evaluate import evaluate, parallel_texts
+from core.explain.evaluate import evaluate, parallel_texts
 from tests.browser.conftest import AppBrowser
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]

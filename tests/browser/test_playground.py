@@ -54,7 +54,7 @@ def _wait_for_merges_shown(app: AppBrowser, *, above: int, below: int) -> int:
 def test_training_shows_progress_advancing_and_its_pickles_load_back(
     app: AppBrowser, tmp_path: Path
 ) -> None:
-    from core.builtin_corpus import builtin_corpus_text
+    from core.train.builtin_corpus import builtin_corpus_text
     from core.formats import load_pickles
     from core.train import train_bpe
 
@@ -152,7 +152,7 @@ def test_bad_ids_are_flagged_with_their_position(app: AppBrowser) -> None:
 
 def test_a_click_on_a_vocabulary_row_selects_its_token(app: AppBrowser) -> None:
     """A plain click on any cell of a row (no checkbox to tick) shows that token's tree."""
-    from core.vocab_table import search_rows, vocab_rows
+    from core.engine.vocab_table import search_rows, vocab_rows
 
     gpt2 = load_preset("gpt2")
     wanted = search_rows(vocab_rows(gpt2.vocab, gpt2.merges), "ing")[2]  # the third row

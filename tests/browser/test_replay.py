@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 
 from core import load_preset
-from core.replay import encode_with_first_merges
+from core.explain.replay import encode_with_first_merges
 from tests.browser.conftest import AppBrowser
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]

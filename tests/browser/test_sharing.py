@@ -111,7 +111,7 @@ def link_warnings(app: AppBrowser) -> str:
 
 def write_pickles(tmp_path: Path, vocab_size: int, corpus: str = CORPUS) -> tuple[Path, Path, object]:
     from core.formats import dumps_merges, dumps_vocab
-    from core.tokenizer import Tokenizer
+    from core.engine.tokenizer import Tokenizer
     from core.train import train_bpe
 
     vocab, merges = train_bpe([corpus], vocab_size, [SPECIAL])
@@ -255,7 +255,7 @@ def test_two_sessions_save_at_once(
     app: AppBrowser, browser: object, streamlit_server: StreamlitServer, screenshot_dir: Path,
     tmp_path: Path,
 ) -> None:
-    from core.library import TokenizerLibrary
+    from core.services.library import TokenizerLibrary
 
     vocab_a, merges_a, tok_a = write_pickles(tmp_path, 300)
     vocab_b, merges_b, tok_b = write_pickles(tmp_path, 300, CORPUS.upper())  # other content

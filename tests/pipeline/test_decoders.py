@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from core.bytes_unicode import to_gpt2_str
+from core.engine.bytes_unicode import to_gpt2_str
 from core.errors import FormatError
 from core.pipeline import decoders as D
 from tests.conftest import need_module

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from core.builtin_corpus import builtin_corpus_text
+from core.train.builtin_corpus import builtin_corpus_text
 from core.pipeline import normalizers as N
 from core.pipeline import pre_tokenizers as P
 from core.pipeline.hf import pipeline_from_hf_json

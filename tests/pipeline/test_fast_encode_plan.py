@@ -13,7 +13,7 @@ import pickle
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.basics import BULK_TEXT
+from core.engine.basics import BULK_TEXT
 from core.pipeline.added_tokens import AddedToken
 from core.pipeline.fast_encode import encode_plan
 from core.pipeline.models import BPEModel, WordLevelModel
@@ -25,7 +25,7 @@ from core.pipeline.unicode_tables import (
     has_newer_than_unicode_16,
     sub_newer_than_unicode_16,
 )
-from core.text_encoder import TextEncoder
+from core.engine.text_encoder import TextEncoder
 
 VOCAB = {"<unk>": 0, "▁": 1, "a": 2, "b": 3, "▁a": 4, "ab": 5, "A": 6}
 MERGES = [("▁", "a"), ("a", "b")]

@@ -17,13 +17,13 @@ import sentencepiece as spm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.builtin_corpus import builtin_corpus_documents
+from core.train.builtin_corpus import builtin_corpus_documents
 from core.pipeline.piece import Piece
 from core.pipeline.sentencepiece import sentencepiece_tokenizer
 from core.pipeline.sentencepiece.bpe import WordCuts, cut_regex
 from core.pipeline.sentencepiece.proto import NORMAL, UNKNOWN
-from core.pipeline.unigram import UnigramModel
-from core.pipeline.unigram_words import UnigramWords
+from core.pipeline.models.unigram import UnigramModel
+from core.pipeline.models.unigram_words import UnigramWords
 
 MISTRAL = {
     "v1": "tokenizer.model.v1",

@@ -25,7 +25,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.builtin_corpus import builtin_corpus_text
+from core.train.builtin_corpus import builtin_corpus_text
 from core.errors import FormatError, PlaygroundError
 from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.models import BPEModel

@@ -36,8 +36,8 @@ from core.pipeline.sentencepiece.proto import (
     parse_model_proto,
     split_ids,
 )
-from core.pipeline.unigram import UnigramModel, _with_prefixes, sentencepiece_unigram
-from core.pipeline.unigram_json import (
+from core.pipeline.models.unigram import UnigramModel, _with_prefixes, sentencepiece_unigram
+from core.pipeline.models.unigram_json import (
     _as_serde_reads,
     _careful_vocab,
     _plain_vocab,
@@ -398,7 +398,7 @@ def test_a_bad_file_still_fails_at_load() -> None:
 def test_lazy_tables_leave_the_fingerprint_alone() -> None:
     """Lazily built tables are private: a model's fingerprint (its public attributes) is
     the same before and after the first encode."""
-    from core.fingerprint import fingerprint_of
+    from core.engine.fingerprint import fingerprint_of
 
     pieces = [("<unk>", 0.0, UNKNOWN), ("a", -1.0, NORMAL), ("▁a", -0.5, NORMAL), ("b", -2.0, NORMAL)]
     proto = ModelProto(*(list(c) for c in zip(*pieces)))

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import bpe
-from core.builtin_corpus import builtin_corpus_text
+from core.engine import bpe
+from core.train.builtin_corpus import builtin_corpus_text
 from core.errors import FormatError, PlaygroundError
 from core.pipeline.models import (
     BPEModel,

@@ -1,5 +1,5 @@
 """core.pipeline.models.native_merges: a Hugging Face BPE model's merges in C (tokplay_native's
-PairTable) give the IDs core.bpe.merge gives, on arbitrary words, byte fallback included; a
+PairTable) give the IDs core.engine.bpe.merge gives, on arbitrary words, byte fallback included; a
 model pickles without its table; a model the table cannot hold keeps the pure loop."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import native
-from core.bpe import merge
+from core.engine.bpe import merge
 from core.pipeline.models import BPEModel
 from core.pipeline.models.native_merges import NATIVE_MERGES, merge_ids
 

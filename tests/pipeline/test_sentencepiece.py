@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.bpe import merge
+from core.engine.bpe import merge
 from core.errors import FormatError
 from core.pipeline.piece import Piece
 from core.pipeline.sentencepiece import (
@@ -176,7 +176,7 @@ _CORPUS_EXTRA = [
 
 @functools.cache
 def _corpus() -> tuple[str, ...]:
-    from core.builtin_corpus import builtin_corpus_documents
+    from core.train.builtin_corpus import builtin_corpus_documents
 
     lines = [ln for doc in builtin_corpus_documents()[:40] for ln in doc.splitlines()]
     return tuple([ln for ln in lines if ln.strip()][:8000] + _CORPUS_EXTRA * 30)
@@ -505,7 +505,7 @@ def test_cuts_happen_where_the_proof_allows() -> None:
 @given(word=TEXTS)
 def test_list_and_heap_bpe_agree(name: str, word: str) -> None:
     model = _loaded(name).model
-    word = word.replace(" ", "▁")  # (short words: core.bpe.merge takes its list path)
+    word = word.replace(" ", "▁")  # (short words: core.engine.bpe.merge takes its list path)
     parts = [_UserPiece(c) if user else c for c, user in model._matcher.split(word)]
     runs = []
     for heap in (False, True):

@@ -28,7 +28,7 @@ import tokenizers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.builtin_corpus import builtin_corpus_documents, builtin_corpus_text
+from core.train.builtin_corpus import builtin_corpus_documents, builtin_corpus_text
 from core.errors import FormatError
 from core.formats import load_tokenizer_files
 from core.pipeline.hf import pipeline_from_hf_json

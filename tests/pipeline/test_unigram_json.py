@@ -1,4 +1,4 @@
-"""core.pipeline.unigram_json: a tokenizer.json's Unigram scores read as ``tokenizers`` reads
+"""core.pipeline.models.unigram_json: a tokenizer.json's Unigram scores read as ``tokenizers`` reads
 them (serde_json's float parsing, bit for bit, against the library itself), from the file's
 own digits when the file is at hand, and the pure reader of those digits."""
 
@@ -10,7 +10,7 @@ import struct
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from core.pipeline.unigram_json import (
+from core.pipeline.models.unigram_json import (
     _as_serde_reads,
     _vocab_columns,
     serde_number,

@@ -1,4 +1,4 @@
-"""core.pipeline.unigram's Viterbi search on made-up vocabularies, against both references:
+"""core.pipeline.models.unigram's Viterbi search on made-up vocabularies, against both references:
 ``sentencepiece`` (a ``ModelProto`` built here, with no normalization, so the model sees the
 text as typed) and ``tokenizers``' ``Unigram`` model (no normalizer, no pre-tokenizer).
 
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sentencepiece import sentencepiece_model_pb2 as pb2
 
 from core.pipeline.sentencepiece.proto import parse_model_proto
-from core.pipeline.unigram import UnigramModel, sentencepiece_unigram
+from core.pipeline.models.unigram import UnigramModel, sentencepiece_unigram
 
 ALPHABET = "ab▁é😀"
 SCORES = [-1.0, -1.5, -2.0, -2.5, -3.0, -0.1, -7.25, -12.125, -3.3333333]

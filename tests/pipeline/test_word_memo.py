@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from core.fingerprint import fingerprint_of
+from core.engine.fingerprint import fingerprint_of
 from core.pipeline import pre_tokenizers as P
 from core.pipeline import word_memo
 from core.pipeline.pattern import Pattern

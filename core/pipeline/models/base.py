@@ -31,7 +31,7 @@ __all__ = [
 Token = tuple[int, int, int]
 
 #: Entries in each model's word cache (cleared wholesale when full, as in
-#: :class:`core.tokenizer.Tokenizer`; ~100 bytes an entry).
+#: :class:`core.engine.tokenizer.Tokenizer`; ~100 bytes an entry).
 DEFAULT_CACHE_SIZE = 1 << 16
 #: Longer words are not cached. Hugging Face uses 256 *bytes* (``MAX_LENGTH``); a
 #: SentencePiece-style tokenizer with no pre-tokenizer sends whole lines here, and those

@@ -4,7 +4,7 @@ A word starts as its characters (``continuing_subword_prefix`` on all but the fi
 ``end_of_word_suffix`` on the last); a character missing from the vocab becomes ``<0xNN>``
 byte tokens (``byte_fallback``, only if every byte has one) or the unknown token
 (``fuse_unk`` joins a run of them); then merges apply lowest rank first, leftmost first on
-ties, through the shared loop :func:`core.bpe.merge`.
+ties, through the shared loop :func:`core.engine.bpe.merge`.
 
 >>> bpe = BPEModel({"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4}, [("a", "b"), ("ab", "c")])
 >>> bpe.tokenize("abcab")
@@ -19,9 +19,9 @@ import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.bpe import merge, merge_steps
+from core.engine.bpe import merge, merge_steps
 from core.errors import FormatError
-from core.vocab_index import IdColumns
+from core.engine.vocab_index import IdColumns
 from core.pipeline.models.native_merges import NATIVE_MERGES, merge_ids
 from core.pipeline.models.base import (
     VocabLookup,
@@ -81,7 +81,7 @@ class BPEModel(VocabLookup):
         """``merge_tables``: the ``(left ID, right ID) -> rank`` and ``rank -> merged ID``
         tables of these merges (the second a dict or a list), when known already (a table
         cache's, a GGUF's merges as IDs): not checked again;
-        ``merges`` may then be their IDs (:class:`~core.vocab_index.IdColumns`), spelled
+        ``merges`` may then be their IDs (:class:`~core.engine.vocab_index.IdColumns`), spelled
         out on first read of :attr:`merges`."""
         self.vocab: dict[str, int] = dict(vocab)
         if isinstance(merges, IdColumns):
@@ -141,7 +141,7 @@ class BPEModel(VocabLookup):
         )
 
     def _fingerprint_attributes(self) -> dict[str, object]:
-        """What :mod:`core.fingerprint` hashes: the attributes, :attr:`merges` among them
+        """What :mod:`core.engine.fingerprint` hashes: the attributes, :attr:`merges` among them
         even before it is spelled out (so a model from IDs hashes as one from the file)."""
         return {**vars(self), "merges": self.merges}
 

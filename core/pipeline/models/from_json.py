@@ -18,8 +18,8 @@ from core.pipeline.models.base import Model
 from core.pipeline.models.bpe import BPEModel
 from core.pipeline.models.wordlevel import WordLevelModel
 from core.pipeline.models.wordpiece import WordPieceModel
-from core.pipeline.unigram_json import unigram_from_json
-from core.vocab_index import IdColumns
+from core.pipeline.models.unigram_json import unigram_from_json
+from core.engine.vocab_index import IdColumns
 
 __all__ = ["bpe_model_from_tables", "model_from_json"]
 

@@ -1,13 +1,13 @@
 """A Hugging Face BPE model's merges in C, where tokplay_native was built: the merge loop
 of :meth:`core.pipeline.models.BPEModel.encode_word` on a new word.
 
-The pure path is :func:`core.bpe.merge` over the word's starting IDs, ranking each pair in
+The pure path is :func:`core.engine.bpe.merge` over the word's starting IDs, ranking each pair in
 the model's ``(left, right) -> rank`` dict (a tuple made per look-up). ``tokplay_native.bpe``'s
 ``PairTable`` holds the same merges in one C hash table (made on the model's first new word,
 ~0.1 s for Gemma's 515,000 merges) and runs the same loop with no object per look-up: the
 same joins in the same order, so the same IDs (tests/pipeline/test_native_merges.py).
 Models it cannot hold (a float rank, an ID past 2**32) and words longer than
-:data:`core.bpe._LONG` parts (the heap's) keep :func:`~core.bpe.merge`.
+:data:`core.engine.bpe._LONG` parts (the heap's) keep :func:`~core.engine.bpe.merge`.
 
 >>> from core.pipeline.models import BPEModel
 >>> model = BPEModel({"a": 0, "b": 1, "ab": 2}, [("a", "b")])
@@ -21,13 +21,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from core import native
-from core.bpe import merge
+from core.engine.bpe import merge
 
 __all__ = ["NATIVE_MERGES", "merge_ids"]
 
 #: The attribute of a model holding its PairTable (False: none can be made); not pickled.
 NATIVE_MERGES = "_native_merges"
-#: Parts beyond this go to core.bpe.merge's heap (the C loop rescans its ranks: n^2).
+#: Parts beyond this go to core.engine.bpe.merge's heap (the C loop rescans its ranks: n^2).
 _LONGEST = 256
 
 
@@ -39,7 +39,7 @@ class _Model(Protocol):
 
 
 def merge_ids(model: _Model, ids: list[int]) -> list[int]:
-    """``core.bpe.merge(ids, model._ranks, model._merged)``, in C where it can be."""
+    """``core.engine.bpe.merge(ids, model._ranks, model._merged)``, in C where it can be."""
     if 1 < len(ids) <= _LONGEST:
         table = _table(model)
         if table is not None:

@@ -29,7 +29,7 @@ Control pieces (``<s>``, ``[INST]``) are special tokens: SentencePiece never mat
 in the input text (typing ``[INST]`` gives the pieces of ``[``, ``INST``, ``]``), and
 neither do we; ``add_special_tokens=True`` puts ``<s>`` in front (``encode(add_bos=True)``).
 
-Unigram models (T5, ALBERT, XLM-R) get :class:`~core.pipeline.unigram.UnigramModel` between
+Unigram models (T5, ALBERT, XLM-R) get :class:`~core.pipeline.models.unigram.UnigramModel` between
 the same normalizer and decoder; WORD and CHAR models are refused with a :class:`FormatError`
 naming the model type.
 """

@@ -3,7 +3,7 @@
 User-defined pieces are cut out first, then the adjacent pair whose concatenation is the
 best-scored piece is merged (leftmost on ties) until none is a piece; characters left
 unknown become ``<0xNN>`` byte pieces (``byte_fallback``) or one ``<unk>`` per run. The
-merge loop is :func:`core.bpe.merge`; the text is cut first into words no token can cross,
+merge loop is :func:`core.engine.bpe.merge`; the text is cut first into words no token can cross,
 each cached (the proof is in :class:`SentencePieceBPE`).
 """
 
@@ -16,7 +16,7 @@ from itertools import compress
 from typing import Any
 
 from core import native
-from core.bpe import merge, merge_steps
+from core.engine.bpe import merge, merge_steps
 from core.pipeline.models.bpe import BPEStep
 from core.pipeline.sentencepiece.cuts import (  # (re-exported: their home was here)
     WordCuts,
@@ -76,7 +76,7 @@ class _UserPiece(str):
 
 
 class _MinusScore:
-    """``piece -> minus its score``, for :func:`core.bpe.merge` when some score is NaN (it
+    """``piece -> minus its score``, for :func:`core.engine.bpe.merge` when some score is NaN (it
     has no place among the others). subtle: computed afresh at each look-up, as this port
     always did: a NaN is unequal to itself, but tuple comparison takes an object as equal to
     itself, so one shared NaN object would order merge's heap differently."""
@@ -198,7 +198,7 @@ class SentencePieceBPE:
         return self._source.piece_types  # type: ignore[no-any-return]
 
     def _fingerprint_attributes(self) -> dict[str, Any]:
-        """What :mod:`core.fingerprint` hashes: the attributes, the columns among them even
+        """What :mod:`core.engine.fingerprint` hashes: the attributes, the columns among them even
         while packed (so a packed model hashes as the same model read eagerly)."""
         return {**vars(self), "scores": self.scores, "types": self.types}
 
@@ -463,7 +463,7 @@ class SentencePieceBPE:
         return tuple(self._finish(self._bpe(word), {}))
 
     def _bpe(self, text: str, rev: dict[str, tuple[str, str]] | None = None) -> list[str]:
-        """bpe_model.cc's SampleEncode (without dropout) through :func:`core.bpe.merge`:
+        """bpe_model.cc's SampleEncode (without dropout) through :func:`core.engine.bpe.merge`:
         user-defined pieces cut out first (longest match), then the adjacent pair forming
         the best-scored piece joins first, leftmost on ties (the order of its heap of
         candidates: best score, then smallest left index, stale entries skipped). ``rev``
@@ -481,7 +481,7 @@ class SentencePieceBPE:
     ) -> Callable[[str, str], str | None]:
         """The key of two adjacent parts in ``_merge_rank``; None (no key) if one of them is
         a user-defined piece. With ``rev``, note each UNUSED piece a pair forms: merge asks
-        about pairs in the order bpe_model.cc pushes them (core.bpe.merge's subtle note)."""
+        about pairs in the order bpe_model.cc pushes them (core.engine.bpe.merge's subtle note)."""
         unused = self._unused
 
         def key(left: str, right: str) -> str | None:

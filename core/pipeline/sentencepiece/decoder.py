@@ -69,7 +69,7 @@ class SentencePieceDecoder:
         self.piece_ids, self.types = piece_ids, types
         self._default = NORMAL if piece_type is None else UNKNOWN
         #: the type of a piece the table lacks; public, as every setting that changes the
-        #: output is, so that core.fingerprint sees it
+        #: output is, so that core.engine.fingerprint sees it
         self.default_type = self._default
         if piece_type is None:
             piece_type = {c: CONTROL for c in control}
@@ -84,7 +84,7 @@ class SentencePieceDecoder:
         self.remove_extra_whitespaces = remove_extra_whitespaces
 
     def _fingerprint_attributes(self) -> dict[str, Any]:
-        """What :mod:`core.fingerprint` hashes: the types as a list however they were given
+        """What :mod:`core.engine.fingerprint` hashes: the types as a list however they were given
         (a packed model's loader gives bytes)."""
         return {**vars(self), "types": list(self.types)}
 

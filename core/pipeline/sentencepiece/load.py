@@ -7,7 +7,7 @@ file's own self-test; :func:`sentencepiece_tokenizer` puts them in a
 (:func:`model_from_proto`, :func:`tokenizer_from_proto`): the one door for ``.model`` files
 and for vocabularies that arrive as a ModelProto from elsewhere (GGUF ``llama`` and ``t5``).
 BPE models get :class:`~core.pipeline.sentencepiece.bpe.SentencePieceBPE`, Unigram models
-:class:`~core.pipeline.unigram.UnigramModel`; WORD and CHAR models are refused.
+:class:`~core.pipeline.models.unigram.UnigramModel`; WORD and CHAR models are refused.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from core.pipeline.sentencepiece.tables import (
     type_codes,
 )
 from core.pipeline.tokenizer import PipelineTokenizer
-from core.pipeline.unigram import UnigramModel, sentencepiece_unigram
+from core.pipeline.models.unigram import UnigramModel, sentencepiece_unigram
 
 __all__ = [
     "SentencePieceModel",

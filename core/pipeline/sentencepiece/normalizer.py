@@ -63,7 +63,7 @@ class CharsMap:
         return int.from_bytes(self._blob[4 + 4 * i : 8 + 4 * i], "little")
 
     def _fingerprint_attributes(self) -> dict[str, Any]:
-        """What :mod:`core.fingerprint` hashes: the attributes, ``units`` among them even
+        """What :mod:`core.engine.fingerprint` hashes: the attributes, ``units`` among them even
         before it is made."""
         return {**vars(self), "units": self.units}
 

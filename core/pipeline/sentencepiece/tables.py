@@ -115,7 +115,7 @@ def piece_tables(texts: list[str], scores: list[float], types: list[int]) -> Pie
       first, then the first ID, should a text be spelled twice; a checked file never does);
     - ``normal``: ``text -> ID`` for the pieces that may be merged into (``pieces_`` of
       model_interface.cc: NORMAL, USER_DEFINED, UNUSED; not CONTROL, UNKNOWN, BYTE);
-    - ``ranks``: each of those pieces' rank for :func:`core.bpe.merge`, which joins the
+    - ``ranks``: each of those pieces' rank for :func:`core.engine.bpe.merge`, which joins the
       lowest rank first: the place of its score among their distinct scores, best first
       (equal scores, equal ranks; -inf last). Small ints compare fast with merge's
       NO_MERGE, where floats do not. None when some score is NaN (it has no place).

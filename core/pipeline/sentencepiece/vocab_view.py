@@ -24,7 +24,7 @@ class _Model(Protocol):
 
 class VocabView(Mapping[str, int]):
     """A model's ``text -> ID``, read-only, its dict made on first use (a model loads
-    without it where the C twin encodes). It hashes as its items (core.fingerprint).
+    without it where the C twin encodes). It hashes as its items (core.engine.fingerprint).
 
     >>> from core.pipeline.sentencepiece.bpe import SentencePieceBPE
     >>> from core.pipeline.sentencepiece.proto import UNKNOWN, ProtoPiece

@@ -1,0 +1,1 @@
+"""Explainers over any tokenizer: replay, compare, evaluate, baselines, chat details."""
