@@ -64,11 +64,11 @@ _HARMONY_TOKENS = (
 
 #: Preset fingerprint -> (format name, template, added specials, where it comes from).
 FORMATS: dict[str, list[tuple[str, str, tuple[tuple[str, int], ...], str]]] = {
-    "a4b0c41734b49d7d": [  # cl100k_base
+    "cd6a57e27a0ac600": [  # cl100k_base
         ("GPT-4 (ChatML)", _CHATML, _chatml(100264), _TIKTOKENIZER),
         ("GPT-3.5-turbo (ChatML)", _CHATML_35, _chatml(100264), _TIKTOKENIZER),
     ],
-    "7f02f56f2c263ac6": [  # o200k_base
+    "34793f21e1f15932": [  # o200k_base
         ("GPT-4o (ChatML)", _CHATML, _chatml(200264), _TIKTOKENIZER),
         ("gpt-oss (harmony)", _HARMONY, _HARMONY_TOKENS,
          "OpenAI's harmony format (cookbook.openai.com/articles/openai-harmony), tiktoken's "

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from array import array
 import re
+from array import array
 from collections.abc import Mapping
 from enum import Enum
 from functools import partial
@@ -130,7 +130,7 @@ class _Walker:
         if isinstance(value, _PATTERNS):
             return ("regex", value.pattern, int(value.flags))
         if isinstance(value, type):
-            return ("class", f"{value.__module__}.{value.__qualname__}")
+            return ("class", value.__qualname__)
         listed = getattr(value, "_fingerprint_attributes", None)
         attributes = getattr(value, "__dict__", None) if listed is None else listed()
         if attributes is None or isinstance(value, _OPAQUE):
@@ -185,5 +185,6 @@ def _all_atoms(values: Any) -> bool:
 
 
 def _type_name(value: object) -> str:
-    cls = type(value)
-    return f"{cls.__module__}.{cls.__qualname__}"
+    # subtle: the class's name without its module, so a fingerprint survives moving a module
+    # (chat formats and links key on it); the attributes beside it tell two classes apart
+    return type(value).__qualname__
