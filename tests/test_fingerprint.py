@@ -71,3 +71,20 @@ def test_a_collection_reached_twice_is_described_alike() -> None:
     shared = {"a": column, "b": column}
     copies = {"a": list(column), "b": list(column)}
     assert fingerprint_of(shared) == fingerprint_of(copies)
+
+
+def test_a_fingerprint_survives_moving_a_class_to_another_module() -> None:
+    """Built-in chat formats and links key on fingerprints: moving a module (as the layers
+    of issue 37 did) must not change them. The OpenAI presets keep the keys of
+    core.chat.formats.FORMATS."""
+    from core.chat.formats import FORMATS
+    from core.formats.presets import load_preset
+
+    class Stage:
+        def __init__(self) -> None:
+            self.width = 3
+
+    here = fingerprint_of(Stage(), Stage)
+    Stage.__module__ = "somewhere.else"
+    assert fingerprint_of(Stage(), Stage) == here
+    assert {load_preset(n).fingerprint() for n in ("cl100k_base", "o200k_base")} <= set(FORMATS)
