@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8501
 WORKERS ?= 2
 
-.PHONY: run serve test test-data setup setup-dev compiler browser proxy node bench clean load pyodide-test static
+.PHONY: run serve test lint test-data setup setup-dev compiler browser proxy node bench clean load pyodide-test static
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install it with 'apt-get install python3-venv'"; exit 1; }
@@ -73,7 +73,13 @@ PURE_TESTS ?= tests/test_real_models.py tests/test_presets.py tests/test_tokeniz
               tests/pipeline/test_fast_encode_sp.py tests/test_formats_gguf.py \
               tests/test_formats_hf_pipeline_tables.py tests/test_formats_hf_unigram_tables.py \
               tests/test_formats_gguf_bpe.py tests/test_formats_gguf_pipeline_tables.py
-test: compiler setup-dev browser proxy node test-data
+# The linter and the type checker first (config: pyproject.toml's [tool.ruff] and [tool.mypy]):
+# ruff also reports a `noqa` that silences nothing, mypy a `type: ignore` that does.
+lint: setup-dev
+	$(PY) -m ruff check core training ui
+	$(PY) -m mypy
+
+test: lint compiler setup-dev browser proxy node test-data
 	$(PY) -m pytest -n 2 --dist loadgroup
 	TOKPLAY_NATIVE=0 $(PY) -m pytest -n 2 --dist loadgroup -q $(PURE_TESTS)
 
@@ -106,7 +112,7 @@ bench: setup-dev browser proxy
 	$(PY) benchmarks/bench_app.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
 
 # Load test without browsers: sessions speak Streamlit's websocket protocol (closed loop, no think time);
 # reruns/s, p50, p95 and errors for 1-20 sessions on Tokenize, Decode, Compare, with and without 2 trainings.

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from core.chat.template import ChatTemplate
     from core.engine.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
-    from core.pipeline.models.unigram import SplitPaths
     from core.engine.template import Template
+    from core.pipeline.models.unigram import SplitPaths
 
 __all__ = [
     "Capabilities", "ChatTokenizer", "DetailedTokenizer", "ScoredTokenizer", "TokenizerInterface",
@@ -85,15 +85,22 @@ class TokenizerInterface(Protocol):
     (``"byte-level BPE"``, ``"WordPiece"``, ``"word-level baseline"``); ``n_vocab``: one
     more than its largest ID; ``template``: what ``add_special_tokens=True`` adds (empty for
     most); ``unk_id``: the ID that stands for what it cannot encode, which chips and
-    coverage counts mark (``None`` when it has none, or does not say).
+    coverage counts mark (``None`` when it has none, or does not say). All are read-only
+    (properties here, so that a plain attribute and a property both satisfy them).
     """
 
-    name: str
-    kind: str
-    capabilities: Capabilities
-    n_vocab: int
-    template: Template
-    unk_id: int | None
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def capabilities(self) -> Capabilities: ...
+    @property
+    def n_vocab(self) -> int: ...
+    @property
+    def template(self) -> Template: ...
+    @property
+    def unk_id(self) -> int | None: ...
 
     def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
         """Token IDs of ``text``; ``add_special_tokens=True`` wraps them in ``template``."""
@@ -123,13 +130,17 @@ class DetailedTokenizer(TokenizerInterface, Protocol):
 
     ``vocab``: ID -> the bytes the token adds to a decoded text; ``merges``: the merge list
     in rank order, spelled as ``vocab`` spells tokens (``[]`` when the model has none);
-    ``pattern``: the pre-tokenizer, as a regex or a description.
+    ``pattern``: the pre-tokenizer, as a regex or a description. All read-only.
     """
 
-    vocab: Mapping[int, bytes]
-    merges: Sequence[tuple[bytes, bytes]]
-    special_tokens: list[str]
-    pattern: str
+    @property
+    def vocab(self) -> Mapping[int, bytes]: ...
+    @property
+    def merges(self) -> Sequence[tuple[bytes, bytes]]: ...
+    @property
+    def special_tokens(self) -> list[str]: ...
+    @property
+    def pattern(self) -> str: ...
 
     def encode_details(
         self, text: str, *, add_special_tokens: bool = False
@@ -168,7 +179,8 @@ class ChatTokenizer(DetailedTokenizer, Protocol):
     text (``tokenize=False``) or its IDs; ``**kwargs`` reach the template.
     """
 
-    chat_template: ChatTemplate | None
+    @property
+    def chat_template(self) -> ChatTemplate | None: ...
 
     def apply_chat_template(
         self, messages: Sequence[Mapping[str, object]], *, add_generation_prompt: bool = False,

@@ -6,7 +6,11 @@ checks each pair). Each name here is that module, or ``None`` where it was not b
 compiler, Pyodide) or ``TOKPLAY_NATIVE=0`` was set: callers then take the pure path.
 
 Callers read the attribute when they run (``native.bpe``), never bind it at import time, so
-that a test can set it to ``None`` to run the pure path.
+that a test can set it to ``None`` to run the pure path. Few modules read it: each hot loop's
+one home (:mod:`core.engine.bpe`, :mod:`core.engine.vocab_index`,
+:mod:`core.pipeline.sentencepiece.packed`, :mod:`core.pipeline.models.unigram_lattice`,
+:mod:`core.train.merge`), which gives the same answer either way; everything else calls those
+(tests/test_speed_homes.py).
 
 Decode's join lives here whole (:func:`join_tokens`, :func:`join_text`): a tokenizer calls
 one function, which takes the C twin where it was built and the pure join otherwise.
@@ -72,7 +76,7 @@ def status() -> dict[str, bool]:
 _JOIN_CHUNK = 4096  # IDs the pure join fetches per itemgetter call (its tuple stays in cache)
 
 
-def join_tokens(table: list[bytes | None], ids: list[int]) -> bytes:
+def join_tokens(table: list[bytes] | list[bytes | None], ids: list[int]) -> bytes:
     """``b"".join(table[i] for i in ids)``: in one C pass (``tokplay_native.decode.join``)
     where built, else :func:`_join_chunks`. ``table`` maps ID -> bytes (``None`` where an ID
     is no token); an ID picks its row as a list index does (a negative one from the end).
@@ -87,7 +91,7 @@ def join_tokens(table: list[bytes | None], ids: list[int]) -> bytes:
     return _join_chunks(table, ids) if fast is None else fast.join(table, ids)
 
 
-def join_text(table: list[bytes | None], ids: list[int]) -> str:
+def join_text(table: list[bytes] | list[bytes | None], ids: list[int]) -> str:
     """``join_tokens(table, ids).decode("utf-8", "replace")`` (one U+FFFD per maximal invalid
     sequence, as tiktoken's decode), in C straight into the str where built.
 
@@ -114,5 +118,5 @@ def _join_chunks(table: Sequence[bytes | None], ids: list[int]) -> bytes:
         if len(chunk) == 1:  # itemgetter of one item returns it bare, not in a tuple
             parts.append(table[chunk[0]])  # (a None here fails in the last join)
         else:
-            parts.append(b"".join(itemgetter(*chunk)(table)))  # type: ignore[arg-type]
+            parts.append(b"".join(itemgetter(*chunk)(table)))
     return b"".join(parts)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""The table cache for GGUF vocabs read as a BPE pipeline (core.formats.gguf_pipeline_tables):
+"""The table cache for GGUF vocabs read as a BPE pipeline (core.formats.gguf_tables.PIPELINE):
 a file opened before loads from its cached tables, the same tokenizer as cold (IDs on
 llama.cpp's cases and on any text, fingerprint, merges, template, chat template); a cache file
 is untrusted input (damaged, foreign or inconsistent tables are never used: the file is read
@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import native
-from core.formats import gguf_cache, gguf_pipeline_tables
+from core.formats import gguf_tables, hf_tables
+from core.formats.gguf_tables import PIPELINE
 from core.formats.gguf_vocab import tokenizer_from_gguf
-from core.formats.table_cache import CACHE_ENV, Tables, read_tables, source_key, write_tables
+from core.formats.table_cache import CACHE_ENV, Codec, Tables, cache_path, read, source_key, write
 from core.pipeline.tokenizer import PipelineTokenizer
 from tests.test_formats_gguf import read_cases
 
@@ -72,7 +73,7 @@ def _answers(tok: PipelineTokenizer, texts: list[str]) -> object:
 
 
 def _tables(data: bytes, cache: Path) -> Tables | None:
-    return read_tables(source_key(data), kind=gguf_pipeline_tables.KIND, folder=cache)
+    return read(source_key(data), PIPELINE, folder=cache)
 
 
 def test_gemma4_warm_is_cold(cache: Path, pure_tables: None, gemma4: tuple[bytes, list[str]],
@@ -133,7 +134,7 @@ def test_a_damaged_cache_file_is_read_again(cache: Path, deepseek: tuple[bytes, 
                                             damage: str) -> None:  # fmt: skip
     data, texts = deepseek
     want = _answers(_load(data), texts)
-    path = cache / f"{source_key(data)}.tables"
+    path = cache_path(source_key(data), PIPELINE, cache)
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     damaged = {"flip": bytes(raw), "cut": bytes(raw[: len(raw) // 3]), "empty": b"",
@@ -147,7 +148,7 @@ def _rewrite(data: bytes, cache: Path, change: Any) -> None:
     """Keep ``data``'s tables changed by ``change(tables) -> Tables`` (a well-formed file)."""
     tables = _tables(data, cache)
     assert tables is not None
-    write_tables(source_key(data), change(tables), folder=cache)
+    write(source_key(data), PIPELINE, change(tables), folder=cache)
 
 
 def _meta(**changes: Any) -> Any:
@@ -162,8 +163,6 @@ def _meta(**changes: Any) -> Any:
         lambda t: Tables({**t.vocab, 5: t.vocab[6]}, t.merges, t.meta),  # spelled twice
         _meta(doc=[]),
         _meta(doc={"model": {"vocab": {}}}),
-        _meta(kind=gguf_cache.TABLES_KIND),  # the fast Tokenizer's kind: its checks refuse it
-        _meta(kind="hf-json pipeline BPE 1"),  # a tokenizer.json's: not a GGUF's
         _meta(template=[[10**6], [], "x $A"]),  # an ID of no token
         _meta(template=[[True], [], "x $A"]),
         _meta(template=None),
@@ -177,6 +176,24 @@ def test_tables_that_do_not_fit_are_read_again(cache: Path, deepseek: tuple[byte
     want = _answers(_load(data), texts)
     _rewrite(data, cache, change)
     assert _answers(_load(data), texts) == want
+
+
+@pytest.mark.parametrize("other", [gguf_tables.TOKENIZER, hf_tables.BPE], ids=["fast", "hf-json"])
+def test_a_file_of_another_kind_is_read_again(cache: Path, deepseek: tuple[bytes, list[str]],
+                                              other: Codec[Any, Any]) -> None:  # fmt: skip
+    """The pipeline's tables kept as the fast Tokenizer's (read first, its checks refuse
+    them: removed) or, under this kind's name, as a tokenizer.json's: never used."""
+    data, texts = deepseek
+    want = _answers(_load(data), texts)
+    key = source_key(data)
+    tables = _tables(data, cache)
+    assert tables is not None
+    write(key, other, tables, folder=cache)
+    if other is hf_tables.BPE:
+        cache_path(key, other, cache).replace(cache_path(key, PIPELINE, cache))
+    assert _answers(_load(data), texts) == want
+    assert list(cache.glob("*.tables")) == [cache_path(key, PIPELINE, cache)]
+    assert _tables(data, cache) is not None  # (written afresh, or still there)
 
 
 def test_a_path_is_not_cached(cache: Path, llama_cpp_vocabs: Path) -> None:

@@ -1,5 +1,5 @@
 """The table cache for a tokenizer.json read as a pipeline with a BPE model (Llama 2's and
-Mistral's layout: core.formats.hf_pipeline_tables): a file opened before loads from its
+Mistral's layout: core.formats.hf_tables.BPE): a file opened before loads from its
 cached tables, the same tokenizer as cold (fingerprint, IDs, decodes, merges) and as Hugging
 Face ``tokenizers``; a cache file is untrusted input (damaged, foreign or inconsistent
 tables are never used: the file is read again)."""
@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.formats import hf_pipeline_tables, load_tokenizer_files, table_cache
-from core.formats.table_cache import CACHE_ENV, Tables, read_tables, source_key, write_tables
+from core.formats import load_tokenizer_files, table_cache
+from core.formats.hf_tables import BPE
+from core.formats.table_cache import CACHE_ENV, Tables, cache_path, read, source_key, write
 from core.pipeline.models import BPEModel
 from core.pipeline.tokenizer import PipelineTokenizer
 from tests.test_real_models import _make_hf_json
@@ -60,8 +61,8 @@ def test_warm_is_cold_and_the_oracle(cache: Path, mistral_json: bytes) -> None:
 
     cold = _load(mistral_json)
     files = list(cache.glob("*.tables"))
-    assert [f.name for f in files] == [f"{source_key(mistral_json)}.tables"]
-    tables = read_tables(source_key(mistral_json), kind=hf_pipeline_tables.KIND, folder=cache)
+    assert files == [cache_path(source_key(mistral_json), BPE, cache)]
+    tables = read(source_key(mistral_json), BPE, folder=cache)
     assert tables is not None and tables.meta["doc"]["model"]["type"] == "BPE"
     warm = _load(mistral_json)
     assert "merges" not in vars(warm.model)  # (from IDs: spelled out on first read)
@@ -82,7 +83,7 @@ def test_warm_encodes_any_text_as_cold(cache: Path, mistral_json: bytes, text: s
 @pytest.mark.parametrize("damage", ["flip", "cut", "empty"])
 def test_a_damaged_cache_file_is_read_again(cache: Path, mistral_json: bytes, damage: str) -> None:
     want = _answers(_load(mistral_json))
-    path = cache / f"{source_key(mistral_json)}.tables"
+    path = cache_path(source_key(mistral_json), BPE, cache)
     raw = bytearray(path.read_bytes())
     if damage == "flip":
         raw[len(raw) // 2] ^= 0xFF
@@ -93,9 +94,9 @@ def test_a_damaged_cache_file_is_read_again(cache: Path, mistral_json: bytes, da
 def _rewrite(data: bytes, cache: Path, change: object) -> None:
     """Keep ``data``'s tables changed by ``change(tables) -> Tables`` (a well-formed file)."""
     key = source_key(data)
-    tables = read_tables(key, kind=hf_pipeline_tables.KIND, folder=cache)
+    tables = read(key, BPE, folder=cache)
     assert tables is not None
-    write_tables(key, change(tables), folder=cache)  # type: ignore[operator]
+    write(key, BPE, change(tables), folder=cache)  # type: ignore[operator]
 
 
 @pytest.mark.parametrize(
@@ -116,13 +117,21 @@ def test_tables_that_do_not_fit_are_read_again(cache: Path, mistral_json: bytes,
 
 
 def test_the_byte_level_kind_is_not_taken_for_a_pipeline(cache: Path, mistral_json: bytes) -> None:
+    from core.formats.hf_json import BYTE_LEVEL
+
     want = _answers(_load(mistral_json))
-    _rewrite(mistral_json, cache, lambda t: Tables(t.vocab, t.merges, {**t.meta, "kind": "other"}))
+    key = source_key(mistral_json)
+    tables = read(key, BPE, folder=cache)
+    assert tables is not None
+    # the pipeline's tables as the byte-level kind's: a file of that kind, not this one
+    write(key, BYTE_LEVEL, tables, folder=cache)
+    cache_path(key, BYTE_LEVEL, cache).replace(cache_path(key, BPE, cache))
     assert _answers(_load(mistral_json)) == want
+    assert read(key, BPE, folder=cache) is not None  # (written afresh)
 
 
 def test_a_small_file_writes_nothing(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # (a Unigram model's tables: core.formats.hf_unigram_tables, its own test file)
+    # (a Unigram model's tables: core.formats.hf_tables.UNIGRAM, its own test file)
     doc = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]}}
     data = json.dumps(doc).encode()
     assert _load(data).encode("abba") == [2, 1, 0]

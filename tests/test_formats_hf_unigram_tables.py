@@ -1,5 +1,5 @@
 """The table cache for a tokenizer.json whose model is Unigram (T5's and XLM-R's layout, as
-transformers converts a SentencePiece model: core.formats.hf_unigram_tables): a file opened
+transformers converts a SentencePiece model: core.formats.hf_tables.UNIGRAM): a file opened
 before loads from its cached tables, the same tokenizer as cold (IDs, decodes, fingerprint,
 every score's bits) and as Hugging Face ``tokenizers``, with the compiled helpers on and
 off; a cache file is untrusted input (damaged, foreign or inconsistent tables are never
@@ -8,6 +8,7 @@ used: the file is read again, and its tables written again)."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import importlib
 import io
 import json
@@ -22,8 +23,9 @@ from hypothesis import strategies as st
 
 from core import native
 from core.train.builtin_corpus import builtin_corpus_text
-from core.formats import hf_unigram_tables, load_tokenizer_files, table_cache
-from core.formats.table_cache import CACHE_ENV, Tables, read_tables, source_key, write_tables
+from core.formats import hf_tables, load_tokenizer_files, table_cache
+from core.formats.hf_tables import UNIGRAM
+from core.formats.table_cache import CACHE_ENV, Tables, cache_path, read, source_key, write
 from core.pipeline.tokenizer import PipelineTokenizer
 from core.pipeline.models.unigram import UnigramModel
 
@@ -88,15 +90,15 @@ def twin(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Ite
 
 @pytest.fixture
 def from_tables(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many loads came from cached Unigram tables (the loader's reader, counted)."""
+    """How many loads came from cached Unigram tables (the codec's reader, counted)."""
     calls: list[int] = []
-    real = hf_unigram_tables.unigram_from_tables
 
-    def counted(tables: Tables, **kwargs: Any) -> PipelineTokenizer:
+    def counted(tables: Tables, **kwargs: Any) -> PipelineTokenizer | None:
         calls.append(1)
-        return real(tables, **kwargs)
+        return UNIGRAM.from_tables(tables, **kwargs)
 
-    monkeypatch.setattr(hf_unigram_tables, "unigram_from_tables", counted)
+    counting = dataclasses.replace(UNIGRAM, from_tables=counted)
+    monkeypatch.setattr(hf_tables, "CODECS", (hf_tables.BPE, counting))
     return calls
 
 
@@ -132,8 +134,8 @@ def test_warm_is_cold_and_the_oracle(cache: Path, unigram_json: bytes, twin: str
     from tokenizers import Tokenizer
 
     cold = _load(unigram_json)
-    assert [f.name for f in cache.glob("*.tables")] == [f"{source_key(unigram_json)}.tables"]
-    tables = read_tables(source_key(unigram_json), kind=hf_unigram_tables.KIND, folder=cache)
+    assert list(cache.glob("*.tables")) == [cache_path(source_key(unigram_json), UNIGRAM, cache)]
+    tables = read(source_key(unigram_json), UNIGRAM, folder=cache)
     assert tables is not None and tables.meta["doc"]["model"]["type"] == "Unigram"
     assert "vocab" not in tables.meta["doc"]["model"] and not tables.vocab and not tables.merges
     assert not from_tables
@@ -202,7 +204,7 @@ def test_scores_are_the_files_digits_as_tokenizers_reads_them(
 def test_a_damaged_cache_file_is_read_again(cache: Path, unigram_json: bytes, damage: str,
                                             from_tables: list[int]) -> None:  # fmt: skip
     want = _answers(_load(unigram_json))
-    path = cache / f"{source_key(unigram_json)}.tables"
+    path = cache_path(source_key(unigram_json), UNIGRAM, cache)
     good = path.read_bytes()
     raw = bytearray(good)
     if damage == "flip":
@@ -217,9 +219,9 @@ def test_a_damaged_cache_file_is_read_again(cache: Path, unigram_json: bytes, da
 def _rewrite(data: bytes, cache: Path, change: Callable[[Tables], Tables]) -> None:
     """Keep ``data``'s tables changed by ``change`` (a well-formed cache file)."""
     key = source_key(data)
-    tables = read_tables(key, kind=hf_unigram_tables.KIND, folder=cache)
+    tables = read(key, UNIGRAM, folder=cache)
     assert tables is not None
-    write_tables(key, change(tables), folder=cache)
+    write(key, UNIGRAM, change(tables), folder=cache)
 
 
 def _meta(t: Tables, **changes: Any) -> Tables:
@@ -254,14 +256,19 @@ def test_tables_that_do_not_fit_are_read_again(
     want = _answers(_load(unigram_json))
     _rewrite(unigram_json, cache, change)
     assert _answers(_load(unigram_json)) == want
-    again = read_tables(source_key(unigram_json), kind=hf_unigram_tables.KIND, folder=cache)
+    again = read(source_key(unigram_json), UNIGRAM, folder=cache)
     assert again is not None and again.meta["pieces"] == want[3]  # type: ignore[index]
 
 
 def test_another_kind_is_not_taken_for_unigram(cache: Path, unigram_json: bytes,
                                                from_tables: list[int]) -> None:  # fmt: skip
     want = _answers(_load(unigram_json))
-    _rewrite(unigram_json, cache, lambda t: _meta(t, kind="other"))
+    key = source_key(unigram_json)
+    tables = read(key, UNIGRAM, folder=cache)
+    assert tables is not None
+    # the Unigram tables as the BPE kind's: a file of that kind, not this one
+    write(key, hf_tables.BPE, tables, folder=cache)
+    cache_path(key, hf_tables.BPE, cache).replace(cache_path(key, UNIGRAM, cache))
     assert _answers(_load(unigram_json)) == want and not from_tables
 
 

@@ -5,14 +5,17 @@ untrusted input (a corrupt or foreign one is never used, the file is read again)
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.formats import hf_json, identify_files, load_tokenizer_files, table_cache
-from core.formats.table_cache import CACHE_ENV, Tables, read_tables, source_key, write_tables
+from core.formats.hf_json import BYTE_LEVEL
+from core.formats.table_cache import CACHE_ENV, Codec, Tables, cache_path, read, source_key, write
 
 TEXTS = [
     "",
@@ -72,7 +75,8 @@ def _load(data: bytes) -> object:
 
 def _is_warm(data: bytes) -> bool:
     """Whether a load of ``data`` would come from the cache (no JSON parsed)."""
-    return isinstance(identify_files({"tokenizer.json": data}).parsed["tokenizer.json"], Tables)
+    found = identify_files({"tokenizer.json": data}).parsed["tokenizer.json"]
+    return isinstance(found, table_cache.Cached)
 
 
 def test_cold_and_warm_give_the_oracles_ids(cache: Path) -> None:
@@ -94,8 +98,7 @@ def test_cold_and_warm_give_the_oracles_ids(cache: Path) -> None:
 def test_warm_matches_cold_on_any_text(text: str) -> None:
     folder = Path(_WARM["folder"])
     cold = hf_json.tokenizer_from_hf_json(_WARM["text"])
-    tables = read_tables(source_key(_WARM["text"].encode()), kind=hf_json.TABLES_KIND,
-                         folder=folder)  # fmt: skip
+    tables = read(source_key(_WARM["text"].encode()), BYTE_LEVEL, folder=folder)
     assert tables is not None
     warm = hf_json.tokenizer_from_tables(tables)
     assert warm.encode(text) == cold.encode(text)
@@ -110,7 +113,7 @@ def _warm_file(tmp_path_factory: pytest.TempPathFactory) -> None:
     folder = tmp_path_factory.mktemp("warm-cache")
     text = _hf_json()
     tables = hf_json.hf_json_tables(json.loads(text))
-    write_tables(source_key(text.encode()), tables, folder=folder)
+    write(source_key(text.encode()), BYTE_LEVEL, tables, folder=folder)
     _WARM.update(folder=str(folder), text=text)
 
 
@@ -144,15 +147,14 @@ def test_checked_tables_that_make_no_tokenizer_are_rebuilt(cache: Path) -> None:
     text = _hf_json()
     data = text.encode()
     key = source_key(data)
-    for meta in ({"kind": hf_json.TABLES_KIND, "special_tokens": "x", "pattern": 1},
-                 {"kind": hf_json.TABLES_KIND, "special_tokens": [], "pattern": "gpt2",
-                  "ignore_merges": False}):  # fmt: skip
-        write_tables(key, Tables({0: b"a", 1: b"b"}, [(7, 9, 1)], meta))
+    for meta in ({"special_tokens": "x", "pattern": 1},
+                 {"special_tokens": [], "pattern": "gpt2", "ignore_merges": False}):  # fmt: skip
+        bad = Tables({0: b"a", 1: b"b"}, [(7, 9, 1)], meta)
+        write(key, BYTE_LEVEL, bad)
+        assert read(key, BYTE_LEVEL) == Tables(bad.vocab, bad.merges, {**meta, "kind": BYTE_LEVEL.name})
         assert _is_warm(data)
         assert _ids(_load(data)) == _oracle_ids(text)
-        assert read_tables(key, kind=hf_json.TABLES_KIND) != Tables(
-            {0: b"a", 1: b"b"}, [(7, 9, 1)], meta
-        )
+        assert read(key, BYTE_LEVEL) != Tables(bad.vocab, bad.merges, {**meta, "kind": BYTE_LEVEL.name})
 
 
 def test_a_cache_for_another_file_is_never_used(cache: Path) -> None:
@@ -161,16 +163,25 @@ def test_a_cache_for_another_file_is_never_used(cache: Path) -> None:
     _load(text_a.encode())
     (path,) = cache.glob("*.tables")
     # A's cache file under B's name: the source digest inside it does not match
-    path.rename(cache / f"{source_key(text_b.encode())}.tables")
+    path.rename(cache_path(source_key(text_b.encode()), BYTE_LEVEL, cache))
     assert not _is_warm(text_b.encode())
     assert _ids(_load(text_b.encode())) == _oracle_ids(text_b)
 
 
 def test_another_kind_is_never_used(tmp_path: Path) -> None:
     key = source_key(b"file")
-    write_tables(key, Tables({0: b"a"}, [], {"kind": "another"}), folder=tmp_path)
-    assert read_tables(key, kind=hf_json.TABLES_KIND, folder=tmp_path) is None
-    assert read_tables(key, kind="another", folder=tmp_path) == Tables({0: b"a"}, [], {"kind": "another"})
+    another: Codec[Tables, Tables] = Codec("another", 1, lambda t: t, lambda t, **_: t)
+    write(key, another, Tables({0: b"a"}, [], {}), folder=tmp_path)
+    assert read(key, BYTE_LEVEL, folder=tmp_path) is None
+    assert read(key, another, folder=tmp_path) == Tables({0: b"a"}, [], {"kind": "another-v1"})
+    # under the other kind's name, its file says what it is: still not used
+    cache_path(key, another, tmp_path).rename(cache_path(key, BYTE_LEVEL, tmp_path))
+    assert read(key, BYTE_LEVEL, folder=tmp_path) is None
+    # nor a file of another version of a kind
+    write(key, another, Tables({0: b"a"}, [], {}), folder=tmp_path)
+    newer: Codec[Tables, Tables] = Codec("another", 2, lambda t: t, lambda t, **_: t)
+    cache_path(key, another, tmp_path).rename(cache_path(key, newer, tmp_path))
+    assert read(key, newer, folder=tmp_path) is None
 
 
 def test_off_and_unwritable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -199,6 +210,74 @@ def test_merge_ids_that_disagree_with_the_vocab_are_not_taken(cache: Path) -> No
     tables = hf_json.hf_json_tables(json.loads(text))
     left, right, made = tables.merges[0]
     wrong = Tables(tables.vocab, [(left, right, left)] + tables.merges[1:], tables.meta)
-    write_tables(source_key(data), wrong)
+    write(source_key(data), BYTE_LEVEL, wrong)
     assert _is_warm(data)
     assert _ids(_load(data)) == _oracle_ids(text)
+
+
+# ─── every kind goes through the one cache ──────────────────────────────────────────────────
+
+
+def _gguf(pre: str) -> bytes:
+    """A small byte-level GGUF vocab: ``llama-bpe`` (one regex) makes the fast Tokenizer,
+    ``deepseek-llm`` (several) a BPE pipeline."""
+    from core.engine.bytes_unicode import to_gpt2_str
+    from core.formats.gguf import write_gguf
+
+    tokens = [to_gpt2_str(bytes([i])) for i in range(256)] + ["ab", "abc", "<|end|>"]
+    return write_gguf({"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": pre,
+                       "tokenizer.ggml.tokens": tokens, "tokenizer.ggml.token_type": [1] * 258 + [3],
+                       "tokenizer.ggml.merges": ["a b", "ab c"], "tokenizer.ggml.bos_token_id": 258})  # fmt: skip
+
+
+def _kinds() -> list[tuple[Codec[Any, Any], bytes, Callable[[bytes], Any]]]:
+    """Each cached kind's codec, a source file of that kind, and its loader."""
+    from core.formats import gguf_tables, hf_tables, tiktoken_file
+    from core.formats.gguf_vocab import tokenizer_from_gguf
+
+    bpe = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]}}
+    unigram = {"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.5]]}}
+    ranks = {bytes([i]): i for i in range(256)} | {b"ab": 256}
+    return [
+        (BYTE_LEVEL, _hf_json().encode(), _load),
+        (hf_tables.BPE, json.dumps(bpe).encode(), _load),
+        (hf_tables.UNIGRAM, json.dumps(unigram).encode(), _load),
+        (tiktoken_file.RANKS, tiktoken_file.dump_tiktoken_ranks(ranks),
+         tiktoken_file.load_tiktoken_ranks),
+        (gguf_tables.TOKENIZER, _gguf("llama-bpe"), tokenizer_from_gguf),
+        (gguf_tables.PIPELINE, _gguf("deepseek-llm"), tokenizer_from_gguf),
+    ]  # fmt: skip
+
+
+def _seen(loaded: Any) -> object:
+    """What a load gave, comparably: a tokenizer's IDs, or the ranks."""
+    text = "ab abc aab <|end|> hello"
+    return loaded if isinstance(loaded, dict) else (type(loaded), loaded.encode(text),
+                                                   loaded.encode(text, add_special_tokens=True))
+
+
+def test_every_kind_goes_through_the_one_cache(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A byte-level and a pipeline tokenizer.json (BPE, Unigram), a rank file and a GGUF
+    (fast Tokenizer, BPE pipeline): each first load leaves one file in the one folder, named
+    by the source, its kind and version; each second load opens that file with its codec."""
+    opened: list[str] = []
+    real_open = table_cache.Cached.open
+
+    def counted(self: table_cache.Cached[Any], **options: Any) -> Any:
+        opened.append(self.codec.name)
+        return real_open(self, **options)
+
+    monkeypatch.setattr(table_cache.Cached, "open", counted)
+    kinds = _kinds()
+    assert len({codec.name for codec, _, _ in kinds}) == 6
+    for codec, data, load in kinds:
+        cold = load(data)
+        path = cache_path(source_key(data), codec, cache)
+        assert path.name == f"{source_key(data)}.{codec.kind}-v{codec.version}.tables"
+        assert path.exists() and not opened
+        warm = load(data)
+        assert opened == [codec.name] and _seen(warm) == _seen(cold)
+        opened.clear()
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        cache_path(source_key(data), codec, cache).name for codec, data, _ in kinds
+    )

@@ -146,6 +146,48 @@ def _describe(graph: dict[str, dict[str, str]], cycle: list[str]) -> str:
     return " -> ".join(cycle) + "\n" + "\n".join(steps)
 
 
+#: The most imports ``ui`` may run inside functions. An import at the top tells readers, tools
+#: and type checkers what a module needs; one hidden in a function is for a heavy optional
+#: library only a rare path needs, or a module the Pyodide build may lack, and says so.
+UI_LOCAL_IMPORTS_MAX = 10
+
+
+def function_local_imports(root: Path, package: str) -> list[str]:
+    """``file:line: statement`` of every import inside a function in ``package``; ``(no
+    reason given)`` ends those without a comment on their line or the line above."""
+    found = []
+    for file in sorted((root / package).rglob("*.py")):
+        lines = file.read_text(encoding="utf-8").splitlines()
+        for node, where in _imports(ast.parse("\n".join(lines)).body, "module level"):
+            if where == "in a function":
+                line = node.lineno
+                said = "#" in lines[line - 1] or lines[line - 2].strip().startswith("#")
+                found.append(f"{file.relative_to(root)}:{line}: {ast.unparse(node)}"
+                             + ("" if said else "  (no reason given)"))
+    return found
+
+
+def test_ui_imports_at_the_top_with_few_exceptions_each_explained():
+    found = function_local_imports(_REPO, "ui")
+    listing = "\n".join(found)
+    assert len(found) <= UI_LOCAL_IMPORTS_MAX, (
+        f"{len(found)} imports inside functions in ui/ (at most {UI_LOCAL_IMPORTS_MAX}): "
+        f"move them to the top of their module\n{listing}")
+    assert "(no reason given)" not in listing, (
+        "say why each import stays inside its function, in a comment on its line or the "
+        f"line above:\n{listing}")
+
+
+def test_function_local_imports_are_found_with_their_reasons(tmp_path: Path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text(
+        "import os\n\ndef f():\n    # heavy, and only f needs it\n    import json\n"
+        "    from pkg import b  # a circle otherwise\n    import re\n    return json, b, re\n")
+    assert function_local_imports(tmp_path, "pkg") == [
+        "pkg/a.py:5: import json", "pkg/a.py:6: from pkg import b",
+        "pkg/a.py:7: import re  (no reason given)"]
+
+
 def test_modules_import_each_other_without_a_circle():
     """No import circle among core, training, ui, pages and app.py, counting every import:
     module level, under ``if TYPE_CHECKING:`` (a type checker follows it, and one refactor

@@ -245,6 +245,18 @@ def test_what_the_library_would_lose_is_not_promised() -> None:
     assert not Tokenizer(base, [], specials_in_text=False).capabilities.save
 
 
+def test_a_pipelines_capabilities_come_from_its_model_and_no_loader_sets_them(tok: Any) -> None:
+    """A PipelineTokenizer works its capabilities out in one place, from its model (merges
+    for BPE, scores for Unigram) and chat template: a loader cannot set or replace them."""
+    if not isinstance(tok, PipelineTokenizer):
+        return
+    declared = tok.model.capabilities
+    assert (tok.capabilities.merges, tok.capabilities.scores) == (declared.merges, declared.scores)
+    with pytest.raises(AttributeError):
+        tok.capabilities = Capabilities(details=True)
+    assert (tok.capabilities.merges, tok.capabilities.scores) == (declared.merges, declared.scores)
+
+
 # ---- the fingerprint: everything that changes the output, and nothing else -----------------
 
 

@@ -288,7 +288,7 @@ def test_gguf_real_file_id_merges_equal_the_byte_path(llama_cpp_vocabs: Path) ->
     assert fast.merges == byte_merges and fast.vocab == vocab
 
 
-# ─── GGUF uploads opened before: the table cache (core.formats.gguf_cache) ──────────────────
+# ─── GGUF uploads opened before: the table cache (core.formats.gguf_tables) ─────────────────
 
 
 @pytest.fixture
@@ -337,15 +337,16 @@ def test_gguf_warm_load_equals_the_cold_one(cache: Path, tmp_path: Path) -> None
      {"template": [[10**6], [], "$A"]}, {"specials": {"<|end|>": 5}}],
 )  # fmt: skip
 def test_a_bad_gguf_cache_file_is_read_again(cache: Path, meta: dict[str, object]) -> None:
-    from core.formats import gguf_cache, table_cache
+    from core.formats import gguf_tables, table_cache
 
     blob = _gguf_blob()
     cold = gguf_vocab.tokenizer_from_gguf(blob)
     key = table_cache.source_key(blob)
-    tables = table_cache.read_tables(key, kind=gguf_cache.TABLES_KIND)
+    tables = table_cache.read(key, gguf_tables.TOKENIZER)
     assert tables is not None
-    table_cache.write_tables(key, table_cache.Tables(tables.vocab, tables.merges, tables.meta | meta))
-    assert gguf_cache.cached(key, name="model.gguf") is None
+    bad = table_cache.Tables(tables.vocab, tables.merges, tables.meta | meta)
+    table_cache.write(key, gguf_tables.TOKENIZER, bad)
+    assert table_cache.lookup(key, [gguf_tables.TOKENIZER], name="model.gguf") is None
     assert _everything(gguf_vocab.tokenizer_from_gguf(blob)) == _everything(cold)
 
 
@@ -355,14 +356,14 @@ def test_rank_file_warm_load_equals_the_cold_one(cache: Path) -> None:
     ranks = {bytes([i]): i for i in range(256)} | {b"ab": 256, b"abc": 257, b"\xffz": 258}
     data = tiktoken_file.dump_tiktoken_ranks(ranks)
     assert tiktoken_file.load_tiktoken_ranks(data) == ranks  # cold: parsed, then cached
-    key = table_cache.source_key(data)
-    assert tiktoken_file._cached_ranks(key) == ranks
+    key, codecs = table_cache.source_key(data), [tiktoken_file.RANKS]
+    assert table_cache.lookup(key, codecs) == ranks
     assert tiktoken_file.load_tiktoken_ranks(data) == ranks  # warm
     # a cache file with an empty token, or merges, is not used: the file is parsed again
-    for bad in (table_cache.Tables({0: b"", 1: b"a"}, [], {"kind": tiktoken_file.RANKS_KIND}),
-                table_cache.Tables({0: b"a"}, [(0, 0, 0)], {"kind": tiktoken_file.RANKS_KIND})):  # fmt: skip
-        table_cache.write_tables(key, bad)
-        assert tiktoken_file._cached_ranks(key) is None
+    for bad in (table_cache.Tables({0: b"", 1: b"a"}, [], {}),
+                table_cache.Tables({0: b"a"}, [(0, 0, 0)], {})):  # fmt: skip
+        table_cache.write(key, tiktoken_file.RANKS, bad)
+        assert table_cache.lookup(key, codecs) is None
         assert tiktoken_file.load_tiktoken_ranks(data) == ranks
 
 

@@ -24,8 +24,8 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from core.train.processes import plain_main

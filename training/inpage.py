@@ -119,11 +119,13 @@ class InPageTrainingManager:
         the counts (and so the merges) are the same. A :class:`CorpusSource` is found here
         and now (an ``hf://`` one downloaded in this thread: the pages offer none in a tab).
         """
-        from core.train.corpus_sources import find_corpus_files
         from core.train import BPETrainer
+        from core.train.corpus_readers import CorpusFiles
+        from core.train.corpus_sources import find_corpus_files
 
         check_pace(pace)
         job_id = secrets.token_urlsafe(9)
+        files: CorpusFiles | str
         if isinstance(corpus, CorpusSource):
             path, specials = None, tuple(dict.fromkeys(special_tokens))
             files = find_corpus_files(list(corpus.sources), text_column=corpus.text_column)

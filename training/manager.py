@@ -517,7 +517,7 @@ class TrainingManager:
 
     def _poll(self, conns: dict[Any, _Job]) -> None:
         """Wait up to 0.5 s for worker messages (or a wake-up) and apply them."""
-        ready = self._mp.connection.wait([self._wake_r, *conns], timeout=0.5)
+        ready: list[Any] = self._mp.connection.wait([self._wake_r, *conns], timeout=0.5)
         for conn in ready:
             if conn is self._wake_r:
                 while self._wake_r.poll():
@@ -593,6 +593,6 @@ class TrainingManager:
                         self._finish_locked(job, "failed", error=death_message(process.exitcode))
         with self._lock:
             for job_id in list(self._running):
-                job = self._jobs.get(job_id)
-                if job is None or job.status in TERMINAL:
+                running = self._jobs.get(job_id)
+                if running is None or running.status in TERMINAL:
                     self._running.discard(job_id)

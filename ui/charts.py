@@ -1,6 +1,6 @@
 """The pages' plotly charts: layout settings and figures built from plain rows. plotly is
-imported inside the figure functions only, so this module imports without plotly, numpy or
-Streamlit (training workers and tools import it).
+imported by :func:`_plotly` on the first figure only, so this module imports without plotly,
+numpy or Streamlit (training workers and tools import it).
 
 >>> integer_axis(257, 258)["dtick"]
 1
@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from ui import display, limits
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 __all__ = ["CHART_POINTS", "hover_text", "integer_axis", "merge_length_figure", "thin",
            "training_figures"]
@@ -70,15 +74,14 @@ def hover_text(token: bytes) -> str:
 
 
 def training_figures(rows: Sequence[Any], base_vocab_size: int, *,
-                     cursor: int | None = None) -> tuple[Any, Any]:
+                     cursor: int | None = None) -> tuple[go.Figure, go.Figure]:
     """The Train page's two charts from its merge rows (``training.snapshot.MergeRow``:
     rank, count, token, pair, vocab size, seconds): the count of each new merge over its
     number (``ui.display.merge_number``), and the vocab size over time. ``cursor``: a step
     ``k`` (merges done, 0 to ``len(rows)``) marked on both, at merge k, as the Replay page
     does.
     """
-    import plotly.graph_objects as go
-
+    go = _plotly()
     shown = thin(rows)
     numbers = [display.merge_number(r[0]) for r in shown]
     counts = go.Figure(go.Scattergl(
@@ -120,13 +123,12 @@ def training_figures(rows: Sequence[Any], base_vocab_size: int, *,
     return counts, growth
 
 
-def merge_length_figure(lengths: Sequence[int], *, cursor: int | None = None) -> Any:
+def merge_length_figure(lengths: Sequence[int], *, cursor: int | None = None) -> go.Figure:
     """What is known of any merge list without its training: the length in bytes of the
     token each merge makes, over its number (``lengths[r]`` for the merge at rank ``r``,
     merge ``r + 1``); ``cursor``: a step ``k`` (merges done), marked at merge k, the one
     it adds."""
-    import plotly.graph_objects as go
-
+    go = _plotly()
     ranks = thin(range(len(lengths)))
     fig = go.Figure(go.Scattergl(
         x=[display.merge_number(r) for r in ranks], y=[lengths[r] for r in ranks],
@@ -146,3 +148,10 @@ def merge_length_figure(lengths: Sequence[int], *, cursor: int | None = None) ->
             marker={"size": 11, "color": _CURSOR, "symbol": "diamond"},
             hovertemplate=f"step {cursor:,}<br>%{{y}} bytes<extra></extra>"))  # fmt: skip
     return fig
+
+
+def _plotly() -> ModuleType:
+    """``plotly.graph_objects``, imported on the first figure (see the module's note)."""
+    import plotly.graph_objects  # only to draw: workers and tools import this without plotly
+
+    return plotly.graph_objects

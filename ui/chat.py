@@ -17,8 +17,9 @@ from typing import Any
 import streamlit as st
 
 from core.chat import ChatTemplate, chat_template_of
-from core.explain.chat_details import ChatDetails, chat_details
 from core.chat.sandbox import Limits
+from core.explain.chat_details import ChatDetails, chat_details
+from core.interface import TokenizerInterface
 from ui import cache, chat_view, chips, display, keys, links, live_input, state, widgets
 
 __all__ = ["MODES", "chat_mode", "is_chat"]
@@ -100,7 +101,7 @@ def _bound(index: int, field: int, value: str) -> dict[str, Any]:
 
 @st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
 def _details(tok_key: str, template_key: str, chat_json: str, generation: bool, name: str,
-             _tok: Any, _template: ChatTemplate) -> ChatDetails:
+             _tok: TokenizerInterface, _template: ChatTemplate) -> ChatDetails:
     messages = chat_view.messages_of(json.loads(chat_json))
     return chat_details(_tok, _template, messages, add_generation_prompt=generation,
                         name=name or None, limits=LIMITS)
@@ -119,7 +120,7 @@ def _within_limit(chat: list[list[str]]) -> list[list[str]]:
     return kept
 
 
-def _template_for(label: str, tok: Any) -> tuple[ChatTemplate, str | None]:
+def _template_for(label: str, tok: TokenizerInterface) -> tuple[ChatTemplate, str | None]:
     """The template to use and its chosen name (``None``: its default); a note when the
     model has none."""
     template = chat_template_of(tok)

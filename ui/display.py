@@ -102,9 +102,8 @@ def message(text: str) -> str:
     line. Messages from core name files, links and tokens the user chose, so an alert shows
     them this way, never as Markdown of their own.
 
-    >>> print(message("bad file **x**.txt\nfix it"))
-    bad file \*\*x\*\*\.txt  
-    fix it
+    >>> message("bad file **x**.txt\nfix it")
+    'bad file \\*\\*x\\*\\*\\.txt  \nfix it'
     """
     return "  \n".join(escaped(line) for line in _LINE_BREAK.split(text))
 

@@ -15,7 +15,9 @@ from typing import Any
 
 import streamlit as st
 
-from ui import cache, keys, limits, runtime, state
+from core.services.workspace import is_blob_id
+from core.train.builtin_corpus import builtin_corpus_text
+from ui import cache, keys, limits, runtime, state, workspace
 
 __all__ = ["DEFAULT_SOURCES", "add_upload", "parallel", "source_digest", "source_label",
            "source_text", "upload_from_link", "uploads"]
@@ -26,6 +28,8 @@ DEFAULT_SOURCES = ["typed", "lang:en", "lang:ja"]
 
 @st.cache_data(max_entries=1, show_spinner=False)
 def parallel() -> dict[str, tuple[str, str]]:
+    """The bundled parallel set: language code -> (name, text)."""
+    # only the Evaluate page reads the texts; every page imports this module (links name sources)
     from core.explain.evaluate import parallel_texts
 
     return parallel_texts()
@@ -55,8 +59,6 @@ def source_text(sid: str) -> str | None:
     if sid == "typed":
         return str(state.value(keys.EVA_TEXT, state.SAMPLE_TEXT))[: cache.MAX_TEXT_CHARS]
     if sid == "builtin":
-        from core.train.builtin_corpus import builtin_corpus_text
-
         return builtin_corpus_text()
     if sid.startswith("lang:"):
         entry = parallel().get(sid[5:])
@@ -66,8 +68,6 @@ def source_text(sid: str) -> str | None:
         return None
     if "data" in upload:  # the static build: kept in the session
         return str(upload["data"].decode("utf-8"))
-    from ui import workspace
-
     return workspace.store().get(upload["blob"]).decode("utf-8")
 
 
@@ -89,8 +89,6 @@ def add_upload(name: str, data: bytes) -> str:
     limits.decode_upload(name, data)  # refuses binary and non-UTF-8 files, naming the byte
     clean = " ".join(name.split())[:80] or "text"
     if runtime.keeps_work():
-        from ui import workspace
-
         blob = workspace.store().put(data)
         sid = f"file:{blob}:{clean}"
         uploads()[sid] = {"name": clean, "bytes": len(data), "blob": blob}
@@ -102,14 +100,10 @@ def add_upload(name: str, data: bytes) -> str:
 
 def upload_from_link(sid: str) -> str | None:
     """Bring back the upload a link's ``file:<blob>:<name>`` names; a reason if it cannot."""
-    from core.services.workspace import is_blob_id
-
     _, _, rest = sid.partition(":")
     blob, _, name = rest.partition(":")
     if not is_blob_id(blob) or not runtime.keeps_work():
         return "it is not a text kept on this server"
-    from ui import workspace
-
     try:
         data = workspace.store().get(blob)
     except Exception:  # noqa: BLE001 - expired or never here

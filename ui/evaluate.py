@@ -17,11 +17,25 @@ from __future__ import annotations
 import csv
 import html
 import io
+from collections.abc import Callable
 from typing import Any
 
+import plotly.graph_objects as go
 import streamlit as st
 
-from ui import cache, display, keys, limits, runtime, state
+from core.errors import PlaygroundError
+from core.explain.evaluate import (
+    evaluate,
+    longest_used,
+    parallel_source,
+    parity,
+    token_bytes,
+    top_tokens,
+    unused_tokens,
+)
+from core.interface import TokenizerInterface
+from training.evaluation import EvaluationJobs
+from ui import cache, display, keys, limits, runtime, state, widgets
 from ui.eval_sources import (
     DEFAULT_SOURCES,
     add_upload,
@@ -46,19 +60,14 @@ _CURVE_POINTS = 300
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
-def jobs() -> Any:
+def jobs() -> EvaluationJobs:
     """The server's evaluation jobs (shared: jobs are keyed by content, never by user)."""
-    from training.evaluation import EvaluationJobs
-
     return EvaluationJobs(max_concurrent=limits.max_concurrent_trainings(),
                           in_page=runtime.training_in_page())
 
 
 def texts_picker() -> list[str]:
     """The uploader and the multiselect of texts; returns the picked source IDs."""
-    from core.errors import PlaygroundError
-    from ui import widgets
-
     files = widgets.file_uploader("Add text files (UTF-8)", key="eva.upload", per_file=True,
                                   help=f"Up to {limits.format_bytes(limits.max_upload_bytes())} "
                                        "each (TOKPLAY_MAX_UPLOAD_MB). Long texts are evaluated "
@@ -93,7 +102,8 @@ def texts_picker() -> list[str]:
 # Running the evaluations
 
 
-def results(tokenizers: dict[str, Any], sources: list[str]) -> dict[tuple[str, str], Any]:
+def results(tokenizers: dict[str, TokenizerInterface],
+            sources: list[str]) -> dict[tuple[str, str], Any]:
     """One snapshot per (tokenizer label, source ID), submitting what is new. While any job
     runs, a progress bar polls them and reruns the page when the last one ends. A text is
     read only when a job for it starts (an upload's ID names its content already)."""
@@ -106,13 +116,17 @@ def results(tokenizers: dict[str, Any], sources: list[str]) -> dict[tuple[str, s
         for label, tok in tokenizers.items():
             curve = bool(tok.capabilities.replay)
             key = f"{state.tokenizer_key(label)}|{digest}|{int(curve)}"
-            manager.submit(key, tok, lambda sid=sid: source_text(sid) or "",
-                           name=source_label(sid), curve=curve)
+            manager.submit(key, tok, _reader(sid), name=source_label(sid), curve=curve)
             out[(label, sid)] = key
     snaps = {pair: manager.snapshot(key) for pair, key in out.items()}
     if any(s is not None and s.status in ("queued", "running") for s in snaps.values()):
         st.fragment(_progress, run_every=_POLL_SECONDS)(out)
     return snaps
+
+
+def _reader(sid: str) -> Callable[[], str]:
+    """What reads the text of ``sid`` when its job starts (``""`` if it is gone by then)."""
+    return lambda: source_text(sid) or ""
 
 
 def _progress(keys_by_pair: dict[tuple[str, str], str]) -> None:
@@ -181,8 +195,6 @@ def csv_bytes(rows: list[dict[str, Any]]) -> bytes:
 
 def table(snaps: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
     """The numbers table, its chart and CSV download; returns the finished results."""
-    import plotly.graph_objects as go
-
     done = _done(snaps)
     rows = _rows(done)
     if not rows:
@@ -207,18 +219,12 @@ def table(snaps: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
 
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
-def _parallel_counts(tok_key: str, _tok: Any) -> dict[str, int]:
-    from core.explain.evaluate import evaluate
-
+def _parallel_counts(tok_key: str, _tok: TokenizerInterface) -> dict[str, int]:
     return {code: evaluate(_tok, [text]).stats.tokens for code, (_, text) in parallel().items()}
 
 
-def parity_view(tokenizers: dict[str, Any]) -> None:
+def parity_view(tokenizers: dict[str, TokenizerInterface]) -> None:
     """Tokens per language on the parallel set, and each one's parity with English."""
-    import plotly.graph_objects as go
-
-    from core.explain.evaluate import parallel_source, parity
-
     if not tokenizers:
         return
     rows: list[dict[str, Any]] = []
@@ -255,8 +261,6 @@ def _thin_steps(n: int) -> list[int]:
 def curve_view(tokenizers: dict[str, Any], done: dict[tuple[str, str], Any]) -> None:
     """Bytes per token after the first k merges, against the vocab size at k: one curve per
     byte-level BPE tokenizer and text; every tokenizer also as a point at its full size."""
-    import plotly.graph_objects as go
-
     fig = go.Figure()
     curves = 0
     for (label, sid), result in done.items():
@@ -284,12 +288,10 @@ def curve_view(tokenizers: dict[str, Any], done: dict[tuple[str, str], Any]) -> 
                "256 bytes to its whole vocabulary; each diamond is a whole tokenizer.")
 
 
-def tokens_view(tokenizers: dict[str, Any], sources: list[str],
+def tokens_view(tokenizers: dict[str, TokenizerInterface], sources: list[str],
                 done: dict[tuple[str, str], Any]) -> None:
     """Most used, longest used and unused tokens of one (tokenizer, text) pair: the one the
     session's ``focus`` names (``i.j``: tokenizer i, text j), else the first."""
-    from core.explain.evaluate import longest_used, token_bytes, top_tokens, unused_tokens
-
     labels = list(tokenizers)
     pairs = [(i, j) for j, sid in enumerate(sources) for i, label in enumerate(labels)
              if (label, sid) in done]

@@ -18,14 +18,12 @@ name (:data:`ui.keys.HUB_MODELS`, in ``st.session_state``). It does not import
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import streamlit as st
 
-from ui import keys, runtime
-
-if TYPE_CHECKING:
-    from core.interface import TokenizerInterface
+from core.errors import HubError, HubOfflineError
+from core.interface import TokenizerInterface
+from core.services import hub, sources
+from ui import keys, local_models, runtime
 
 __all__ = [
     "HUB_ICON",
@@ -44,8 +42,7 @@ __all__ = [
     "remember",
 ]
 
-HUB_ICON = "🤗"
-_PREFIX = HUB_ICON + " "
+HUB_ICON = sources.HUB_ICON
 #: Models held in memory at once, for the whole server (a 150k-token model is ~100 MB).
 MAX_LOADED = 6
 #: Models a session remembers having opened by name (the oldest is forgotten first).
@@ -74,22 +71,15 @@ _HUB_URL_PREFIXES = ("https://huggingface.co/", "http://huggingface.co/", "huggi
 
 
 def hub_label(repo_id: str) -> str:
-    """The picker label of the Hub model ``repo_id``."""
-    return _PREFIX + repo_id
+    """The picker label of the Hub model ``repo_id`` (``core.services.sources.Hub``)."""
+    return sources.Hub(repo_id).label
 
 
 def hub_repo(label: object) -> str | None:
     """The repo ID in a Hub model's label (checked again: a label may come from a link),
     else None."""
-    if not isinstance(label, str) or not label.startswith(_PREFIX):
-        return None
-    from core.errors import HubError
-    from core.services.hub import check_repo_id
-
-    try:
-        return check_repo_id(label[len(_PREFIX):])
-    except HubError:
-        return None
+    found = sources.from_label(label) if isinstance(label, str) else None
+    return found.repo if isinstance(found, sources.Hub) else None
 
 
 def clean_repo_id(text: str) -> str:
@@ -132,11 +122,8 @@ def cached_repos() -> tuple[str, ...]:
     (``core.services.hub.cached_models``), looked at again at most once a minute. A tuple kept as it
     is (``cache_resource``): pickers ask for it once per option on every run, and
     ``cache_data`` would copy it each time."""
-    from core.errors import HubError
-    from core.services.hub import cached_models
-
     try:
-        return tuple(cached_models())
+        return tuple(hub.cached_models())
     except HubError:  # huggingface_hub is not installed: nothing is cached
         return ()
 
@@ -147,8 +134,6 @@ def local_gguf_models() -> list[str]:
     started the server turned the listing on (``TOKPLAY_LOCAL_MODELS=1``, as ``make run``
     does), else none. The list is the server's own: nothing a browser sends names a path.
     """
-    from ui import local_models
-
     return local_models.labels()
 
 
@@ -177,9 +162,7 @@ def describe(repo_id: str) -> str:
                    "the Hugging Face Hub (once for the whole server)…")
 def hub_tokenizer(repo_id: str, revision: str | None = None) -> TokenizerInterface:
     """The tokenizer of ``repo_id`` for every session (read-only: never mutate it)."""
-    from core.services.hub import from_pretrained
-
-    tok = from_pretrained(repo_id, revision=revision)
+    tok = hub.from_pretrained(repo_id, revision=revision)
     cached_repos.clear()  # it may be newly cached: the pickers' list says so at once
     return tok
 
@@ -190,8 +173,6 @@ def load(repo_id: str) -> TokenizerInterface:
     The core messages name the server's own settings (its cache folder); a browser user
     gets them in words about "this server" instead.
     """
-    from core.errors import HubOfflineError
-
     try:
         return hub_tokenizer(repo_id)
     except HubOfflineError:

@@ -22,7 +22,10 @@ import urllib.parse
 
 import streamlit as st
 
-from ui import display, keys, limits, state
+from core.errors import InvalidIdError, UnknownIdError
+from core.services import sources
+from core.services.library import validate_id
+from ui import cache, display, keys, limits, runtime, state
 
 __all__ = [
     "link_name",
@@ -81,35 +84,15 @@ def resolve_tokenizer(name: str) -> tuple[str | None, str | None]:
     """
     if len(name) > _MAX_LABEL_CHARS:
         return None, f"the tokenizer name in the link is {len(name):,} characters long"
-    if name.startswith("lib:"):
-        from core.errors import InvalidIdError, UnknownIdError
-        from core.services.library import validate_id
-
-        from ui import cache
-
-        try:
-            entry_id = validate_id(name[4:])
-            if not cache.library_exists():
-                raise UnknownIdError(f"no saved tokenizer with ID {entry_id}")
-            entry = cache.library().get(entry_id)
-        except InvalidIdError:
-            return None, (f"{shown(name)} is not a valid saved-tokenizer ID (`lib:` and 16 "
-                          "characters 0-9, a-f): check that the link was copied completely")
-        except UnknownIdError:
-            return None, (f"the saved tokenizer {shown(name)} is not in this server's library "
-                          "(it may have been deleted)")
-        except Exception as err:  # noqa: BLE001 - damaged entry, unreadable library
-            return None, (f"the saved tokenizer {shown(name)} cannot be opened: "
-                          f"{display.escaped(str(err))}")
-        label = state.library_label(entry)
-        if label not in state.available_tokenizers():
-            cache.forget_library_entries()  # saved by another session moments ago
-        return label, None
-    if name in state.PRESET_LABELS or name in state.BASELINE_LABELS:
-        return name, None
-    for label, preset in state.PRESET_LABELS.items():
-        if name == preset:
-            return label, None
+    try:
+        found = sources.from_link(name)
+    except InvalidIdError:
+        return None, (f"{shown(name)} is not a valid saved-tokenizer ID (`lib:` and 16 "
+                      "characters 0-9, a-f): check that the link was copied completely")
+    if isinstance(found, sources.Saved):
+        return _saved_label(name, found.entry_id)
+    if found is not None:
+        return found.label, None
     if name in state.session_tokenizers():
         return name, None
     return None, (f"the link names the tokenizer {shown(name)}, which this server does not "
@@ -118,10 +101,26 @@ def resolve_tokenizer(name: str) -> tuple[str | None, str | None]:
                   "link, which names it `lib:<ID>`")
 
 
+def _saved_label(name: str, entry_id: str) -> tuple[str | None, str | None]:
+    """The picker label of the saved tokenizer a link's ``lib:<ID>`` names, or why not."""
+    try:
+        if not cache.library_exists():
+            raise UnknownIdError(f"no saved tokenizer with ID {entry_id}")
+        entry = cache.library().get(entry_id)
+    except UnknownIdError:
+        return None, (f"the saved tokenizer {shown(name)} is not in this server's library "
+                      "(it may have been deleted)")
+    except Exception as err:  # noqa: BLE001 - damaged entry, unreadable library
+        return None, (f"the saved tokenizer {shown(name)} cannot be opened: "
+                      f"{display.escaped(str(err))}")
+    label = state.library_label(entry)
+    if label not in state.available_tokenizers():
+        cache.forget_library_entries()  # saved by another session moments ago
+    return label, None
+
+
 def unsaved_note(label: str) -> str:
     """Why a link cannot name the session tokenizer ``label``, and what to do instead."""
-    from ui import runtime
-
     if not runtime.keeps_work():
         return (f"“{display.escaped(label)}” lives only in this browser tab, so the link "
                 "cannot name it (a "
@@ -139,11 +138,6 @@ def unsaved_note(label: str) -> str:
 def text_from_link(value: str, *, what: str) -> tuple[str | None, str | None]:
     """A ``text``/``ids`` value: the text itself or ``@<ID>`` of a stored text."""
     if value.startswith("@"):
-        from core.errors import InvalidIdError, UnknownIdError
-        from core.services.library import validate_id
-
-        from ui import cache
-
         try:
             text_id = validate_id(value[1:])
             if not cache.library_exists():
@@ -169,8 +163,6 @@ def text_for_link(text: str) -> tuple[str | None, str | None]:
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     known: dict[str, str] = st.session_state.setdefault(keys.LINKS_TEXT_IDS, {})
     if key not in known:
-        from ui import cache
-
         try:
             text_id = cache.library().save_text(text)
         except Exception as err:  # noqa: BLE001 - LibraryError: size limit, unwritable folder

@@ -34,7 +34,7 @@ import urllib.parse
 
 import streamlit as st
 
-from ui import keys, limits, site, state
+from ui import keys, limits, runtime, site, state, widgets
 from ui.link_targets import link_name, resolve_tokenizer, shown, text_for_link
 from ui.url_params import PAGE_PARAMS, params_of, parse_flag
 
@@ -245,8 +245,6 @@ def page_url(page: str, params: dict[str, str | list[str]] | None = None) -> str
             if known and base.endswith("/" + known):
                 base = base[: -len(known) - 1]
                 break
-    from ui import runtime
-
     if path and not runtime.keeps_work():
         # the static build: a static host serves one page, so the link names the page in
         # its query (Home opens it: follow_page_param)
@@ -271,8 +269,6 @@ def share(page: str) -> str:
     stored = "@" in str(params.get("text", "")) + str(params.get("ids", ""))
     unsaved = [label for label in _linked_labels(page) if link_name(label) is None
                and label in state.session_tokenizers()]
-    from ui import widgets
-
     row = widgets.copy_row(
         "🔗 Link to this view", link, key=f"links-{page}",
         help="Copy it with the button at its right (shown on hover). Opening it in a new "
@@ -299,12 +295,8 @@ def _linked_labels(page: str) -> list[str]:
 def share_plain(page: str) -> str:
     """The link, ready to copy in one click, for pages without a tokenizer to show (Home,
     Train): their few parameters (Train's ``corpus``) are written back and carried."""
-    from ui import widgets
-
     for message in st.session_state.get(keys.LINKS_NOTES, {}).pop(page, []):
         st.warning(f"Link problem: {message}", icon="🔗")
-    from ui import runtime
-
     params: dict[str, str | list[str]] = {}
     if page in PAGE_PARAMS:
         params = view_params(page)[0]

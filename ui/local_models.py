@@ -29,17 +29,16 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from core.errors import PlaygroundError
+from core.formats import gguf_vocab
+from core.formats.gguf_local import ENV_DIRS, LocalGGUF, local_gguf_models
+from core.interface import TokenizerInterface
+from core.services import sources
 from ui import runtime
 from ui.limits import format_bytes
-
-if TYPE_CHECKING:
-    from core.formats.gguf_local import LocalGGUF
-    from core.interface import TokenizerInterface
 
 __all__ = [
     "ENV_ENABLE",
@@ -62,8 +61,7 @@ __all__ = [
 
 #: The server-side switch: "1" (or true/yes/on) lists the machine's GGUF models.
 ENV_ENABLE = "TOKPLAY_LOCAL_MODELS"
-LOCAL_ICON = "🦙"
-_PREFIX = LOCAL_ICON + " "
+LOCAL_ICON = sources.LOCAL_ICON
 #: How a link names a local model: ``model=gguf:<name>``.
 LINK_PREFIX = "gguf:"
 #: Local models' tokenizers held in memory at once (a 150k-token vocab is ~100 MB).
@@ -86,15 +84,14 @@ def listing_on() -> bool:
 
 
 def local_label(name: str) -> str:
-    """The picker label of the local model ``name``."""
-    return _PREFIX + name
+    """The picker label of the local model ``name`` (``core.services.sources.Local``)."""
+    return sources.Local(name).label
 
 
 def local_name(label: object) -> str | None:
     """The name in a local model's label (not yet checked against the list), else None."""
-    if not isinstance(label, str) or not label.startswith(_PREFIX):
-        return None
-    return label[len(_PREFIX):] or None
+    found = sources.from_label(label) if isinstance(label, str) else None
+    return found.name if isinstance(found, sources.Local) else None
 
 
 def link_value(label: object) -> str | None:
@@ -111,8 +108,6 @@ def link_value(label: object) -> str | None:
 def _scan(home: str, ollama: str, dirs: str) -> dict[str, LocalGGUF]:
     """The models found (name -> model; the first of a name wins), looked at again at most
     once a minute. Keyed by the server's own settings, which a test may change."""
-    from core.formats.gguf_local import ENV_DIRS, local_gguf_models
-
     found: dict[str, LocalGGUF] = {}
     for model in local_gguf_models(home=home, env={"OLLAMA_MODELS": ollama, ENV_DIRS: dirs}):
         found.setdefault(model.name, model)
@@ -123,8 +118,6 @@ def models() -> dict[str, LocalGGUF]:
     """This server's local GGUF models by name: none while the listing is off."""
     if not listing_on():
         return {}
-    from core.formats.gguf_local import ENV_DIRS
-
     return _scan(str(Path.home()), os.environ.get("OLLAMA_MODELS", ""),
                  os.environ.get(ENV_DIRS, ""))
 
@@ -199,9 +192,7 @@ def gguf_tokenizer(path: str, size: int, mtime_ns: int, name: str) -> TokenizerI
     """The tokenizer in the GGUF file at ``path`` (a path from the server's own list), for
     every session (read-only: never mutate it). ``size`` and ``mtime_ns`` key the file's
     version: a model pulled again is read again."""
-    from core.formats.gguf_vocab import tokenizer_from_gguf
-
-    return tokenizer_from_gguf(path, name=name)
+    return gguf_vocab.tokenizer_from_gguf(path, name=name)
 
 
 def load(name: str) -> TokenizerInterface:

@@ -17,9 +17,12 @@ asks :func:`ui.hub_models.load` (one load per server process).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 import streamlit as st
 
+from core.errors import HubError, PlaygroundError
+from core.services.hub import check_repo_id
 from ui import display, hub_models, local_models, runtime, state
 
 __all__ = ["choose", "compare_adder", "load_problem", "open_by_name", "open_model",
@@ -57,8 +60,6 @@ def _problem_key(box: str) -> str:
 def load_problem(label: str) -> str | None:
     """``None`` once the tokenizer ``label`` is loaded (cached for the page that shows it
     next), else the one line saying why it cannot be."""
-    from core.errors import PlaygroundError
-
     try:
         state.get_tokenizer(label)
     except PlaygroundError as err:  # the core's messages say what to do
@@ -95,7 +96,7 @@ def choose(key: str, *, problem_at: str | None = None) -> None:
 
 
 def open_by_name(key: str, *, on_open: Callable[[str], None] | None = None,
-                 label: str = "…or any Hugging Face model", width: int | str = "stretch",
+                 label: str = "…or any Hugging Face model", width: int | Literal["stretch"] = "stretch",
                  problem_here: bool = True) -> None:
     """A text box: Enter opens the Hub model typed (:func:`open_model`). A malformed ID is
     refused before anything is fetched, and a model that cannot load is not opened; either
@@ -107,9 +108,6 @@ def open_by_name(key: str, *, on_open: Callable[[str], None] | None = None,
         return
 
     def submit() -> None:
-        from core.errors import HubError
-        from core.services.hub import check_repo_id
-
         raw = str(st.session_state.get(key) or "")
         if not raw.strip():
             return

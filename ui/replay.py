@@ -11,10 +11,11 @@ from __future__ import annotations
 import html
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from typing import Any
 
 import streamlit as st
 
+from core.engine.tokenizer import Tokenizer
+from core.explain.replay import TextReplay, merge_at
 from ui import cache, charts, chips, keys, limits, state, widgets
 
 __all__ = ["MAX_TEXT_CHARS", "SPEEDS", "STEP_BY", "check_step", "next_step", "previous_step",
@@ -87,7 +88,7 @@ def _toggle_play(n: int) -> None:
     state.set_value(keys.REP_PLAYING, playing)
 
 
-def stage(label: str, key: str, tok: Any, text: str, *, by: int, playing: bool) -> None:
+def stage(label: str, key: str, tok: Tokenizer, text: str, *, by: int, playing: bool) -> None:
     """Controls, numbers, chips and charts of step ``k`` (the session's ``rep.step``);
     while ``playing``, first move ``k`` one tick on (and stop at the end)."""
     n = len(tok.merges)
@@ -133,9 +134,7 @@ def stage(label: str, key: str, tok: Any, text: str, *, by: int, playing: bool) 
     _charts(label, key, tok, k, n)
 
 
-def _numbers(tok: Any, key: str, replay: Any, k: int, n: int) -> None:
-    from core.explain.replay import merge_at
-
+def _numbers(tok: Tokenizer, key: str, replay: TextReplay, k: int, n: int) -> None:
     sizes = cache.replay_sizes(key, tok)
     ids = replay.ids(k)
     m = st.columns(4)
@@ -163,7 +162,7 @@ def _token(token: bytes) -> str:
     return f'<code>{html.escape(limits.readable_token(token))}</code>'
 
 
-def _charts(label: str, key: str, tok: Any, k: int, n: int) -> None:
+def _charts(label: str, key: str, tok: Tokenizer, k: int, n: int) -> None:
     rows = state.training_rows(label)
     if rows and len(rows) == n:
         base = len(tok.vocab) - n

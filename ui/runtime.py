@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 #: The environment variable that makes a server behave as the static build.
 RUNTIME_ENV = "TOKPLAY_RUNTIME"
@@ -42,8 +43,6 @@ def in_browser() -> bool:
 
 def can_start_threads() -> bool:
     """True where Python can start a thread (never under Pyodide: "can't start new thread")."""
-    import threading
-
     try:
         thread = threading.Thread(target=int, name="tokplay-probe", daemon=True)
         thread.start()

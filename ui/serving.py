@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+import ui
 from ui import cache, state
 
 __all__ = ["WARM_STEPS", "prepare_process", "tcp_nodelay", "warm"]
@@ -81,8 +82,6 @@ def prepare_process() -> int:
 
 def _import_ui() -> None:
     """Import every ``ui`` module (and with them numpy, pandas, plotly and core's modules)."""
-    import ui
-
     for module in pkgutil.iter_modules(ui.__path__):
         importlib.import_module(f"ui.{module.name}")
 

@@ -21,37 +21,28 @@ saved tokenizers as ``lib:<ID>``. Session-only tokenizers cannot be linked until
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import streamlit as st
 
-from ui import keys
-
-if TYPE_CHECKING:
-    from core.interface import TokenizerInterface
+from core.interface import TokenizerInterface
+from core.services import sources
+from core.services.library import Entry
+from ui import cache, hub_models, keys, local_models
 
 # ---------------------------------------------------------------------------------------------
-# Built-in tokenizer labels (not per-user: constants)
+# Built-in tokenizer labels (not per-user: constants, from core.services.sources' tables)
 
-PRESET_LABELS: dict[str, str] = {
-    "GPT-2 (gpt2)": "gpt2",
-    "GPT-4 (cl100k_base)": "cl100k_base",
-    "GPT-4o (o200k_base)": "o200k_base",
-}
-BASELINE_LABELS: dict[str, str] = {
-    "Word-level baseline": "word",
-    "Char-level baseline": "char",
-}
+PRESET_LABELS: dict[str, str] = sources.PRESET_LABELS  # label -> preset name
+BASELINE_LABELS: dict[str, str] = sources.BASELINE_LABELS  # label -> baseline kind
 
 _SESSION = keys.TOKENIZERS
 _ACTIVE = keys.ACTIVE
 _SAVED = keys.SAVED
 
 #: Saved-library labels: "📚 <name> · <ID>" (the ID is what links carry, as "lib:<ID>").
-LIBRARY_ICON = "📚"
-_LIBRARY_LABEL = re.compile(r"📚 .* · ([0-9a-f]{16})", re.S)
+LIBRARY_ICON = sources.LIBRARY_ICON
 
 
 def init_session() -> None:
@@ -119,7 +110,7 @@ def library_label(entry: Any) -> str:
     >>> library_label(SimpleNamespace(name="mine", id="0123456789abcdef"))
     '📚 mine · 0123456789abcdef'
     """
-    return f"{LIBRARY_ICON} {entry.name} · {entry.id}"
+    return sources.Saved(entry.id, entry.name).label
 
 
 def library_id(label: str | None) -> str | None:
@@ -130,82 +121,50 @@ def library_id(label: str | None) -> str | None:
     """
     if not isinstance(label, str) or label in session_tokenizers():
         return None
-    m = _LIBRARY_LABEL.fullmatch(label)
-    return m.group(1) if m else None
+    found = sources.from_label(label)
+    return found.entry_id if isinstance(found, sources.Saved) else None
 
 
 def library_labels() -> list[str]:
     """Labels of every tokenizer saved in the server's library (newest first)."""
-    from ui import cache
-
     return [library_label(e) for e in cache.library_entries()]
 
 
 def available_tokenizers() -> list[str]:
     """Labels a picker offers: this session's tokenizers (newest first), presets, the saved
     library's tokenizers, baselines, Hub models (``ui.hub_models.hub_labels``)."""
-    from ui import hub_models
-
     session = session_tokenizers()  # read once: each read of the session state costs
     own = list(session)[::-1]
     return own + list(PRESET_LABELS) + library_labels() + list(BASELINE_LABELS) + [
         label for label in hub_models.hub_labels() if label not in session]
 
 
-def describe(label: str) -> str:
-    """Where a tokenizer comes from, in a few words (for captions and the sidebar)."""
+def source(label: str) -> sources.Source:
+    """The source a picker label names (``core.services.sources``): this session's own
+    tokenizer first, then a preset, baseline, saved tokenizer, Hub or local model; raises
+    ``KeyError`` for a label that names none."""
     own = session_tokenizers().get(label)
     if own is not None:
-        return own["source"]
-    if label in PRESET_LABELS:
-        return f"OpenAI preset {PRESET_LABELS[label]} (tiktoken's files)"
-    if label in BASELINE_LABELS:
-        return "baseline trained on the built-in corpus"
-    entry_id = library_id(label)
-    if entry_id is not None:
-        from ui import cache
+        return sources.Own(label, own["tok"], own["source"], own["fingerprint"])
+    found = sources.from_label(label)
+    if found is None:
+        raise KeyError(label)
+    return found
 
-        for e in cache.library_entries():
-            if e.id == entry_id:
-                corpus = f" on {e.corpus_name}" if e.corpus_name else ""
-                return (f"saved in the library: {e.vocab_size:,} tokens{corpus}, "
-                        f"{e.pattern if len(e.pattern) < 12 else 'custom'} pattern, "
-                        f"{e.created[:10]}")
-        return "saved in the library"
-    from ui import hub_models
 
-    repo = hub_models.hub_repo(label)
-    if repo is not None:
-        return hub_models.describe(repo)
-    from ui import local_models
-
-    name = local_models.local_name(label)
-    return local_models.describe(name) if name is not None else "unknown"
+def describe(label: str) -> str:
+    """Where a tokenizer comes from, in a few words (for captions and the sidebar)."""
+    try:
+        return source(label).describe(LOADERS)
+    except KeyError:
+        return "unknown"
 
 
 def tokenizer_key(label: str) -> str:
-    """A cache key naming the *content* of a labelled tokenizer (for ``st.cache_data``)."""
-    own = session_tokenizers().get(label)
-    if own is not None:
-        return "own:" + own["fingerprint"]
-    if label in PRESET_LABELS:
-        return "preset:" + PRESET_LABELS[label]
-    if label in BASELINE_LABELS:
-        return "baseline:" + BASELINE_LABELS[label]
-    entry_id = library_id(label)
-    if entry_id is not None:
-        return "lib:" + entry_id  # a content hash too: the same ID is always the same tokenizer
-    from ui import hub_models
-
-    repo = hub_models.hub_repo(label)
-    if repo is not None:  # the content, not the name: a repo's tokenizer can change
-        return "hub:" + hub_models.load(repo).fingerprint()
-    from ui import local_models
-
-    name = local_models.local_name(label)
-    if name is not None:  # the content too: a model pulled again may change
-        return "gguf:" + local_models.load(name).fingerprint()
-    raise KeyError(label)
+    """A cache key naming the *content* of a labelled tokenizer (for ``st.cache_data``):
+    ``own:``/``hub:``/``gguf:`` and a content hash, ``preset:gpt2``, ``baseline:word``,
+    ``lib:<ID>`` (a content hash too). ``KeyError`` for an unknown label."""
+    return source(label).key(LOADERS)
 
 
 def saved_id(label: str) -> str | None:
@@ -236,31 +195,43 @@ def get_tokenizer(label: str) -> TokenizerInterface:
     baseline cannot be built; pages show
     those with :func:`ui.widgets.show_error`.
     """
-    own = session_tokenizers().get(label)
-    if own is not None:
-        return own["tok"]
-    from ui import cache  # local: cache imports core lazily
+    try:
+        found = source(label)
+    except KeyError:
+        raise KeyError(f"no tokenizer named {label!r} in this session: pick one from the "
+                       "list") from None
+    return found.load(LOADERS)
 
-    if label in PRESET_LABELS:
-        return cache.preset(PRESET_LABELS[label])
-    if label in BASELINE_LABELS:
-        return cache.baseline(BASELINE_LABELS[label])
-    entry_id = library_id(label)
-    if entry_id is not None:
-        root = cache.library_root()
-        cache.library().get(entry_id)  # says so if it was deleted since it was cached
-        return cache.library_tokenizer(root, entry_id)
-    from ui import hub_models
 
-    repo = hub_models.hub_repo(label)
-    if repo is not None:
-        return hub_models.load(repo)
-    from ui import local_models
+def _saved(entry_id: str) -> TokenizerInterface:
+    root = cache.library_root()
+    cache.library().get(entry_id)  # says so if it was deleted since it was cached
+    return cache.library_tokenizer(root, entry_id)
 
-    name = local_models.local_name(label)
-    if name is not None:  # looked up in the server's own list, never opened as a path
-        return local_models.load(name)
-    raise KeyError(f"no tokenizer named {label!r} in this session: pick one from the list")
+
+def _saved_entry(entry_id: str) -> Entry | None:
+    return next((e for e in cache.library_entries() if e.id == entry_id), None)
+
+
+def _load_files(files: sources.Files) -> TokenizerInterface:
+    specials = None if files.special_tokens is None else list(files.special_tokens)
+    return cache.load_files(dict(files.files), special_tokens=specials, pattern=files.pattern)
+
+
+#: How each kind of source loads in the app: through the server's shared caches (looked up
+#: on each call, so a test that replaces one is obeyed). A local model's name is only ever
+#: looked up in the server's own list, never opened as a path.
+LOADERS = sources.Loaders(
+    preset=lambda name: cache.preset(name),
+    baseline=lambda kind: cache.baseline(kind),
+    saved=_saved,
+    hub=lambda repo, _revision: hub_models.load(repo),
+    local=lambda name: local_models.load(name),
+    files=_load_files,
+    saved_entry=_saved_entry,
+    hub_words=lambda repo: hub_models.describe(repo),
+    local_words=lambda name: local_models.describe(name),
+)
 
 
 def set_active(label: str | None) -> None:

@@ -19,9 +19,10 @@ from typing import Any
 
 import streamlit as st
 
+from core.errors import HubError
+from core.train.builtin_corpus import BUILTIN_CORPUS_NAME, BUILTIN_SEPARATOR, builtin_corpus_text
 from core.train.corpus import blank_corpus_problem
 from core.train.corpus_readers import file_kind
-from core.errors import HubError
 from core.train.hub_datasets import HUB_PREFIX, parse_hub_url
 from training.inputs import CorpusSource
 from ui import corpus_dirs, display, keys, limits, runtime, state, train_form, workspace
@@ -39,8 +40,6 @@ _HUB_PAGE_PREFIXES = ("https://huggingface.co/datasets/", "http://huggingface.co
 
 @st.cache_data(max_entries=1, show_spinner="Assembling the built-in corpus…")
 def builtin_corpus() -> str:
-    from core.train.builtin_corpus import builtin_corpus_text
-
     return builtin_corpus_text()
 
 
@@ -57,8 +56,6 @@ def corpus_section() -> Corpus | None:
     if source == train_form.HUB:
         return hub_corpus()
     if source == train_form.BUILTIN:
-        from core.train.builtin_corpus import BUILTIN_CORPUS_NAME, BUILTIN_SEPARATOR
-
         text = builtin_corpus()
         st.caption(
             f"**{BUILTIN_CORPUS_NAME}**: {limits.format_bytes(len(text.encode()))}, the docstrings "

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from streamlit.runtime.state import SessionStateProxy
+
 from ui import keys
 
 __all__ = ["BUILTIN", "DEFAULTS", "HUB", "PATTERNS", "SERVER", "SOURCES", "SPEEDS", "UPLOAD",
@@ -84,7 +86,7 @@ def _valid(name: str, value: Any) -> bool:
     return name == "speed" and value in SPEEDS
 
 
-def form_doc(session: Mapping[str, Any]) -> dict[str, Any] | None:
+def form_doc(session: Mapping[str, Any] | SessionStateProxy) -> dict[str, Any] | None:
     """The form's settings that differ from the defaults, by field name; None when all are
     defaults (then a snapshot needs nothing to bring the form back).
 
@@ -98,7 +100,7 @@ def form_doc(session: Mapping[str, Any]) -> dict[str, Any] | None:
     return doc or None
 
 
-def apply_doc(doc: Any, session: MutableMapping[str, Any]) -> None:
+def apply_doc(doc: Any, session: MutableMapping[str, Any] | SessionStateProxy) -> None:
     """Put a snapshot's form settings into the session; fields the snapshot leaves out go
     back to their defaults (it was written with those), unusable values are skipped.
 

@@ -4,18 +4,19 @@ library box and the downloads (CS336 pickles and every format core writes)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import streamlit as st
 
+from core.engine.tokenizer import Tokenizer
+from core.formats import dumps_merges, dumps_vocab, export_all
 from training.snapshot import JobSnapshot
 from ui import display, keys, limits, runtime, state, workspace
-from ui.widgets import save_to_library, show_error, show_export_failures
+from ui.widgets import later, save_to_library, show_error, show_export_failures
 
 __all__ = ["adopt_tokenizer", "draw_results", "export_files"]
 
 
-def adopt_tokenizer(snap: JobSnapshot) -> Any | None:
+def adopt_tokenizer(snap: JobSnapshot) -> Tokenizer | None:
     """Build the trained tokenizer and make it the session's active one (once per job)."""
     done: dict[str, str] = st.session_state.setdefault(keys.TRAIN_DONE, {})
     own = state.session_tokenizers().get(done.get(snap.job_id, ""))
@@ -23,8 +24,6 @@ def adopt_tokenizer(snap: JobSnapshot) -> Any | None:
         return own["tok"]  # adopted on an earlier run (or reopened from the workspace)
     if snap.vocab is None or snap.merges is None:
         return None
-    from core.engine.tokenizer import Tokenizer
-
     label = f"BPE {len(snap.vocab):,} · {snap.corpus_name}"
     tok = Tokenizer(snap.vocab, snap.merges, list(snap.special_tokens), pattern=snap.pattern,
                     name=label)
@@ -43,11 +42,9 @@ def adopt_tokenizer(snap: JobSnapshot) -> Any | None:
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def export_files(job_id: str, _vocab: dict[int, bytes], _merges: list[tuple[bytes, bytes]],
-                 _tok: Any) -> tuple[dict[str, bytes], list[str]]:
+                 _tok: Tokenizer | None) -> tuple[dict[str, bytes], list[str]]:
     """Every download for one finished job (keyed by its unguessable ID), and one message per
     format that could not be written (which file is missing and why)."""
-    from core.formats import dumps_merges, dumps_vocab, export_all
-
     files = {"vocab.pkl": dumps_vocab(_vocab), "merges.pkl": dumps_merges(_merges)}
     failures: list[str] = []
     if _tok is not None:
@@ -97,6 +94,8 @@ def draw_results(snap: JobSnapshot) -> None:
                 st.markdown("**📚 Save to the library** so teammates can open it from a link "
                             "(it stays on this server after a restart)")
                 save_to_library(label, key="train.save")
+    if snap.vocab is None or snap.merges is None:  # (a finished job has both)
+        return
     try:
         files, failures = export_files(snap.job_id, snap.vocab, snap.merges, tok)
     except Exception as err:  # noqa: BLE001 - a missing writer must not hide the rest
@@ -104,12 +103,12 @@ def draw_results(snap: JobSnapshot) -> None:
         return
     st.markdown("**Downloads** (`vocab.pkl` + `merges.pkl` are the CS336 pickles)")
     show_export_failures(failures)
-    cols = st.columns(min(4, len(files)))
+    buttons = st.columns(min(4, len(files)))
     for i, (name, data) in enumerate(files.items()):
         # subtle: deferred (a callable): the bytes are sent only on click. An eager button's
         # file is fetched by the browser to check it as soon as it is drawn, which logged 404s
         # when a new training replaced the buttons in the meantime (benchmarks/load_test.py).
-        cols[i % len(cols)].download_button(
-            name, lambda data=data: data, file_name=name, key=f"train.dl.{name}", icon="⬇️",
+        buttons[i % len(buttons)].download_button(
+            name, later(data), file_name=name, key=f"train.dl.{name}", icon="⬇️",
             mime="application/octet-stream", width="stretch", on_click="ignore",
         )

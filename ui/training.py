@@ -8,11 +8,14 @@ only its own (``keys.TRAIN_JOB``).
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from training.protocol import Manager
 from training.snapshot import JobSnapshot
-from ui import keys, limits
+from ui import cache, keys, limits, runtime
 
 #: How often the sidebar line refreshes while a training runs (seconds).
 SIDEBAR_POLL_SECONDS = 1.0
@@ -23,16 +26,12 @@ def training_manager() -> Manager:
     """One manager per server process; its queue enforces the concurrency limit. In the
     browser (the static build) trainings run in the page instead, a slice per poll
     (``training.inpage``): same methods, same snapshots."""
-    import os
-
-    from ui import cache, runtime
-
+    # each manager is imported only where it runs (a page's first view imports neither)
     if runtime.training_in_page():
-        from training.inpage import InPageTrainingManager
+        from training.inpage import InPageTrainingManager  # the browser's: see above
 
         return InPageTrainingManager()
-
-    from training.manager import TrainingManager
+    from training.manager import TrainingManager  # the server's: see above
 
     # the slots live in the library folder, which every server process on the host shares
     # (make serve WORKERS=N): the limit on trainings holds across all of them
@@ -102,8 +101,6 @@ def _live_status() -> None:
 
 
 def _draw(snap: JobSnapshot) -> None:
-    from streamlit.errors import StreamlitAPIException
-
     with st.container(key="ui-training-status"):
         if snap.done:
             st.caption(f"✅ Your training ended ({snap.status}).")

@@ -58,7 +58,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ui import corpus_dirs, display, keys, limits, model_picker, state, train_form
+import streamlit as st
+
+from core.errors import HubError
+from core.services.hub import check_repo_id
+from ui import (
+    corpus_dirs,
+    display,
+    eval_sources,
+    hub_models,
+    keys,
+    limits,
+    local_models,
+    model_picker,
+    runtime,
+    state,
+    train_form,
+)
+from ui.cache import VOCAB_ORDERS
 from ui.chat_view import DEFAULT_CONVERSATION, conversation_text, parse_conversation
 from ui.eval_sources import DEFAULT_SOURCES
 from ui.link_targets import (
@@ -139,11 +156,6 @@ def _open_linked_model(raw: str) -> tuple[str | None, str | None]:
     ``raw`` is ``org/name`` (checked before any request: a link is untrusted) or
     ``gguf:<name>`` (only a name the server lists). A model that cannot load is neither
     made active nor remembered (``ui.model_picker.open_model``)."""
-    from core.errors import HubError
-    from core.services.hub import check_repo_id
-
-    from ui import hub_models, local_models
-
     if raw.startswith(local_models.LINK_PREFIX):
         label, problem = local_models.from_link(raw)
         if label is None:
@@ -166,8 +178,6 @@ def _apply_model(page: str, key: str, values: tuple[str, ...]) -> str | None:
     """``model=org/name`` or ``model=gguf:<name>`` (the last one counts; Compare takes
     each), opened as the picker's 🤗 box opens one (:func:`_open_linked_model`): a model
     that cannot load leaves the tokenizer in use as it was, and the note says why."""
-    from ui import runtime
-
     if runtime.in_browser():
         return ("The link names a Hugging Face model, which this version of the playground "
                 "(running in your browser, with no server) cannot open.")
@@ -178,8 +188,6 @@ def _apply_model(page: str, key: str, values: tuple[str, ...]) -> str | None:
             return f"The link's model {problem}; showing “{showing}” instead."
         state.set_active(label)
         return None
-    import streamlit as st
-
     # with tok= in the same link, its tokenizers come first; else the models alone
     labels = list((state.value(key) or []) if "tok" in st.query_params else [])
     problems: list[str] = []
@@ -300,8 +308,6 @@ def _tab_name(label: Any) -> str:
 
 
 def _apply_order(page: str, key: str, values: tuple[str, ...]) -> str | None:
-    from ui.cache import VOCAB_ORDERS
-
     if values[-1] not in VOCAB_ORDERS:
         return (f"The link's order {shown(values[-1])} is not one of "
                 f"{', '.join(VOCAB_ORDERS)}; keeping the current order.")
@@ -355,15 +361,13 @@ def _apply_step(page: str, key: str, values: tuple[str, ...]) -> str | None:
 
 
 def _apply_sources(page: str, key: str, values: tuple[str, ...]) -> str | None:
-    from ui import eval_sources as evaluate
-
     picked, problems = [], []
     for sid in values[:8]:  # the page's MAX_TEXTS
-        if sid.startswith("file:") and sid not in evaluate.uploads():
-            if reason := evaluate.upload_from_link(sid[:300]):
+        if sid.startswith("file:") and sid not in eval_sources.uploads():
+            if reason := eval_sources.upload_from_link(sid[:300]):
                 problems.append(f"the text {shown(sid.split(':', 2)[-1])}: {reason}")
                 continue
-        if evaluate.source_text(sid) is None:
+        if eval_sources.source_text(sid) is None:
             problems.append(f"the link names the text {shown(sid)}, which this server does not have")
             continue
         if sid not in picked:
@@ -419,10 +423,7 @@ def _tok_default(key: str) -> str | list[str]:
 
 def _model_name(label: str) -> str | None:
     """What ``model=`` says for a Hub model's or a local model's label, else None."""
-    from ui.hub_models import hub_repo
-    from ui.local_models import link_value
-
-    return hub_repo(label) or link_value(label)
+    return hub_models.hub_repo(label) or local_models.link_value(label)
 
 
 def _format_tok(value: str | list[str]) -> tuple[str | list[str] | None, list[str]]:
@@ -527,7 +528,7 @@ PARAMS: tuple[UrlParam, ...] = (
              lambda key: state.value(key) or "", lambda key: "", in_full_link=False),
     UrlParam("src", {"Evaluate": keys.EVA_SOURCES}, _apply_sources,
              lambda key: list(state.value(key) or []), lambda key: DEFAULT_SOURCES,
-             _plain(list)),
+             lambda value: (list(value), [])),
     UrlParam("focus", {"Evaluate": keys.EVA_FOCUS}, _apply_focus,
              lambda key: state.value(key) or "0.0", lambda key: "0.0", in_full_link=False),
     UrlParam("corpus", {"Train": keys.TRAIN_SERVER_CORPUS}, _apply_corpus,

@@ -9,16 +9,17 @@ where it would cut the text otherwise. The HTML comes from :func:`ui.chips.paths
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import streamlit as st
 
+from core.interface import ScoredTokenizer
 from ui import cache, chips, display, keys, state, widgets
 
 __all__ = ["unigram_paths"]
 
 
-def unigram_paths(tok_key: str, words: Sequence[str], tok: Any, *, gpt2_view: bool) -> None:
+def unigram_paths(tok_key: str, words: Sequence[str], tok: ScoredTokenizer, *,
+                  gpt2_view: bool) -> None:
     """The picker of pre-tokens (the same state as the merge trace's) and the paths of the
     one picked (``tok``: a tokenizer whose ``capabilities.scores`` is set)."""
     word = st.selectbox("Pre-token", list(words), format_func=chips.label_text,

@@ -3,20 +3,32 @@ and error display. Each one reads and writes only ``st.session_state`` (via ``ui
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
-from core.formats.detect import files_to_open
+from core.engine.tokenizer import Tokenizer
+from core.errors import PatternNeededError, PlaygroundError
+from core.formats.detect import export_all, files_to_open
+from core.interface import TokenizerInterface
 from ui import cache, display, limits, model_picker, runtime, site, state, workspace
 from ui.live_input import key_class
-
-if TYPE_CHECKING:
-    from core.interface import TokenizerInterface
+from ui.training import sidebar_status
 
 #: Pre-tokenizer choices for files that store none ("custom" opens a regex box).
 PATTERN_CHOICES = ["from the files", "gpt2", "cl100k", "o200k", "llama3", "tekken", "custom regex"]
 
+
+
+def later(data: bytes) -> Callable[[], bytes]:
+    """``data`` behind a call: a download button given it sends the bytes only on a click.
+
+    >>> later(b"ab")()
+    b'ab'
+    """
+    return lambda: data
 
 def copy_row(label: str, text: str, *, key: str, help: str | None = None) -> Any:
     """``label`` and ``text`` on one line, with Streamlit's own copy button (``st.code``):
@@ -35,8 +47,6 @@ def show_error(err: BaseException, *, what: str = "") -> None:
     ``core.PlaygroundError`` messages already say what to do; anything else becomes a short
     message naming the error.
     """
-    from core.errors import PlaygroundError
-
     prefix = f"{what}: " if what else ""
     if isinstance(err, PlaygroundError):
         st.error(f"{prefix}{display.message(str(err))}", icon="⚠️")
@@ -201,18 +211,15 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
         return None
     files, held = _files_to_open(key, uploads)
     specials = [t.strip() for t in specials_raw.split(",") if t.strip()] or None
-    options = {"special_tokens": specials,
-               "pattern": None if pattern == "from the files" else pattern}
-    digest = cache.content_hash(files) + repr(sorted(options.items()))
+    chosen = None if pattern == "from the files" else pattern
+    digest = cache.content_hash(files) + repr([("pattern", chosen), ("special_tokens", specials)])
     done_key = key + ".loaded"
     if st.session_state.get(done_key, (None, None))[0] == digest:
         _loaded_from(key, held, files)  # (a file taken away: the rest is what is open)
         return None  # already loaded on an earlier run; keep the user's later choices
     try:
-        tok = cache.load_files(files, **options)
+        tok = cache.load_files(files, special_tokens=specials, pattern=chosen)
     except Exception as err:  # noqa: BLE001 - shown to the user
-        from core.errors import PatternNeededError
-
         if isinstance(err, PatternNeededError):
             st.warning(f"{display.message(str(err))} Pick it under **Pre-tokenizer pattern** "
                        "above.", icon="✂️")  # (it names the file)
@@ -221,7 +228,7 @@ def tokenizer_uploader(key: str, *, label: str = "Tokenizer files") -> str | Non
         return None
     name = tok.name or " + ".join(sorted(files))
     new_label = state.register_tokenizer(name, tok, source="uploaded " + ", ".join(sorted(files)))
-    workspace.remember_files(new_label, files, **options)
+    workspace.remember_files(new_label, files, special_tokens=specials, pattern=chosen)
     state.set_active(new_label)
     st.session_state[done_key] = (digest, new_label)
     _loaded_from(key, held, files)
@@ -260,8 +267,6 @@ def _loaded_from(key: str, held: frozenset[tuple[str, str]], files: dict[str, by
 
 def _page_menu() -> None:
     """The menu (Streamlit's own is hidden: it would call the home page "app")."""
-    from streamlit.errors import StreamlitAPIException
-
     with st.container(key="ui-nav"):
         try:
             for page in site.PAGES:
@@ -274,8 +279,6 @@ def _page_menu() -> None:
 def sidebar(page: str = "") -> None:
     """The shared sidebar block: the page menu, a running training (``ui.training``), the
     active tokenizer, the file loader and the Hugging Face model box (``ui.model_picker``)."""
-    from ui.training import sidebar_status
-
     with st.sidebar:
         _page_menu()
         sidebar_status(page)
@@ -372,7 +375,8 @@ def export_buttons(tok: TokenizerInterface, *, key: str, cache_key: str | None =
                 "the file you loaded is the one to share.")
         return
     try:
-        files, failures = _export(cache_key or tok.fingerprint(), tok)
+        # (capabilities.export: a byte-level core.Tokenizer)
+        files, failures = _export(cache_key or tok.fingerprint(), cast(Tokenizer, tok))
     except Exception as err:  # noqa: BLE001
         show_error(err, what="Cannot export")
         return
@@ -386,7 +390,7 @@ def export_buttons(tok: TokenizerInterface, *, key: str, cache_key: str | None =
         # subtle: deferred (a callable), so a rerun neither hashes nor re-sends megabytes of
         # files nobody clicked (it was a third of a Tokenize rerun with GPT-2)
         cols[k % len(cols)].download_button(
-            f"⬇️ {name}", data=lambda data=data: data, file_name=name, key=f"{key}.{name}",
+            f"⬇️ {name}", data=later(data), file_name=name, key=f"{key}.{name}",
             mime="application/octet-stream", width="stretch", on_click="ignore")
 
 
@@ -399,10 +403,8 @@ def show_export_failures(failures: list[str], *, others: bool = True) -> None:
 
 
 @st.cache_resource(max_entries=8, ttl=3600, show_spinner="Writing files…")
-def _export(fp: str, _tok: Any) -> tuple[dict[str, bytes], list[str]]:
+def _export(fp: str, _tok: Tokenizer) -> tuple[dict[str, bytes], list[str]]:
     """The files, and one message per format left out. ``cache_resource``: the same immutable
     bytes for every session, not unpickled again on every rerun as ``cache_data`` would."""
-    from core.formats.detect import export_all
-
     exported = export_all(_tok)
     return dict(exported), [f.message for f in exported.failures]

@@ -34,7 +34,21 @@ from typing import Any
 
 import streamlit as st
 
-from ui import cache, display, keys, limits, runtime, state, train_form
+from core.engine.tokenizer import Tokenizer
+from core.interface import TokenizerInterface
+from core.services.library import tokenizer_from_json, tokenizer_json
+from core.services.workspace import WorkspaceStore
+from training.snapshot import TERMINAL, JobSnapshot
+from ui import (
+    cache,
+    display,
+    keys,
+    limits,
+    runtime,
+    state,
+    train_form,
+    training as server_training,  # (tests swap its manager)
+)
 
 WS_PARAM = "ws"
 FORMAT = "tokenizer-playground/workspace-v1"
@@ -42,13 +56,11 @@ _MAX_TOKENIZERS = 16  # per snapshot: the newest ones
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def _store_at(root: str, max_bytes: int, max_days: int) -> Any:
-    from core.services.workspace import WorkspaceStore
-
+def _store_at(root: str, max_bytes: int, max_days: int) -> WorkspaceStore:
     return WorkspaceStore(root, max_bytes=max_bytes, max_age_days=max_days)
 
 
-def store() -> Any:
+def store() -> WorkspaceStore:
     """The server's ``WorkspaceStore`` (``<library folder>/workspaces``); a clear error in
     the static build, which keeps nothing (``ui.runtime``)."""
     if not runtime.keeps_work():
@@ -102,15 +114,13 @@ def _rows_from_doc(doc: Any) -> tuple[Any, ...]:
                   bytes.fromhex(r[4])), int(r[5]), float(r[6])) for r in doc)
 
 
-def remember_training(snap: Any, label: str | None, tok: Any | None) -> None:
+def remember_training(snap: JobSnapshot, label: str | None, tok: Tokenizer | None) -> None:
     """Keep a finished training: its tokenizer (``label``), its rows and its result."""
     rows_id = None  # the static build keeps only the record below (no store)
     if runtime.keeps_work():
         try:
             rows_id = store().put_json(_rows_doc(snap.rows)) if snap.rows else None
             if tok is not None and label is not None:
-                from core.services.library import tokenizer_json
-
                 blob = store().put(tokenizer_json(tok.vocab, tok.merges,
                                                   list(tok.special_tokens), tok.pattern))
                 _recipes()[label] = {"kind": "trained", "blob": blob, "rows": rows_id}
@@ -145,15 +155,13 @@ def remember_corpus(name: str, files: list[tuple[str, str]]) -> dict[str, Any]:
     return corpus
 
 
-def record_snapshot(tok: Any | None) -> Any | None:
+def record_snapshot(tok: Tokenizer | None) -> JobSnapshot | None:
     """The last finished training as a ``training.snapshot.JobSnapshot`` (for the Train page after a
     reload, when the job itself is no longer in this server process), or None. ``tok``: the
     ``core.Tokenizer`` it made, when the session still has it."""
     record = st.session_state.get(keys.TRAIN_RECORD)
     if not record:
         return None
-    from training.snapshot import JobSnapshot
-
     rows = state.training_rows(record["label"]) if record.get("label") else None
     if rows is None and record.get("rows"):
         try:
@@ -186,13 +194,11 @@ def manifest() -> dict[str, Any] | None:
                   if k in ("corpus_name", "corpus_size")}}
         for label, entry in own.items() if label in recipes
     ][-_MAX_TOKENIZERS:]
-    from training.snapshot import TERMINAL
-    from ui.training import training_manager
-
     # subtle: every page run calls this (save()); a status, not a snapshot, which copies
     # every merge row of the job
     job_id = st.session_state.get(keys.TRAIN_JOB)
-    running = job_id is not None and training_manager().status(job_id) not in (None, *TERMINAL)
+    running = job_id is not None and server_training.training_manager().status(job_id) not in (
+        None, *TERMINAL)
     corpus = st.session_state.get(keys.TRAIN_CORPUS)
     doc: dict[str, Any] = {
         "tokenizers": tokenizers,
@@ -245,14 +251,11 @@ def current_id() -> str | None:
 
 
 @st.cache_resource(max_entries=16, show_spinner="Reopening your work…")
-def _rebuild(recipe_json: str) -> Any:
+def _rebuild(recipe_json: str) -> TokenizerInterface:
     """A tokenizer from its recipe (cached: recipes name content, so sessions may share it)."""
     recipe = json.loads(recipe_json)
     kind = recipe.get("kind")
     if kind == "trained":
-        from core.services.library import tokenizer_from_json
-        from core.engine.tokenizer import Tokenizer
-
         vocab, merges, specials, pattern = tokenizer_from_json(store().get(recipe["blob"]))
         return Tokenizer(vocab, merges, specials or None, pattern=pattern)
     if kind == "files":
@@ -341,11 +344,8 @@ def _restore_training(doc: dict[str, Any]) -> None:
         if record.get("pattern") in ("gpt2", "cl100k", "o200k"):
             st.session_state.setdefault(keys.TRAIN_PATTERN, record["pattern"])
     job_id = doc.get("train_job")
-    if isinstance(job_id, str):
-        from ui.training import training_manager
-
-        if job_id in training_manager():
-            st.session_state[keys.TRAIN_JOB] = job_id
+    if isinstance(job_id, str) and job_id in server_training.training_manager():
+        st.session_state[keys.TRAIN_JOB] = job_id
 
 
 def _restore_corpus(corpus: Any, notes: list[str]) -> None:

@@ -197,7 +197,7 @@ def _guard_filter(func: Callable[..., Any], limits: Limits) -> Callable[..., Any
 @functools.lru_cache(maxsize=4)
 def _environment(limits: Limits) -> Any:
     """The sandbox: transformers' environment, with the size checks of ``limits``."""
-    jinja2 = _jinja()
+    jinja2: Any = _jinja()  # (annotated: so its classes can be bases below)
 
     class GenerationBlock(jinja2.ext.Extension):
         # transformers' AssistantTracker: {% generation %}...{% endgeneration %} renders its body
@@ -239,7 +239,7 @@ def _environment(limits: Limits) -> Any:
             _check_binop(operator, left, right, limits)
             return super().call_binop(context, operator, left, right)
 
-        def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
             _check_call(__obj, args, kwargs, limits)
             result = super().call(__context, __obj, *args, **kwargs)
             if _size(result) > limits.chars:
@@ -254,7 +254,7 @@ def _environment(limits: Limits) -> Any:
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
                           sort_keys=sort_keys)
 
-    def strftime_now(format: str) -> str:  # noqa: A002 - transformers' name for it
+    def strftime_now(format: str) -> str:  # transformers' name for the argument
         return datetime.now().strftime(format)
 
     class TemplateDict:
@@ -266,7 +266,7 @@ def _environment(limits: Limits) -> Any:
             return dict.fromkeys(*args, **kwargs)
 
     class TemplateNamespace(jinja2.utils.Namespace):
-        def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 - Jinja's own trick
+        def __init__(*args: Any, **kwargs: Any) -> None:  # no `self`: Jinja's own trick
             self, args = args[0], args[1:]
             attrs = dict(*args, **kwargs)
             for name in attrs:
@@ -315,6 +315,7 @@ def check_template(source: str, *, limits: Limits = DEFAULT_LIMITS) -> None:
 def _checked(tree: Any, env: Any, jinja2: Any) -> Any:
     """The template compiled from ``tree``, once no name in it reaches for internals."""
     nodes = jinja2.nodes
+    name: object
     for node in tree.find_all((nodes.Getattr, nodes.Getitem, nodes.Const)):
         if isinstance(node, nodes.Const):  # attr('__class__'), map(attribute='__init__')
             name = node.value if isinstance(node.value, str) and _DUNDER.match(node.value) else ""

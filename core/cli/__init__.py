@@ -23,8 +23,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from core.errors import PlaygroundError
 from core.engine.pretokenize import PATTERNS
+from core.errors import PlaygroundError
 
 __all__ = ["main"]
 
@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (0 done, 2 bad input, 130 interrupted)."""
     for stream in (sys.stdout, sys.stderr):
         # UTF-8 whatever the locale (a decoded U+FFFD, a file name), never an encoding crash
-        stream.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[attr-defined]
+        stream.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
     try:
         args = _parser().parse_args(argv)
     except SystemExit as done:  # --help (0) or a usage mistake (2, its one line printed)

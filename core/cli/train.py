@@ -13,12 +13,12 @@ import tempfile
 from collections.abc import Sequence
 
 from core.cli.progress import PhaseBars
+from core.engine.pretokenize import PATTERNS, pattern_name, split_on_specials
+from core.errors import PlaygroundError
+from core.train import BPETrainer
 from core.train.corpus import blank_corpus_problem
 from core.train.corpus_readers import CorpusFiles, corpus_texts
 from core.train.corpus_sources import find_corpus_files
-from core.errors import PlaygroundError
-from core.engine.pretokenize import PATTERNS, pattern_name, split_on_specials
-from core.train import BPETrainer
 
 __all__ = ["corpus_problem", "out_problem", "pattern_argument", "train"]
 

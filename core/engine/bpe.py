@@ -25,6 +25,10 @@ whole characters: :mod:`core.engine.char_start`), :func:`core.engine.ranks.bpe_b
 (piece scores; a ``key`` that never joins user-defined pieces) and :mod:`core.explain.replay` (only
 the merges allowed by step ``k``, through a ``ranks`` that hides the others). The two
 models' "why this split" traces replay the same joins through :func:`merge_steps`.
+
+Speed lives here too: :func:`merge` runs its two hot cases in C where ``tokplay_native.bpe``
+was built, and the C tables that run whole words (:func:`kept_table`, :func:`encode_words`)
+are built here. No caller asks whether C was built.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from typing import Any, Protocol
 
 from core import native
 
-__all__ = ["NO_MERGE", "Ranks", "merge", "merge_steps"]
+__all__ = ["NO_MERGE", "Ranks", "encode_words", "kept_table", "merge", "merge_steps", "pair_table",
+           "rank_table", "spm_dict_words", "spm_words", "spm_words_raw"]  # fmt: skip
 
 #: The rank of a pair that does not join (what ``ranks.get`` answers for a missing key):
 #: above every real rank.
@@ -100,7 +105,7 @@ def merge(
     if key is operator.add and made is None:
         if fast is not None:
             try:
-                return fast.merge_joined(parts, ranks)  # type: ignore[no-any-return]
+                return fast.merge_joined(parts, ranks)
             except TypeError:  # a float rank (inf), say: the pure loop orders any numbers
                 pass
         return _merge_joined(parts, get)  # a rank file's BPE (core.engine.ranks): the other hot path
@@ -108,7 +113,7 @@ def merge(
         return _merge_list(parts, get, made, key, log, spans)
     if fast is not None:
         try:
-            return fast.merge_made(parts, ranks, made)  # type: ignore[no-any-return]
+            return fast.merge_made(parts, ranks, made)
         except TypeError:
             pass
     # A merge list with nothing to note: the hot path (every new pre-token of a merge-list
@@ -282,3 +287,106 @@ def merge_steps(
         steps.append((i, rank, before, after))
         before = after
     return steps
+
+
+# ----------------------------------------------------------------------------------------
+# The C twin's tables (tokplay_native.bpe): built here, kept by their owners
+# ----------------------------------------------------------------------------------------
+# The merge loop's C twin holds a tokenizer's tables in C hash tables (built once per owner)
+# and runs whole words, or a whole list of pre-tokens, on them. Callers ask for a table by
+# :func:`kept_table` and run it; none of them asks whether C was built: a table is None where
+# it was not (or a test turned ``core.native.bpe`` off), and the caller takes :func:`merge`.
+
+#: What a C constructor raises for tables it cannot hold (a float rank, an ID past 2**32,
+#: a rank with no merged token, a piece with a lone surrogate).
+_CANNOT_HOLD = (TypeError, ValueError, OverflowError, KeyError, IndexError)
+
+
+def kept_table(owner: Any, attr: str, build: Callable[..., Any], *args: Any) -> Any:
+    """``owner``'s C table, kept at ``owner.attr``: ``build(*args)`` on the first call (a
+    builder below; ``False`` is kept when the C twin cannot hold the tables), or None while
+    the C twin is off (not built, or ``core.native.bpe`` set to None: read at each call).
+
+    >>> class Owner: pass
+    >>> table = kept_table(Owner(), "_table", rank_table, {b"a": 0, b"b": 1, b"ab": 2})
+    >>> table is None or table.encode(b"ab") == (2,)
+    True
+    """
+    if native.bpe is None:
+        return None
+    table = owner.__dict__.get(attr)
+    if table is None:  # (two threads may both build it: the same table, one kept)
+        try:
+            table = build(*args)
+        except _CANNOT_HOLD:
+            table = False
+        setattr(owner, attr, False if table is None else table)
+    return table or None
+
+
+def rank_table(encoder: dict[bytes, int], *, ignore_merges: bool = False) -> Any:
+    """A rank file's BPE (``bytes -> rank``) as a C ``RankTable``, or None without C."""
+    fast = native.bpe
+    return None if fast is None else fast.RankTable(encoder, ignore_merges=ignore_merges)
+
+
+def pair_table(
+    ranks: dict[tuple[int, int], int], merged: Sequence[int] | Mapping[int, int],
+    byte_ids: Sequence[int], *, whole: Any = None,
+) -> Any:  # fmt: skip
+    """A merge list's BPE (``(left, right) -> rank``, the merged ID by rank, each byte's
+    ID; ``whole``: a :func:`rank_table` of whole pre-tokens) as a C ``PairTable`` with
+    ``merge(ids)`` and ``encode(data)``, or None without C."""
+    fast = native.bpe
+    return None if fast is None else fast.PairTable(ranks, merged, byte_ids, whole=whole)
+
+
+def spm_words(texts: list[str], scores: list[float], types: list[int], **options: Any) -> Any:
+    """SentencePiece BPE's C word table (``SpmWords``) from a model's piece columns
+    (``unk``, ``byte_fallback``, ``user_first`` keywords), or None without C. Raises what
+    the C twin raises (ValueError for an empty text or one spelled twice)."""
+    fast = native.bpe
+    return None if fast is None else fast.spm_words(texts, scores, types, **options)
+
+
+def spm_words_raw(buf: bytes, spans: bytes, scores: bytes, types: bytes, **options: Any) -> Any:
+    """:func:`spm_words` from packed columns (a file's bytes: no str made), or None."""
+    fast = native.bpe
+    return None if fast is None else fast.spm_words_raw(buf, spans, scores, types, **options)
+
+
+def spm_dict_words(ranks: Any, vocab: dict[str, int], **options: Any) -> Any:
+    """:func:`spm_words` from a model's dicts (``text -> rank``, ``text -> ID``; ``unk``,
+    ``byte_ids``, ``user_first`` keywords), or None without C."""
+    fast = native.bpe
+    return None if fast is None else fast.SpmWords(ranks, vocab, **options)
+
+
+def encode_words(
+    words: list[str], cache: dict[str, tuple[int, ...]], table: Any,
+    compute: Callable[[str], tuple[int, ...]], maxkey: int, maxsize: int, out: list[int],
+) -> None:  # fmt: skip
+    """``out += cache[w]`` for each word, a missing one ``compute(w)`` (kept when at most
+    ``maxkey`` characters long; the cache cleared first when it holds ``maxsize``): one C
+    call for the whole list with ``table`` (a :func:`kept_table`: the words it holds are
+    looked up in C, the rest computed), else this loop.
+
+    >>> cache, out = {}, [9]
+    >>> encode_words(["ab", "c", "ab"], cache, None, lambda w: (len(w),), 3, 10, out)
+    >>> out, cache
+    ([9, 2, 1, 2], {'ab': (2,), 'c': (1,)})
+    """
+    fast = native.bpe
+    if table and fast is not None:
+        fast.encode_words(words, cache, table, compute, maxkey, maxsize, out)
+        return
+    get = cache.get
+    for word in words:
+        found = get(word)
+        if found is None:
+            found = compute(word)
+            if len(word) <= maxkey:
+                if len(cache) >= maxsize:
+                    cache.clear()
+                cache[word] = found
+        out += found

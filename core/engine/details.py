@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from core.engine.basics import check_id, utf8
-from core.errors import PlaygroundError
 from core.engine.pretokenize import split_on_specials
+from core.errors import PlaygroundError
 
 if TYPE_CHECKING:
     from core.engine.regex_compat import regex

@@ -44,7 +44,7 @@ from enum import Enum
 from functools import partial
 from itertools import chain
 from types import BuiltinFunctionType, FunctionType, MethodType
-from typing import Any
+from typing import Any, cast
 
 from core.engine.regex_compat import regex
 
@@ -174,7 +174,7 @@ def _digested(tag: str, items: tuple[object, ...]) -> object:
     if len(items) <= BIG:
         return (tag, items)
     if set(map(type, items)) == {float}:  # (a score column: its bytes, not 32,000 reprs)
-        data, how = b"f64:" + array("d", items).tobytes(), "f64"
+        data, how = b"f64:" + array("d", cast("list[float]", items)).tobytes(), "f64"
     else:
         data, how = repr(items).encode("utf-8", "backslashreplace"), "repr"
     return ("digest", (tag, len(items), f"{how}:{hashlib.sha256(data).hexdigest()}"))

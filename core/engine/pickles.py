@@ -16,13 +16,13 @@ import pickle
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from core.errors import FormatError
 from core.engine.safe_pickle import (
     safe_loads,
     validate_merges,
     validate_merges_in_vocab,
     validate_vocab,
 )
+from core.errors import FormatError
 
 # Protocol 4 is what Python 3.8+ writes by default for pickle.dump; readable by any Python 3.4+.
 _PROTOCOL = 4

@@ -18,9 +18,8 @@ import operator
 from functools import cached_property
 from typing import Any
 
-from core import native
 from core.engine.basics import utf8
-from core.engine.bpe import _LONG, merge
+from core.engine.bpe import _LONG, kept_table, merge, pair_table, rank_table
 from core.engine.char_start import CharStart
 from core.engine.ranks import bpe_by_rank
 
@@ -52,8 +51,9 @@ class PretokenBPE:
             whole = self._encoder.get(data)
             if whole is not None:
                 return (whole,)
-        if len(data) <= _LONG and native.bpe is not None:  # the same loop in C, from the bytes
-            return self._native_table.encode(data)  # type: ignore[no-any-return]
+        table = self._fast_table() if len(data) <= _LONG else None
+        if table is not None:  # the same loop in C, from the bytes
+            return table.encode(data)
         parts = self._char_start.parts(pretoken, data)
         if self.by_rank:
             encoder = self._encoder
@@ -68,20 +68,19 @@ class PretokenBPE:
         state.pop("_native_table", None)
         return state
 
-    @cached_property
-    def _native_table(self) -> Any:
+    def _build_native_table(self) -> Any:
         """The C twin's copy of the BPE tables (tokplay_native.bpe), the same answers as
         :meth:`_bpe_str`; built on the first pre-token it encodes (~10 ms for 200k tokens)."""
-        fast = native.bpe
-        assert fast is not None  # (read only when it is)
         if self.by_rank:
-            return fast.RankTable(self._encoder, ignore_merges=self.ignore_merges)
-        whole = fast.RankTable(self._encoder) if self.ignore_merges else None
-        return fast.PairTable(self._pair_ranks, self._merged, self._byte_ids, whole=whole)
+            return rank_table(self._encoder, ignore_merges=self.ignore_merges)
+        whole = rank_table(self._encoder) if self.ignore_merges else None
+        return pair_table(self._pair_ranks, self._merged, self._byte_ids, whole=whole)
+
+    _native_table = cached_property(_build_native_table)
 
     def _fast_table(self) -> Any:
-        """:attr:`_native_table` when the C twin was built, else None (the pure path)."""
-        return None if native.bpe is None else self._native_table
+        """:attr:`_native_table` while the C twin is on, else None (the pure path)."""
+        return kept_table(self, "_native_table", self._build_native_table)
 
     @cached_property
     def _char_start(self) -> CharStart:

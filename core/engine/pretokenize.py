@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 from functools import lru_cache
+from typing import Any
 
-from core.errors import TrainingConfigError
 from core.engine.regex_compat import regex
+from core.errors import TrainingConfigError
 
 # GPT-2's pattern as in openai/gpt-2 `encoder.py` and the CS336 assignment handout.
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""

@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 from itertools import groupby
 from types import SimpleNamespace
@@ -213,7 +214,7 @@ def _escape_set(pattern: str, i: int) -> tuple[Ranges, bool, int] | None:
             name, stop = pattern[i + 2 : i + 3], i + 3
         ranges, alphabetic = _property(name)
         return (_complement(ranges) if ch == "P" else ranges), alphabetic, stop
-    sets = {"w": _word, "s": lambda: _WHITE_SPACE}
+    sets: dict[str, Callable[[], Ranges]] = {"w": _word, "s": lambda: _WHITE_SPACE}
     if ch.lower() in sets:
         ranges = sets[ch.lower()]()
         return (_complement(ranges) if ch.isupper() else ranges), False, i + 2
@@ -362,7 +363,7 @@ fallback = SimpleNamespace(
 try:
     import regex
 except ImportError:  # Pyodide without its regex wheel, a bare Python
-    regex = fallback
+    regex = fallback  # type: ignore[assignment]  # the same names, a namespace not a module
     HAVE_REGEX = False
 else:
     HAVE_REGEX = True

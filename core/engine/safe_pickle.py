@@ -131,7 +131,7 @@ def _refuse_global(module: str, name: str) -> UnsafePickleError:
 class RestrictedUnpickler(pickle.Unpickler):
     """An unpickler that cannot import anything except two strict stand-ins for ``bytes``."""
 
-    def find_class(self, module: str, name: str) -> Any:  # noqa: D401 - pickle API
+    def find_class(self, module: str, name: str) -> Any:  # pickle's API
         safe = _SAFE_GLOBALS.get((module, name))
         if safe is None:
             raise _refuse_global(module, name)
@@ -170,6 +170,7 @@ def scan_pickle(data: bytes, *, max_bytes: int = MAX_PICKLE_BYTES) -> None:
     memo: dict[int, object] = {}
     last: object = None
     n_ops = 0
+    arg: Any  # an opcode's argument: an int for the memo opcodes, a str for the string ones
     try:
         for opcode, arg, _pos in pickletools.genops(io.BytesIO(data)):
             n_ops += 1
@@ -219,7 +220,7 @@ def scan_pickle(data: bytes, *, max_bytes: int = MAX_PICKLE_BYTES) -> None:
                 strings = []
     except UnsafePickleError:
         raise
-    except Exception as err:  # pickletools raises ValueError and friends on garbage
+    except Exception as err:  # noqa: BLE001 - pickletools raises ValueError and friends on garbage
         raise FormatError(f"not a valid pickle ({err}); expected a vocab dict or merges list "
                           "saved with pickle.dump") from None
 
@@ -235,7 +236,7 @@ def safe_loads(data: bytes, *, name: str = "pickle", max_bytes: int = MAX_PICKLE
             return RestrictedUnpickler(io.BytesIO(data)).load()
         except FormatError:
             raise
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 - a crafted pickle can raise anything here
             raise FormatError(
                 f"not a valid pickle ({type(err).__name__}: {err}); expected a vocab dict or "
                 "merges list saved with pickle.dump"

@@ -22,13 +22,12 @@ them. Speed (pure Python against tiktoken's Rust; see benchmarks/bench_encode.py
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
 from functools import reduce
 from operator import iconcat
+from typing import Any
 
-from core import native
 from core.engine.basics import BULK_TEXT, gc_paused
-from core.errors import PlaygroundError
+from core.engine.bpe import encode_words
 from core.engine.pretokenize import (
     PATTERNS,
     ascii_pattern,
@@ -39,6 +38,7 @@ from core.engine.pretokenize import (
     resolve_pattern,
     special_splitter,
 )
+from core.errors import PlaygroundError
 
 __all__ = ["STREAM_CACHE_SIZE", "PretokenCache", "TextEncoder", "check_text"]
 
@@ -58,7 +58,7 @@ Compute = Callable[[str], tuple[int, ...]]
 FastTable = Callable[[], Any]
 
 
-class PretokenCache(dict):  # type: ignore[type-arg]
+class PretokenCache(dict):
     """``dict`` that computes missing values and clears itself when full.
 
     Hits go through ``dict.__getitem__`` in C (``map(cache.__getitem__, keys)``); only misses
@@ -91,12 +91,10 @@ class PretokenCache(dict):  # type: ignore[type-arg]
         >>> cache.extend(out, ["ab", "c"]); out
         [9, 2, 1]
         """
-        fast = native.bpe
-        if table is None or fast is None:
+        if table is None:
             reduce(iconcat, map(self.__getitem__, pretokens), out)
         else:
-            fast.encode_words(pretokens, self, table, self._compute, self._maxkey,
-                              self._maxsize, out)  # fmt: skip
+            encode_words(pretokens, self, table, self._compute, self._maxkey, self._maxsize, out)
 
     def __missing__(self, key: str) -> tuple[int, ...]:
         value = self._compute(key)

@@ -28,23 +28,22 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from core import native
-from core.engine import details
-from core.engine import vocab_index
+from core.chat import ChatMethods, with_chat
+from core.engine import details, vocab_index
 from core.engine.basics import check_id, gc_paused
 from core.engine.bytes_unicode import to_gpt2_str
-from core.chat import ChatMethods, with_chat
 from core.engine.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
-from core.errors import PlaygroundError
 from core.engine.fingerprint import fingerprint_of
 from core.engine.pickles import load_pickles, save_pickles
-from core.interface import Capabilities
 from core.engine.pretoken_bpe import PretokenBPE
 from core.engine.pretokenize import compile_pattern
 from core.engine.ranks import merges_from_ranks, split_by_rank
 from core.engine.regex_compat import regex
 from core.engine.template import Template
 from core.engine.text_encoder import STREAM_CACHE_SIZE, TextEncoder, check_text
+from core.errors import PlaygroundError
+from core.interface import Capabilities
+from core.native import join_text, join_tokens
 
 __all__ = ["Tokenizer", "DEFAULT_CACHE_SIZE", "STREAM_CACHE_SIZE"]
 
@@ -313,10 +312,10 @@ class Tokenizer(PretokenBPE, ChatMethods):  # chat_template, apply_chat_template
             self._made = {}
             for rank, merged_id in enumerate(self._merged):
                 self._made.setdefault(merged_id, rank)
-        rank = self._made.get(token_id)
-        if rank is None:
+        made_rank = self._made.get(token_id)
+        if made_rank is None:
             return None
-        return (rank, *self._merge_pairs[rank])
+        return (made_rank, *self._merge_pairs[made_rank])
 
     @property
     def pretoken_regex(self) -> regex.Pattern[str]:
@@ -454,7 +453,7 @@ class Tokenizer(PretokenBPE, ChatMethods):  # chat_template, apply_chat_template
         """
         ids = _id_list(ids)
         try:
-            return native.join_tokens(self._strict_table, ids)
+            return join_tokens(self._strict_table, ids)
         except (TypeError, IndexError):  # a bad item somewhere: find it and say which
             return self._join_each(ids, strict=True)
 
@@ -472,7 +471,7 @@ class Tokenizer(PretokenBPE, ChatMethods):  # chat_template, apply_chat_template
         """
         ids = _id_list(ids)
         try:
-            return native.join_text(self._replace_table, ids)
+            return join_text(self._replace_table, ids)
         except (TypeError, IndexError):  # a bad item somewhere: find it and say which
             return self._join_each(ids, strict=False).decode("utf-8", "replace")
 

@@ -37,8 +37,12 @@ __all__ = [
     "index_id_merges",
     "index_merges",
     "lowest_ids",
+    "merge_id_triples",
     "merges_of_ids",
+    "packed_merge_ids",
+    "pair_ranks",
     "place_specials",
+    "reads_packed",
     "single_byte_ids",
     "without_specials",
 ]
@@ -171,7 +175,7 @@ vocabulary; every merge's parts and result must be tokens.
         pairs = list(zip(lefts, rights))
         # the first rank of a pair listed twice wins: fill the map from the last rank
         ranks = dict(zip(reversed(pairs), range(len(pairs) - 1, -1, -1)))
-        return ranks, tuple(made), tuple(pairs)  # type: ignore[arg-type]
+        return ranks, tuple(made), tuple(pairs)  # type: ignore[arg-type, return-value]
     pair_ranks: dict[tuple[int, int], int] = {}
     merged: list[int] = []
     id_pairs: list[tuple[int, int]] = []
@@ -212,6 +216,55 @@ def merge_ids(merges: object, by_key: object) -> IdColumns | None:
         return None
     split = fast.merge_ids(merges, by_key)
     return None if split is None else IdColumns(*split)
+
+
+def merge_id_triples(
+    merges: object, by_key: object
+) -> tuple[list[int], list[int], list[int]] | None:
+    """:func:`merge_ids` with each merge's join too (``left + right``'s ID in ``by_key``):
+    ``(lefts, rights, made)``, in C where it was built; ``None`` when it was not or a merge
+    (or its join) does not fit: the caller's own pass decides.
+
+    >>> found = merge_id_triples(["a b"], {"a": 0, "b": 1, "ab": 2})
+    >>> found is None or found == ([0], [1], [2])
+    True
+    """
+    fast = native.tables
+    if fast is None or type(merges) is not list or type(by_key) is not dict:
+        return None
+    return fast.merge_ids(merges, by_key, True)
+
+
+def reads_packed() -> bool:
+    """Whether :func:`packed_merge_ids` reads packed string columns (in C, where
+    ``tokplay_native.tables`` was built; read at each call: a test turns it off)."""
+    return native.tables is not None
+
+
+def packed_merge_ids(
+    tokens: tuple[bytes, bytes], merges: tuple[bytes, bytes], ids: list[int]
+) -> tuple[list[int], list[int], list[int]] | None:
+    """llama.cpp's merges (``"left right"``, cut at the first space after the first
+    character) as ``(lefts, rights, made)`` IDs (the items of ``ids``), from packed columns
+    (each ``(buf, spans)``: :class:`core.formats.gguf.GGUFStrings`); None when a token is
+    empty or spelled twice or a merge names no token. Only where :func:`reads_packed`."""
+    return native.tables.packed_merge_ids(  # type: ignore[union-attr]
+        tokens[0], tokens[1], merges[0], merges[1], ids
+    )
+
+
+def pair_ranks(lefts: list[int], rights: list[int]) -> dict[tuple[int, int], int]:
+    """``(left, right) -> rank``; a pair listed twice keeps its last rank, as Hugging Face's
+    map does (one presized C pass where ``tokplay_native.tables`` is built).
+
+    >>> pair_ranks([0, 1, 0], [1, 1, 1])
+    {(0, 1): 2, (1, 1): 1}
+    """
+    fast = native.tables
+    same = type(lefts) is list and type(rights) is list and len(lefts) == len(rights)
+    if fast is not None and same:
+        return fast.pair_ranks(lefts, rights)
+    return dict(zip(zip(lefts, rights), range(len(lefts))))
 
 
 def id_merge_pairs(
@@ -297,7 +350,7 @@ def _index_ordinary_ids(
     if fast is not None and type(by_id) is list and type(encoder) is dict:
         indexed = fast.index_pairs(lefts, rights, by_id, encoder)
         if indexed is not None:
-            return indexed  # type: ignore[no-any-return]
+            return indexed
     try:
         made = list(map(encoder.get, map(operator.add, _pick(by_id, lefts), _pick(by_id, rights))))
     except (IndexError, TypeError):  # past the table, or a None
@@ -369,7 +422,7 @@ def decode_tables(vocab: Mapping[int, bytes]) -> tuple[list[bytes | None], list[
     """
     table = list(map(vocab.get, range(max(vocab, default=-1) + 1)))
     filled = table if len(table) == len(vocab) else [b"\xff" if t is None else t for t in table]
-    return table + [None] * len(table), filled + [b"\xff"] * len(table)  # type: ignore[list-item]
+    return table + [None] * len(table), filled + [b"\xff"] * len(table)  # type: ignore[return-value]
 
 
 #: The largest token ID any vocab may use whatever its size: real ones stay under 300k (Gemma 3:

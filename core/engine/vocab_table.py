@@ -46,10 +46,8 @@ def vocab_rows(vocab: Mapping[int, bytes], merges: Sequence[tuple[bytes, bytes]]
     rows = []
     for token_id in sorted(vocab):
         token = vocab[token_id]
-        rank, left, right = made_by.get(token, (None, None, None))
-        if len(token) <= 1:
-            rank, left, right = None, None, None  # single bytes are never merges
-        rows.append(VocabRow(token_id, token, len(token), rank, left, right))
+        made = made_by.get(token) if len(token) > 1 else None  # single bytes are never merges
+        rows.append(VocabRow(token_id, token, len(token), *(made or (None, None, None))))
     return rows
 
 

@@ -29,11 +29,11 @@ from typing import Any
 
 from core.engine.basics import check_id
 from core.engine.bytes_unicode import bytes_to_unicode
-from core.errors import PlaygroundError, TrainingConfigError
 from core.engine.fingerprint import fingerprint_of
-from core.interface import Capabilities, TokenizerInterface
 from core.engine.pretokenize import pretokenize, split_on_specials
 from core.engine.template import Template
+from core.errors import PlaygroundError, TrainingConfigError
+from core.interface import Capabilities, TokenizerInterface
 
 ENDOFTEXT = "<|endoftext|>"
 UNK = "<|unk|>"

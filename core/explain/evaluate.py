@@ -21,7 +21,6 @@ languages; :func:`parallel_texts` is a small parallel set bundled with the packa
 from __future__ import annotations
 
 import json
-import re
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -31,8 +30,13 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from core.engine.basics import utf8
+from core.engine.pretokenize import (
+    PATTERNS,
+    cut_outside_specials,
+    resolve_pattern,
+    special_splitter,
+)
 from core.errors import PlaygroundError
-from core.engine.pretokenize import PATTERNS, cut_outside_specials, resolve_pattern, special_splitter
 
 if TYPE_CHECKING:
     from core.interface import TokenizerInterface
@@ -218,7 +222,7 @@ def evaluate(tok: TokenizerInterface, chunks: Iterable[str], *, name: str = "",
     counts: Counter[int] = Counter()
     n_bytes = n_chars = n_words = n_tokens = 0
     exact = True
-    for piece, exact in safe_pieces(tok, chunks, piece_chars=piece_chars):
+    for piece, exact in safe_pieces(tok, chunks, piece_chars=piece_chars):  # noqa: B007 - read below
         ids = tok.encode(piece)
         if usage:
             counts.update(ids)
@@ -294,7 +298,7 @@ def longest_used(tok: TokenizerInterface, usage: Mapping[int, int], n: int = 20
 @lru_cache(maxsize=1)
 def _parallel() -> dict[str, object]:
     data = resources.files("core").joinpath("data/parallel.json").read_text(encoding="utf-8")
-    return json.loads(data)  # type: ignore[no-any-return]
+    return json.loads(data)
 
 
 def parallel_texts() -> dict[str, tuple[str, str]]:

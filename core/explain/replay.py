@@ -43,9 +43,9 @@ from typing import Any
 from core.engine.basics import utf8
 from core.engine.bpe import merge
 from core.engine.details import EncodingDetails, encode_details
-from core.errors import PlaygroundError
 from core.engine.pretokenize import split_on_specials
 from core.engine.tokenizer import Tokenizer
+from core.errors import PlaygroundError
 
 __all__ = [
     "StepCounts",

@@ -18,24 +18,24 @@ import posixpath
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from core.errors import FormatError, PatternNeededError, PlaygroundError
-from core.formats import (gpt2_files, hf_json, hf_pipeline_tables, hf_unigram_tables, table_cache, tekken, tiktoken_file)
+from core.chat.template import with_chat_template
 from core.engine import pickles
+from core.engine.basics import gc_paused
 from core.engine.file_text import parse_json
+from core.engine.pretokenize import PATTERNS
+from core.engine.safe_pickle import safe_loads
+from core.engine.template import Template
+from core.engine.tokenizer import Tokenizer
+from core.errors import FormatError, PatternNeededError
+from core.formats import gpt2_files, hf_json, hf_tables, table_cache, tekken, tiktoken_file
 from core.formats.gguf import looks_like_gguf
 from core.formats.gguf_vocab import tokenizer_from_gguf
 from core.formats.known import known_file
-from core.engine.safe_pickle import safe_loads
+from core.formats.presets import load_preset
 from core.formats.tekken import looks_like_tekken
 from core.pipeline.hf import pipeline_from_hf_json
 from core.pipeline.sentencepiece import looks_like_sentencepiece, sentencepiece_tokenizer
 from core.pipeline.tokenizer import PipelineTokenizer
-from core.chat.template import with_chat_template
-from core.formats.presets import load_preset
-from core.engine.pretokenize import PATTERNS
-from core.engine.template import Template
-from core.engine.tokenizer import Tokenizer
-from core.engine.basics import gc_paused
 
 #: What :func:`load_tokenizer_files` returns: the fast byte-level BPE, or a pipeline.
 AnyTokenizer = Tokenizer | PipelineTokenizer
@@ -75,10 +75,6 @@ class FileSet:
     other_formats: list[str] = field(default_factory=list)
 
 
-#: The table cache's builders for a tokenizer.json (meta["kind"] tells their tables apart).
-_HF_KINDS = (hf_json.TABLES_KIND, hf_pipeline_tables.KIND, hf_unigram_tables.KIND)
-
-
 def _sniff(name: str, data: bytes, parsed: dict[str, object] | None = None) -> str | None:
     """What one file looks like: pickle, hf, tekken, encoder, bpe, tiktoken, sentencepiece,
     or None. The content decides; a name only settles what the content leaves open (an
@@ -99,7 +95,8 @@ def _sniff(name: str, data: bytes, parsed: dict[str, object] | None = None) -> s
         return "bpe"
     if base.endswith(".json") or head.startswith(b"{"):
         # opened before: its tables, no JSON to parse
-        tables = hf_json.cached_tables(data, kinds=_HF_KINDS)
+        codecs = (hf_json.BYTE_LEVEL, *hf_tables.CODECS)  # (a tokenizer.json's kinds)
+        tables = table_cache.find(table_cache.key_of(data), codecs)  # type: ignore[misc]
         if tables is not None:
             if parsed is not None:
                 parsed[name] = tables
@@ -361,6 +358,8 @@ def load_tokenizer_files(
     roles = found.roles
     if found.kind == "tiktoken":
         return _load_ranks(files[roles["ranks"]], roles["ranks"], special_tokens, pattern, name)
+    if found.kind in _OWN_SETTINGS:  # (they name their own: refused, never ignored)
+        _refuse_settings(roles[_ONE_FILE[found.kind]], found.kind, special_tokens, pattern)
     if found.kind == "tekken":
         data = files[roles["tokenizer"]]
         known = known_file(data)
@@ -389,11 +388,41 @@ def load_tokenizer_files(
         )  # fmt: skip
     tok = _load_hf_json(found, files, special_tokens, name)
     if not isinstance(tok, Tokenizer):
+        _refuse_settings(roles["tokenizer"], "pipeline", special_tokens, pattern)
         return tok
     if pattern is None:
         return tok
     return Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=pattern, name=name,
                      ignore_merges=tok.ignore_merges, template=tok.template)  # fmt: skip
+
+
+#: Formats that name their own special tokens and splitting, and why they cannot take others.
+_OWN_SETTINGS = {
+    "tekken": "a Mistral Tekken file, which names its own special tokens and pre-tokenizer "
+              "pattern",
+    "sentencepiece": "a SentencePiece model, which names its own special tokens (control and "
+                     "user-defined pieces) and splits text without a regex",
+    "gguf": "a GGUF model, which names its own special tokens and pre-tokenizer",
+    "pipeline": "a Hugging Face pipeline other than byte-level BPE, whose own stages and "
+                "added tokens decide how text splits",
+}
+
+
+def _refuse_settings(file_name: str, kind: str, special_tokens: Sequence[str] | None,
+                     pattern: str | None) -> None:
+    """Special tokens or a pattern given for a format that keeps its own: one line says why
+    they cannot be used, and what to do.
+
+    >>> _refuse_settings("tekken.json", "tekken", None, "gpt2")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    core.errors.FormatError: tekken.json is a Mistral Tekken file, ...: open it without a pattern of your own
+    """
+    given = [what for what, value in (("special tokens", special_tokens), ("a pattern", pattern))
+             if value is not None]
+    if given:
+        raise FormatError(f"{file_name} is {_OWN_SETTINGS[kind]}: open it without "
+                          f"{' or '.join(given)} of your own")
 
 
 def _load_hf_json(
@@ -404,27 +433,19 @@ def _load_hf_json(
     file_name = found.roles["tokenizer"]
     data = files[file_name]
     doc = found.parsed.get(file_name, data)
-    if isinstance(doc, hf_json.Tables):
-        try:
-            if doc.meta.get("kind") == hf_pipeline_tables.KIND:
-                return hf_pipeline_tables.pipeline_from_tables(doc, name=name or file_name)
-            if doc.meta.get("kind") == hf_unigram_tables.KIND:
-                return hf_unigram_tables.unigram_from_tables(doc, name=name or file_name)
-            return hf_json.tokenizer_from_tables(doc, special_tokens, name=name or file_name)
-        except PlaygroundError:  # a cache file is untrusted: rebuild from the file
-            doc = parse_json(data, file_name)
+    if isinstance(doc, table_cache.Cached):
+        tok = doc.open(name=name or file_name, special_tokens=special_tokens)
+        if tok is not None:
+            return tok
+        doc = parse_json(data, file_name)  # a cache file is untrusted: rebuild from the file
     if not hf_json.is_byte_level_bpe(doc):  # type: ignore[arg-type]
         with gc_paused():  # (hundreds of thousands of small objects, none in a cycle)
             shown = name or file_name
             # (a Unigram model's scores from the file's digits, as tokenizers reads them)
-            model = hf_unigram_tables.unigram_model(doc, data, name=shown)
+            model = hf_tables.unigram_model(doc, data, name=shown)
             pipeline = pipeline_from_hf_json(doc, name=shown, model=model)  # type: ignore[arg-type]
-            if table_cache.wanted(data):  # (BPE's or Unigram's: opened next time from tables)
-                tables = hf_pipeline_tables.pipeline_tables(doc, pipeline)  # type: ignore[arg-type]
-                if tables is None:  # (not BPE)
-                    tables = hf_unigram_tables.unigram_tables(doc, pipeline)  # type: ignore
-                if tables is not None:
-                    table_cache.write_tables(table_cache.source_key(data), tables)
+            # (BPE's or Unigram's: opened next time from tables)
+            table_cache.keep(table_cache.key_of(data), hf_tables.CODECS, (pipeline, doc))  # type: ignore[arg-type]
         return pipeline
     return hf_json.tokenizer_from_hf_json(
         doc, special_tokens, name=name or file_name, file_name=file_name, source=data,  # type: ignore[arg-type]
@@ -446,11 +467,12 @@ def _load_ranks(
     if known is not None and known.specials is not None:
         ranks = tiktoken_file.load_tiktoken_ranks(data, name=file_name)
         specials = known.specials(len(ranks))
-        bos = specials[known.bos]
+        bos = {"template": Template((specials[known.bos],), (), f"{known.bos} $A")} \
+            if known.bos else {}  # (OpenAI's put none first)
         return tiktoken_file.tokenizer_from_tiktoken(
             ranks, specials if special_tokens is None else special_tokens,
             pattern=pattern or known.pattern, name=name or known.name, file_name=file_name,
-            template=Template((bos,), (), f"{known.bos} $A"),
+            **bos,
         )  # fmt: skip
     ranks = tiktoken_file.load_tiktoken_ranks(data, name=file_name)  # a broken file says so first
     if pattern is None:

@@ -31,9 +31,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, overload
 
-from core import native
 from core.errors import FormatError
-from core.pipeline.sentencepiece.packed import SPAN, pack_texts, span_texts
+from core.pipeline.sentencepiece.packed import (
+    SPAN,
+    gguf_spans,
+    gguf_strings,
+    pack_texts,
+    reads_packed,
+    span_texts,
+)
 
 __all__ = [
     "GGUF_MAGIC",
@@ -275,13 +281,13 @@ class _Reader:
         """``count`` strings as :class:`GGUFStrings` when ``tokplay_native.spm`` reads them
         all cleanly from the buffer (a file's window grown to hold them), else as :meth:`strings` reads them (a list, the same
         strs or the same error), taking over the ones read here."""
-        spm, src = native.spm, self.src
-        if spm is None or not count:
+        src = self.src
+        if not count or not reads_packed():
             return self.strings(count)
         while True:
             buf, pos = src.buf, src.pos
             stop = min(len(buf), src.limit - src.base)
-            spans, end = spm.gguf_spans(buf, pos, stop, count, self.order == ">")
+            spans, end = gguf_spans(buf, pos, stop, count, self.order == ">")
             read = len(spans) // SPAN.size
             # a file is read a window at a time: the window doubles while the next string
             # runs past it but not past the file's end or the limit (a 262k vocab is ~3 MB)
@@ -295,7 +301,7 @@ class _Reader:
         if read == count:  # (a copy: a tokenizer keeps it, never a whole model file)
             return GGUFStrings(buf[pos:end], spans)
         # (the rest runs past the buffer's end, or is damaged: strings() goes on from there)
-        first: list[str] = spm.texts(memoryview(buf)[pos:end], spans)
+        first = span_texts(memoryview(buf)[pos:end], spans)
         return first + self.strings(count - read)
 
     def _past_window(self, at: int, stop: int, reach: int) -> bool:
@@ -311,15 +317,14 @@ class _Reader:
         """``count`` strings: a fast path for vocab and merges (hundreds of thousands of
         short strings) while they lie whole in the buffer, else :meth:`string` with its
         checks and messages."""
-        src, out = self.src, []
+        src, out = self.src, list[str]()
         unpack, append = struct.Struct(self.order + "Q").unpack_from, out.append
         while len(out) < count:
             buf, pos = src.buf, src.pos
             stop = min(len(buf), src.limit - src.base)
-            spm = native.spm
-            if spm is not None:  # the same loop in C (it stops where this one would)
-                found, pos = spm.gguf_strings(buf, pos, stop, count - len(out), self.order == ">")
-                out += found
+            # the same loop in C where built (it stops where this one would; else reads none)
+            found, pos = gguf_strings(buf, pos, stop, count - len(out), self.order == ">")
+            out += found
             try:
                 for _ in range(count - len(out)):  # (a bare loop: a third faster than a while)
                     start = pos + 8

@@ -28,12 +28,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core import native
+from core.engine.vocab_index import IdColumns, packed_merge_ids, pair_ranks, reads_packed
 from core.formats.gguf import GGUFMetadata, GGUFStrings
 from core.pipeline.models import BPEModel
 from core.pipeline.models.from_json import bpe_model_from_tables
 from core.pipeline.sentencepiece.tables import has_repeats
-from core.engine.vocab_index import IdColumns
 
 __all__ = [
     "PACKED_KINDS",
@@ -78,9 +77,8 @@ def merge_id_columns(
     """
     ids = list(range(len(tokens))) if ids is None else ids
     if in_c(tokens, merges):
-        return native.tables.packed_merge_ids(  # type: ignore[no-any-return, union-attr]
-            tokens.buf, tokens.spans, merges.buf, merges.spans, ids  # type: ignore[attr-defined]
-        )
+        packed = (tokens.buf, tokens.spans), (merges.buf, merges.spans)  # type: ignore[attr-defined]
+        return packed_merge_ids(*packed, ids)
     texts = list(tokens)
     if "" in texts or has_repeats(texts):
         return None
@@ -119,20 +117,7 @@ def in_c(tokens: Sequence[str], merges: Sequence[str]) -> bool:
     False
     """
     both = isinstance(tokens, GGUFStrings) and isinstance(merges, GGUFStrings)
-    return both and native.tables is not None
-
-
-def pair_ranks(lefts: list[int], rights: list[int]) -> dict[tuple[int, int], int]:
-    """``(left, right) -> rank``; a pair listed twice keeps its last rank, as Hugging Face's
-    map does (one presized C pass where ``tokplay_native.tables`` is built).
-
-    >>> pair_ranks([0, 1, 0], [1, 1, 1])
-    {(0, 1): 2, (1, 1): 1}
-    """
-    fast = native.tables
-    if fast is not None and type(lefts) is list and type(rights) is list and len(lefts) == len(rights):
-        return fast.pair_ranks(lefts, rights)  # type: ignore[no-any-return]
-    return dict(zip(zip(lefts, rights), range(len(lefts))))
+    return both and reads_packed()
 
 
 def bpe_model_of(

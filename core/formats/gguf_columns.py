@@ -23,12 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.engine.template import Template
 from core.errors import FormatError
 from core.formats.gguf import GGUFMetadata, GGUFStrings
 from core.formats.gguf_packed import type_bytes
 from core.pipeline.sentencepiece.packed import PieceColumns
 from core.pipeline.sentencepiece.tables import has_repeats
-from core.engine.template import Template
 
 __all__ = [
     "ADDED",

@@ -125,7 +125,9 @@ def _ollama(root: Path) -> Iterator[LocalGGUF]:
             layers = json.loads(path.read_text(encoding="utf-8")).get("layers") or []
         except (OSError, ValueError, AttributeError):
             continue
-        for layer in layers if name and isinstance(layers, list) else ():
+        if not name or not isinstance(layers, list):
+            continue
+        for layer in layers:
             if not isinstance(layer, dict) or layer.get("mediaType") != _MODEL_LAYER:
                 continue
             digest = layer.get("digest")

@@ -26,9 +26,8 @@ import sys
 from array import array
 from typing import Any
 
-from core import native
 from core.formats.gguf import GGUFMetadata, GGUFStrings
-from core.pipeline.sentencepiece.packed import PieceColumns
+from core.pipeline.sentencepiece.packed import PieceColumns, float32_doubles, reads_packed
 
 __all__ = ["after_llama_key", "packed_pieces", "score_doubles", "type_bytes"]
 
@@ -54,7 +53,7 @@ def packed_pieces(meta: GGUFMetadata) -> PieceColumns | None:
     one outside 1..6 where it is not); None where the list route must decide.
     """
     tokens = meta.get(_KEY + "tokens")
-    if not isinstance(tokens, GGUFStrings) or native.spm is None:
+    if not isinstance(tokens, GGUFStrings) or not reads_packed():
         return None
     n = len(tokens)
     types, scores = meta.get(_KEY + "token_type"), meta.get(_KEY + "scores")
@@ -100,7 +99,6 @@ def score_doubles(scores: Any, n: int) -> bytes | None:
     >>> found is None or array("d", found).tolist() == [0.5, -1.5]
     True
     """
-    spm = native.spm
-    if spm is None or not isinstance(scores, array) or scores.typecode != "f" or len(scores) < n:
+    if not isinstance(scores, array) or scores.typecode != "f" or len(scores) < n:
         return None
-    return spm.float32_doubles(memoryview(scores)[:n])  # type: ignore[no-any-return]
+    return float32_doubles(memoryview(scores)[:n])

@@ -38,15 +38,25 @@ from itertools import compress
 from typing import IO, Any, NamedTuple
 
 from core.engine.bytes_unicode import from_gpt2_strs
+from core.engine.pretokenize import PATTERNS
+from core.engine.tokenizer import Tokenizer
+from core.engine.vocab_index import IdColumns, merge_ids
 from core.errors import FormatError
-from core.formats import gguf_cache, gguf_pipeline_tables, table_cache
+from core.formats import gguf_tables, table_cache
 from core.formats.gguf import GGUFMetadata, GGUFStrings, read_gguf_metadata
 from core.formats.gguf_bpe import bpe_model_of, in_c, pack_kinds
-from core.formats.gguf_columns import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, packed_vocab
-from core.formats.gguf_columns import KEY as _KEY
-from core.formats.gguf_columns import Vocab as _Vocab
-from core.formats.gguf_columns import checked_vocab as _vocab
-from core.formats.gguf_columns import typed_list as _typed_list
+from core.formats.gguf_columns import (
+    BYTE,
+    CONTROL,
+    KEY as _KEY,
+    NORMAL,
+    UNKNOWN,
+    UNUSED,
+    Vocab as _Vocab,
+    checked_vocab as _vocab,
+    packed_vocab,
+    typed_list as _typed_list,
+)
 from core.formats.gguf_packed import packed_pieces
 from core.formats.gguf_pre import PRE_REGEXES, PreTokenizerSpec, pre_tokenizer_spec
 from core.formats.gguf_spm import (
@@ -63,9 +73,6 @@ from core.pipeline.sentencepiece.packed import PieceColumns
 from core.pipeline.sentencepiece.proto import ModelProto
 from core.pipeline.sentencepiece.tables import type_codes
 from core.pipeline.tokenizer import PipelineTokenizer
-from core.engine.pretokenize import PATTERNS
-from core.engine.tokenizer import Tokenizer
-from core.engine.vocab_index import IdColumns, merge_ids
 
 __all__ = [
     "GGUFTokenizer",
@@ -79,7 +86,7 @@ GGUFTokenizer = Tokenizer | PipelineTokenizer
 
 class _Built(NamedTuple):
     """A builder's tokenizer, and the ``tokenizer.json`` document of a pipeline whose BPE
-    tables are worth caching (:mod:`core.formats.gguf_pipeline_tables`), else None."""
+    tables are worth caching (:data:`core.formats.gguf_tables.PIPELINE`), else None."""
 
     tok: GGUFTokenizer
     doc: dict[str, Any] | None = None
@@ -521,21 +528,13 @@ def tokenizer_from_gguf(
 ) -> GGUFTokenizer:
     """The tokenizer of a GGUF file, from its bytes (an upload) or a path (only the
     metadata is read). ``name`` labels the tokenizer and messages (default: the file name).
-    Bytes opened before come from the table cache (:mod:`core.formats.gguf_cache` for the
-    fast Tokenizer, :mod:`core.formats.gguf_pipeline_tables` for a BPE pipeline)."""
-    key = gguf_cache.key_of(source)
-    if key is not None:
-        label = name or "model.gguf"
-        kinds = (gguf_cache.TABLES_KIND, gguf_pipeline_tables.KIND)
-        tables = table_cache.read_tables(key, kind=kinds)  # (one read, either kind)
-        cached = None if tables is None else (gguf_cache.from_tables(tables, name=label)
-                                              or gguf_pipeline_tables.from_tables(tables, name=label))  # fmt: skip
-        if cached is not None:
-            return cached
+    Bytes opened before come from the table cache (:mod:`core.formats.gguf_tables`: the
+    fast Tokenizer's tables, or a BPE pipeline's)."""
+    key = gguf_tables.key_of(source)
+    cached = table_cache.lookup(key, gguf_tables.CODECS, name=name or "model.gguf")
+    if cached is not None:
+        return cached
     meta = read_gguf_metadata(source, name=name, packed=pack_kinds)
     built = _from_metadata(meta)
-    if key is not None and built.doc is not None:
-        gguf_pipeline_tables.keep(key, built.doc, built.tok)  # type: ignore[arg-type]
-    elif key is not None:
-        gguf_cache.keep(key, built.tok)
+    table_cache.keep(key, gguf_tables.CODECS, built)
     return built.tok

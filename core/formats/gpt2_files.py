@@ -18,10 +18,10 @@ import json
 from collections.abc import Mapping, Sequence
 
 from core.engine.bytes_unicode import to_gpt2_str, unicode_to_bytes
-from core.errors import FormatError
 from core.engine.file_text import as_text, parse_json
 from core.engine.safe_pickle import validate_merges_in_vocab, validate_vocab
 from core.engine.tokenizer import Tokenizer
+from core.errors import FormatError
 
 BPE_HEADER = "#version: 0.2"
 

@@ -28,22 +28,22 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from core.engine.basics import gc_paused
 from core.engine.bytes_unicode import from_gpt2_strs, to_gpt2_str
-from core.errors import FormatError, PlaygroundError
-from core.formats import table_cache
 from core.engine.file_text import parse_json
-from core.formats.gpt2_files import decode_mapped_token
+from core.engine.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
 from core.engine.safe_pickle import (
     validate_merges,
     validate_merges_in_vocab,
     validate_vocab,
 )
+from core.engine.tokenizer import Tokenizer
+from core.engine.vocab_index import IdColumns, merge_ids
+from core.errors import FormatError, PlaygroundError
+from core.formats import table_cache
+from core.formats.gpt2_files import decode_mapped_token
 from core.formats.table_cache import Tables
 from core.pipeline.post_processors import post_processor_from_json
-from core.engine.pretokenize import GPT2_PATTERN, PATTERNS, resolve_pattern
-from core.engine.tokenizer import Tokenizer
-from core.engine.basics import gc_paused
-from core.engine.vocab_index import IdColumns, merge_ids
 
 # ---------------------------------------------------------------------------------------------
 # Writing
@@ -440,10 +440,6 @@ def _merge_bytes(
 # ---------------------------------------------------------------------------------------------
 
 
-#: What :mod:`core.formats.table_cache` files written here hold (raise it when that changes).
-TABLES_KIND = "hf-json byte-level BPE 1"
-
-
 def hf_json_tables(doc: dict[str, Any], *, name: str = "tokenizer.json") -> Tables:
     """Everything a byte-level BPE ``tokenizer.json`` gives the Tokenizer, as a cacheable
     :class:`~core.formats.table_cache.Tables` (merges as ``(left, right, merged)`` IDs).
@@ -458,7 +454,7 @@ def hf_json_tables(doc: dict[str, Any], *, name: str = "tokenizer.json") -> Tabl
 
 def _meta(doc: dict[str, Any], specials: list[str], pattern: str) -> dict[str, Any]:
     return {
-        "kind": TABLES_KIND, "special_tokens": specials, "pattern": pattern,
+        "special_tokens": specials, "pattern": pattern,
         "ignore_merges": bool(doc["model"].get("ignore_merges")),
         "post_processor": doc.get("post_processor"),
     }  # fmt: skip
@@ -498,13 +494,12 @@ def _tokenizer(
     )  # fmt: skip
 
 
-def cached_tables(data: bytes, *, kinds: tuple[str, ...] = (TABLES_KIND,)) -> Tables | None:
-    """The cached tables of a ``tokenizer.json`` opened before on this machine, or ``None``
-    (a small file, no cache, or a cache file that fails its checks). ``kinds``: the
-    builders whose tables are wanted (``meta["kind"]`` tells them apart)."""
-    if not table_cache.wanted(data):
-        return None
-    return table_cache.read_tables(table_cache.source_key(data), kind=kinds)
+#: The :mod:`core.formats.table_cache` codec of a byte-level BPE ``tokenizer.json``: what its
+#: reader reads are the tables already (:func:`hf_json_tables`); :func:`tokenizer_from_tables`
+#: (which takes ``special_tokens``) gives the Tokenizer back.
+BYTE_LEVEL: table_cache.Codec[Tables, Tokenizer] = table_cache.Codec(
+    "hf-json-byte-level-bpe", 1, to_tables=lambda tables: tables, from_tables=tokenizer_from_tables
+)
 
 
 def tokenizer_from_hf_json(
@@ -518,7 +513,7 @@ def tokenizer_from_hf_json(
     """A :class:`~core.engine.tokenizer.Tokenizer` from ``tokenizer.json`` (bytes, text or the
     parsed object, which is then read as it is: the file is parsed once per load); the
     pattern and special tokens come from the file unless ``special_tokens`` is given.
-    ``source``: the file's bytes, to keep its tables in the cache (:func:`cached_tables`)."""
+    ``source``: the file's bytes, to keep its tables in the cache (:data:`BYTE_LEVEL`)."""
     doc = data if isinstance(data, dict) else parse_json(data, file_name)
     with gc_paused():  # (millions of small objects, none in a cycle)
         vocab, merges, specials, pattern = _read(doc, file_name, bulk="pairs")
@@ -530,10 +525,11 @@ def tokenizer_from_hf_json(
             raise
         if len(tok.pair_ranks) != len(tok.merged_ids):  # a pair listed twice: the careful
             _read(doc, file_name, bulk="off")  # path names it
-        if source is not None and table_cache.wanted(source):
+        key = None if source is None else table_cache.key_of(source)
+        if key is not None:
             if isinstance(merges, IdColumns):  # (else the careful path's, made alike)
                 merges = list(zip(*merges, tok.merged_ids))
-            table_cache.write_tables(table_cache.source_key(source), Tables(vocab, merges, meta))
+            table_cache.keep(key, [BYTE_LEVEL], Tables(vocab, merges, meta))
     return tok
 
 

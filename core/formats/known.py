@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from core.formats import presets
+
 __all__ = ["KNOWN", "KnownFile", "known_file"]
 
 
@@ -29,9 +31,10 @@ class KnownFile:
     """What we know about one released tokenizer file.
 
     ``kind``: ``"tiktoken"`` (a rank file), ``"tekken"``, ``"sentencepiece"`` or ``"preset"``
-    (one of OpenAI's, loaded as :func:`core.formats.presets.load_preset` ``(preset)``).
-    ``specials``: for rank files, ``{special token: ID}`` given the number of ranks.
-    ``bos``: the special token ``add_special_tokens=True`` puts first.
+    (one of OpenAI's, loaded as :func:`core.formats.presets.load_preset` ``(preset)``; its
+    row comes from the preset table). ``specials``: for rank files, ``{special token: ID}``
+    given the number of ranks. ``bos``: the special token ``add_special_tokens=True`` puts
+    first (none: ``""``).
     """
 
     name: str
@@ -95,13 +98,22 @@ KNOWN: dict[str, KnownFile] = {
     "1b968b8dc352f42192367337c78ccc61e1eaddc6d641a579372d4f20694beb7a": KnownFile(
         "Mistral instruct v7 (SentencePiece, 241114)", "Mistral", "sentencepiece",
     ),
-    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": KnownFile(
-        "cl100k_base (GPT-3.5 / GPT-4)", "OpenAI", "preset", preset="cl100k_base",
-    ),
-    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": KnownFile(
-        "o200k_base (GPT-4o)", "OpenAI", "preset", preset="o200k_base",
-    ),
 }  # fmt: skip
+
+
+def _preset_file(name: str) -> tuple[str, KnownFile]:
+    """A preset's rank file, known from the preset table (:mod:`core.formats.presets`)."""
+    (file,) = presets.preset_files(name)
+    specials = presets.preset_specials(name)
+    return file.sha256, KnownFile(
+        f"{name} ({presets.preset_models(name)})", "OpenAI", "preset",
+        presets.preset_pattern(name), lambda _n_ranks: dict(specials), preset=name,
+    )  # fmt: skip
+
+
+# OpenAI's rank files (GPT-2's files are encoder.json + vocab.bpe: not a rank file)
+KNOWN.update(_preset_file(name) for name in presets.PRESETS
+             if len(presets.preset_files(name)) == 1)
 
 
 def known_file(data: bytes) -> KnownFile | None:

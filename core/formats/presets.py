@@ -23,12 +23,13 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from core.engine.tokenizer import Tokenizer
 from core.errors import PlaygroundError
 from core.formats.gpt2_files import loads_encoder_json, loads_vocab_bpe
 from core.formats.tiktoken_file import load_tiktoken_ranks
-from core.engine.tokenizer import Tokenizer
 
-__all__ = ["PRESETS", "PresetFile", "load_preset", "preset_files"]
+__all__ = ["PRESETS", "PRESET_LABELS", "PresetFile", "load_preset", "preset_files", "preset_label",
+           "preset_models", "preset_pattern", "preset_specials"]
 
 _BLOB = "https://openaipublic.blob.core.windows.net/"
 _ENDOFTEXT = "<|endoftext|>"
@@ -53,6 +54,8 @@ class PresetFile:
 
 @dataclass(frozen=True)
 class _Preset:
+    title: str  # the UI's short name: its label is "<title> (<name>)"
+    models: str  # the models that use it: a known file of it is "<name> (<models>)"
     description: str
     pattern: str  # a name from core.engine.pretokenize.PATTERNS
     special_tokens: dict[str, int]
@@ -61,7 +64,7 @@ class _Preset:
 
 _PRESETS: dict[str, _Preset] = {
     "gpt2": _Preset(
-        "GPT-2 (2019): 50,257 tokens",
+        "GPT-2", "GPT-2", "GPT-2 (2019): 50,257 tokens",
         # tiktoken's r50k pat_str is a possessive rewrite of GPT-2's pattern that splits
         # identically (tests/test_presets.py checks it), so the original is used.
         "gpt2",
@@ -80,7 +83,7 @@ _PRESETS: dict[str, _Preset] = {
         ),
     ),
     "cl100k_base": _Preset(
-        "GPT-3.5 / GPT-4 (2023): ~100k tokens",
+        "GPT-4", "GPT-3.5 / GPT-4", "GPT-3.5 / GPT-4 (2023): ~100k tokens",
         "cl100k",
         {
             _ENDOFTEXT: 100257,
@@ -98,7 +101,7 @@ _PRESETS: dict[str, _Preset] = {
         ),
     ),
     "o200k_base": _Preset(
-        "GPT-4o (2024): ~200k tokens",
+        "GPT-4o", "GPT-4o", "GPT-4o (2024): ~200k tokens",
         "o200k",
         {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
         (
@@ -113,6 +116,34 @@ _PRESETS: dict[str, _Preset] = {
 
 #: Preset name -> one-line description, in the order a UI should list them.
 PRESETS: dict[str, str] = {name: p.description for name, p in _PRESETS.items()}
+
+
+def preset_label(name: str) -> str:
+    """What pickers and links call the preset ``name``.
+
+    >>> preset_label("cl100k_base")
+    'GPT-4 (cl100k_base)'
+    """
+    return f"{_preset(name).title} ({name})"
+
+
+#: Picker label -> preset name, in the order a UI should list them.
+PRESET_LABELS: dict[str, str] = {f"{p.title} ({name})": name for name, p in _PRESETS.items()}
+
+
+def preset_pattern(name: str) -> str:
+    """The preset's pre-tokenizer pattern (a name from :data:`core.engine.pretokenize.PATTERNS`)."""
+    return _preset(name).pattern
+
+
+def preset_specials(name: str) -> dict[str, int]:
+    """The preset's special tokens and their IDs (a new dict each call)."""
+    return dict(_preset(name).special_tokens)
+
+
+def preset_models(name: str) -> str:
+    """The models that use the preset (``"GPT-3.5 / GPT-4"``)."""
+    return _preset(name).models
 
 
 def preset_files(name: str) -> tuple[PresetFile, ...]:

@@ -30,10 +30,10 @@ import binascii
 import json
 from typing import Any
 
-from core.errors import FormatError
 from core.engine.pretokenize import PATTERNS
 from core.engine.template import Template
 from core.engine.tokenizer import Tokenizer
+from core.errors import FormatError
 
 __all__ = ["looks_like_tekken", "tokenizer_from_tekken"]
 

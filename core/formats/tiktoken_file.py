@@ -27,11 +27,11 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from core.engine.ranks import merges_from_ranks
+from core.engine.tokenizer import Tokenizer
 from core.errors import FormatError
 from core.formats import table_cache
 from core.formats.table_cache import Tables
-from core.engine.ranks import merges_from_ranks
-from core.engine.tokenizer import Tokenizer
 
 __all__ = [
     "dump_tiktoken_ranks",
@@ -58,15 +58,13 @@ def load_tiktoken_ranks(data: bytes | str, *, name: str = "ranks.tiktoken") -> d
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
-    key = table_cache.source_key(data) if table_cache.wanted(data) else None
-    fast = None if key is None else _cached_ranks(key)
+    key = table_cache.key_of(data)
+    fast = table_cache.lookup(key, [RANKS])
     if fast is not None:
         return fast
     fast = _load_fast(data)
     if fast is not None:
-        if key is not None:  # opened again: the ranks without base64 (core.formats.table_cache)
-            by_rank = dict(zip(fast.values(), fast.keys()))
-            table_cache.write_tables(key, Tables(by_rank, [], {"kind": RANKS_KIND}))
+        table_cache.keep(key, [RANKS], fast)  # opened again: the ranks without base64
         return fast
     # Something is wrong: read again line by line, to say where and what.
     ranks: dict[bytes, int] = {}
@@ -153,18 +151,24 @@ def _strict_decoder() -> Callable[[bytes], bytes]:
 
 _strict_b64 = _strict_decoder()
 
-#: What the :mod:`core.formats.table_cache` files of rank files hold: rank -> token.
-RANKS_KIND = "tiktoken ranks 1"
+def _ranks_tables(ranks: dict[bytes, int]) -> Tables:
+    """A rank file's tables: rank -> token."""
+    return Tables(dict(zip(ranks.values(), ranks.keys())), [], {})
 
 
-def _cached_ranks(key: str) -> dict[bytes, int] | None:
+def _ranks_from_tables(tables: Tables, **_: object) -> dict[bytes, int] | None:
     """The ranks of a rank file read before, or None. (The cache checks its files; the
     tokens are distinct bytes, the ranks distinct IDs, as a parse gives them.)"""
-    tables = table_cache.read_tables(key, kind=RANKS_KIND)
-    if tables is None or tables.merges:
+    if tables.merges:
         return None
     ranks = dict(zip(tables.vocab.values(), tables.vocab.keys()))
     return ranks if len(ranks) == len(tables.vocab) and b"" not in ranks else None
+
+
+#: The :mod:`core.formats.table_cache` codec of rank files: the ranks without base64.
+RANKS: table_cache.Codec[dict[bytes, int], dict[bytes, int]] = table_cache.Codec(
+    "tiktoken-ranks", 1, to_tables=_ranks_tables, from_tables=_ranks_from_tables
+)
 
 
 def dump_tiktoken_ranks(ranks: Mapping[bytes, int]) -> bytes:

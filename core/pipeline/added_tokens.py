@@ -22,9 +22,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.engine.regex_compat import regex
 from core.pipeline.piece import Piece
 from core.pipeline.unicode_tables import code_points
-from core.engine.regex_compat import regex
 
 __all__ = [
     "AddedToken",
@@ -105,7 +105,7 @@ class AddedTokenMatcher:
         m = search(text)
         while m is not None:
             start = m.start()
-            node = self._trie
+            node: Any = self._trie  # (a dict of dicts, one level per character)
             best: tuple[int, int] | None = None
             k = start
             while k < n:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 
+from core.engine.regex_compat import regex
 from core.pipeline.normalizers import CharTable
 from core.pipeline.unicode_tables import WHITESPACE, code_points
-from core.engine.regex_compat import regex
 
 __all__ = [
     "NOT_WHITESPACE",

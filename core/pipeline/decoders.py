@@ -338,7 +338,7 @@ def _metaspace(obj: Mapping[str, Any], where: str) -> Decoder:
     if legacy is False:
         scheme = "never"
     replacement = _char(obj, "replacement", where)
-    return Metaspace(replacement=replacement, prepend_scheme=scheme)  # type: ignore[arg-type]
+    return Metaspace(replacement=replacement, prepend_scheme=scheme)
 
 
 def _sequence(obj: Mapping[str, Any], where: str) -> Decoder:

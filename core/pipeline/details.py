@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from core.engine.basics import check_id, utf8
 from core.engine.details import (
@@ -37,10 +37,11 @@ from core.engine.details import (
     decode_replacements,
 )
 from core.errors import PlaygroundError
+from core.pipeline.models.base import Model, is_merge_model, is_scored_model
 
 if TYPE_CHECKING:
-    from core.pipeline.models.unigram import SplitPaths
     from core.engine.template import Template
+    from core.pipeline.models.unigram import SplitPaths
 
 __all__ = ["PipelineParts", "decode_details", "encode_details", "merge_trace", "merge_tree",
            "split_paths"]
@@ -72,7 +73,7 @@ class PipelineParts(Protocol):
     @property
     def n_vocab(self) -> int: ...
     @property
-    def model(self) -> Any: ...  # core.pipeline.models.Model: tokenize(), maybe trace(), merges
+    def model(self) -> Model: ...
     def encode_spans(
         self, text: str, *, add_special_tokens: bool = False
     ) -> tuple[Sequence[tuple[int, int, int]], Sequence[tuple[int, int]]]: ...
@@ -192,8 +193,8 @@ def merge_trace(tokenizer: PipelineParts, pretoken: str) -> list[MergeStep]:
     """
     if not isinstance(pretoken, str):
         raise PlaygroundError(f"merge_trace takes a str, not {type(pretoken).__name__}")
-    trace = getattr(tokenizer.model, "trace", None)
-    if trace is None:
+    model = tokenizer.model
+    if not is_merge_model(model):
         return []
     steps: list[MergeStep] = []
     done: list[bytes] = []  # words already traced, shown before the current one
@@ -203,9 +204,9 @@ def merge_trace(tokenizer: PipelineParts, pretoken: str) -> list[MergeStep]:
             continue
         final = [
             utf8(tokenizer.id_to_token(i) or "")
-            for i, _, _ in tokenizer.model.tokenize(word.text)
+            for i, _, _ in model.tokenize(word.text)
         ]
-        for step in trace(word.text):
+        for step in model.trace(word.text):
             steps.append(
                 MergeStep(
                     rank=step.rank,
@@ -226,10 +227,10 @@ def split_paths(tokenizer: PipelineParts, pretoken: str) -> list[SplitPaths]:
     a model without scores."""
     if not isinstance(pretoken, str):
         raise PlaygroundError(f"split_paths takes a str, not {type(pretoken).__name__}")
-    paths = getattr(tokenizer.model, "split_paths", None)
-    if paths is None:
+    model = tokenizer.model
+    if not is_scored_model(model):
         return []
-    return [paths(w.text) for w in tokenizer.pre_tokens(pretoken) if w.added_id is None]
+    return [model.split_paths(w.text) for w in tokenizer.pre_tokens(pretoken) if w.added_id is None]
 
 
 def merge_tree(tokenizer: PipelineParts, token_id: int) -> MergeNode:
@@ -244,14 +245,16 @@ def merge_tree(tokenizer: PipelineParts, token_id: int) -> MergeNode:
             f"ID {token_id} is not in this vocabulary (IDs run from 0 to {tokenizer.n_vocab - 1})"
         )
     made: dict[str, tuple[int, str, str]] = {}
-    prefix = getattr(tokenizer.model, "continuing_subword_prefix", None) or ""
-    for rank, (a, b) in enumerate(getattr(tokenizer.model, "merges", None) or []):
-        joined = a + (b[len(prefix) :] if prefix and b.startswith(prefix) else b)
-        made.setdefault(joined, (rank, a, b))
+    model = tokenizer.model
+    trace = None
+    if is_merge_model(model):  # (else a leaf: every token is a whole vocab entry)
+        trace = model.trace
+        prefix = model.continuing_subword_prefix or ""
+        for rank, (a, b) in enumerate(model.merges):
+            joined = a + (b[len(prefix) :] if prefix and b.startswith(prefix) else b)
+            made.setdefault(joined, (rank, a, b))
     by_token = {t: i for i, t in pieces.items()}
     specials = set(tokenizer.special_token_ids.values())
-
-    trace = getattr(tokenizer.model, "trace", None)
 
     def split(piece: str) -> tuple[int, str, str] | None:
         found = made.get(piece)
@@ -271,7 +274,7 @@ def merge_tree(tokenizer: PipelineParts, token_id: int) -> MergeNode:
             left_id, right_id = by_token.get(found[1]), by_token.get(found[2])
             if left_id is not None and right_id is not None:
                 left, right = build(left_id, depth + 1), build(right_id, depth + 1)
-        rank = found[0] if left is not None else None
+        rank = found[0] if found is not None and left is not None else None
         return MergeNode(tid, utf8(piece), rank, left, right, tid in specials)
 
     return build(token_id, 0)

@@ -17,13 +17,18 @@ normalizer). tests/pipeline/test_fast_encode_*.py check both paths give the same
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from core.pipeline.added_tokens import AddedToken, added_cuts
+from core.pipeline.models.base import Model
 from core.pipeline.piece import Piece
-from core.pipeline.pre_tokenizers import Metaspace, split_text, uses_offsets
-from core.pipeline.pre_tokenizers import Sequence as PreSequence
+from core.pipeline.pre_tokenizers import (
+    Metaspace,
+    Sequence as PreSequence,
+    split_text,
+    uses_offsets,
+)
 
 __all__ = ["EncodePlan", "encode_ids", "encode_plan"]
 
@@ -37,10 +42,12 @@ class PipelineTokenizer(Protocol):
 
     normalizer: Any
     pre_tokenizer: Any
-    model: Any
-    _added: Mapping[int, AddedToken]
+    model: Model
     _plain_matcher: Any
     _normalized_matcher: Any
+
+    @property
+    def _added(self) -> Mapping[int, AddedToken]: ...
 
     def _encode_ids_pieces(self, text: str) -> list[int]: ...
 
@@ -69,11 +76,12 @@ def encode_plan(tok: PipelineTokenizer) -> EncodePlan:
     positional = _positional(pre)
     if positional and not (tok.normalizer is None and _knows_offsets(pre)):
         return tok._encode_ids_pieces
-    normalize, split, encode_word = _str_stages(tok)
-    # ``encode_words(words, out)``: ``out += encode_word(w)`` for each non-empty word
-    encode_words = getattr(tok.model, "encode_words", None)
+    normalize, split = _str_stages(tok)
+    # the model's own word loop (in C for SentencePiece BPE): ``out += encode_word(w)`` for
+    # each non-empty word
+    encode_word, encode_words = tok.model.encode_word, tok.model.encode_words
     plain, normalized = tok._plain_matcher, tok._normalized_matcher
-    if plain.empty and normalized.empty and not positional and split and encode_words:
+    if plain.empty and normalized.empty and not positional and split:
         return _plain_plan(normalize, split, encode_words)
     added = tok._added
 
@@ -100,12 +108,7 @@ def encode_plan(tok: PipelineTokenizer) -> EncodePlan:
                     words = split_text(pre, sub, start=start + sub_start)
                 else:
                     words = split(sub)
-                if encode_words is not None:  # the model's own loop (in C for SentencePiece BPE)
-                    encode_words(words, ids)
-                    continue
-                for word in words:
-                    if word:
-                        ids.extend(encode_word(word))
+                encode_words(words, ids)
         return ids
 
     return plan
@@ -180,15 +183,11 @@ def _knows_offsets(pre_tokenizer: Any) -> bool:
 
 def _str_stages(
     tok: PipelineTokenizer,
-) -> tuple[
-    Callable[[str], str] | None,
-    Callable[[str], list[str]] | None,
-    Callable[[str], Iterable[int]],
-]:
-    """The normalizer's, pre-tokenizer's and model's protocol str methods (see
-    :func:`encode_ids`), each falling back to its Piece method; no
-    normalizer or pre-tokenizer gives ``None``."""
-    normalizer, pre_tokenizer, model = tok.normalizer, tok.pre_tokenizer, tok.model
+) -> tuple[Callable[[str], str] | None, Callable[[str], list[str]] | None]:
+    """The normalizer's and pre-tokenizer's protocol str methods (see :func:`encode_ids`),
+    each falling back to its Piece method; no normalizer or pre-tokenizer gives ``None``.
+    (The model's are :class:`~core.pipeline.models.base.Model`'s ``encode_word(s)``.)"""
+    normalizer, pre_tokenizer = tok.normalizer, tok.pre_tokenizer
     normalize = split = None
     if normalizer is not None:
         normalize = getattr(normalizer, "normalize_str", None)
@@ -204,10 +203,4 @@ def _str_stages(
             def split(text: str) -> list[str]:
                 return [p.text for p in pre_tokenizer.split([Piece.of(text)])]
 
-    encode_word = getattr(model, "encode_word", None)
-    if encode_word is None:
-
-        def encode_word(word: str) -> list[int]:
-            return [t[0] for t in model.tokenize(word)]
-
-    return normalize, split, encode_word
+    return normalize, split

@@ -21,16 +21,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.errors import FormatError
-from core.interface import Capabilities
 from core.engine.file_text import parse_json
+from core.errors import FormatError
 from core.pipeline.decoders import decoder_from_json
 from core.pipeline.models import BPEModel, Model, model_from_json
 from core.pipeline.normalizers import normalizer_from_json
 from core.pipeline.post_processors import post_processor_from_json
 from core.pipeline.pre_tokenizers import pre_tokenizer_from_json
 from core.pipeline.tokenizer import AddedToken, PipelineTokenizer
-from core.pipeline.models.unigram import UnigramModel
 
 __all__ = ["describe_pre_tokenizer", "pipeline_from_hf_json"]
 
@@ -85,7 +83,7 @@ def _added_tokens(raw: object, name: str) -> list[AddedToken]:
     return out
 
 
-def _kind(model: Any, doc: dict[str, Any]) -> str:
+def _kind(model: Model, doc: dict[str, Any]) -> str:
     """``"BPE (byte-level)"``, ``"BPE (byte fallback)"``, ``"WordPiece"``, ..."""
     if not isinstance(model, BPEModel):
         return str(model.kind)
@@ -165,6 +163,4 @@ def pipeline_from_hf_json(
     tokenizer.template = post_processor_from_json(
         doc.get("post_processor"), tokenizer.token_to_id, name=name
     )
-    if isinstance(model, UnigramModel):  # scores, and best paths instead of merges
-        tokenizer.capabilities = Capabilities(details=True, scores=True)
     return tokenizer

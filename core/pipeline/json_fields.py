@@ -67,7 +67,7 @@ def read_field(
 
 
 def build_from_table(
-    obj: dict[str, Any], table: dict[str, Callable[[dict[str, Any], str], Any]], *,
+    obj: dict[str, Any], table: Mapping[str, Callable[[dict[str, Any], str], Any]], *,
     stage: str, name: str,
 ) -> Any:
     """The component ``table[obj["type"]]`` builds (normalizer, pre-tokenizer, decoder), or

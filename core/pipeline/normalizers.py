@@ -52,6 +52,7 @@ from core.pipeline.piece import Piece, Span
 from core.pipeline.unicode_tables import (
     LOWERCASE_SLOW,
     WHITESPACE,
+    Form,
     is_chinese_char,
     is_combining_mark,
     is_control,
@@ -91,7 +92,7 @@ class Normalizer(Protocol):
     def normalize(self, piece: Piece) -> Piece: ...
 
 
-class CharTable(dict):  # type: ignore[type-arg]
+class CharTable(dict):
     """A ``str.translate`` table of ``fn`` (one character -> its replacement, ``""`` to drop
     it), filled in as characters are met: ``text.translate(table)`` then runs in C for
     every character seen before. Bounded: cleared when full (``fn`` is pure, so a table
@@ -130,7 +131,7 @@ def normalize_text(normalizer: Normalizer, text: str) -> str:
 
 @dataclass(frozen=True)
 class _UnicodeForm:
-    form: ClassVar[str] = "NFC"
+    form: ClassVar[Form] = "NFC"
 
     def normalize(self, piece: Piece) -> Piece:
         return normalize_form(piece, self.form)
@@ -148,7 +149,7 @@ class NFC(_UnicodeForm):
     [(0, 2), (2, 3)]
     """
 
-    form: ClassVar[str] = "NFC"
+    form: ClassVar[Form] = "NFC"
 
 
 @dataclass(frozen=True)
@@ -159,7 +160,7 @@ class NFD(_UnicodeForm):
     [(0, 1), (0, 1)]
     """
 
-    form: ClassVar[str] = "NFD"
+    form: ClassVar[Form] = "NFD"
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ class NFKC(_UnicodeForm):
     'fi'
     """
 
-    form: ClassVar[str] = "NFKC"
+    form: ClassVar[Form] = "NFKC"
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ class NFKD(_UnicodeForm):
     True
     """
 
-    form: ClassVar[str] = "NFKD"
+    form: ClassVar[Form] = "NFKD"
 
 
 # ---------------------------------------------------------------------------------------------

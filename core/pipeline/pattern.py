@@ -16,6 +16,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.engine.regex_compat import regex
 from core.errors import FormatError
 from core.pipeline.json_fields import show
 from core.pipeline.split_runs import Behavior, split_runs_str
@@ -24,7 +25,6 @@ from core.pipeline.unicode_tables import (
     has_newer_than_unicode_16,
     sub_newer_than_unicode_16,
 )
-from core.engine.regex_compat import regex
 
 __all__ = ["Pattern", "as_unicode_16", "onig_to_python"]
 

@@ -9,6 +9,9 @@ and IDs after it, so one small :class:`Template` holds the result:
 - ``ByteLevel`` (it only trims offsets) and none at all: nothing is added;
 - ``Sequence``: the processors in turn, each on what the one before made.
 
+Each is a class with the :class:`PostProcessor` protocol (``process``), read from its JSON
+by one row of ``_READERS``.
+
 >>> t = post_processor_from_json(
 ...     {"type": "BertProcessing", "sep": ["[SEP]", 102], "cls": ["[CLS]", 101]})
 >>> t
@@ -29,12 +32,22 @@ the spaces of ``Ġ`` tokens, and type IDs do not exist for one sequence.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
-from core.errors import FormatError
 from core.engine.template import Template  # one home: the fast Tokenizer uses it too
+from core.errors import FormatError
 
-__all__ = ["Template", "post_processor_from_json"]
+__all__ = [
+    "BertProcessing",
+    "ByteLevel",
+    "Part",
+    "PostProcessor",
+    "Sequence",
+    "Template",
+    "TemplateProcessing",
+    "post_processor_from_json",
+]
 
 _SUPPORTED = (
     "TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel and Sequence are"
@@ -48,9 +61,9 @@ _SUPPORTED = (
 # A part ("encoding") is a tuple of items: (id, token) pairs, or _TEXT for the sequence.
 _TEXT = None
 _Item = tuple[int, str] | None
-_Part = tuple[_Item, ...]
-#: One processor: the parts so far and add_special_tokens -> the new parts.
-_Processor = Callable[[list[_Part], bool], list[_Part]]
+#: One encoding of a processor's input or output, symbolic: ``(id, token)`` items and one
+#: ``None`` standing for the text.
+Part = tuple[_Item, ...]
 _Lookup = Callable[[str], "int | None"] | None
 
 
@@ -58,34 +71,63 @@ class _Unrunnable(Exception):
     """Hugging Face would panic or fail encoding with this processor."""
 
 
-def _cls_sep(cls: _Item, sep: _Item, *, roberta: bool) -> _Processor:
-    """``BertProcessing`` / ``RobertaProcessing``: ``cls A sep``, a pair's second part
-    gets ``B sep`` (BERT) or ``sep B sep`` (RoBERTa)."""
+@runtime_checkable
+class PostProcessor(Protocol):
+    """What every post-processor here offers, as Hugging Face's ``PostProcessor`` trait:
+    ``process(parts, add_special_tokens)``, the parts another processor (or the encoder)
+    made -> the parts this one makes (``process_encodings`` on symbolic encodings).
+    :func:`post_processor_from_json` runs one on a single text to get its :class:`Template`.
 
-    def run(parts: list[_Part], add: bool) -> list[_Part]:
-        if not add:
+    >>> BertProcessing((101, "[CLS]"), (102, "[SEP]")).process([(None,)], True)
+    [((101, '[CLS]'), None, (102, '[SEP]'))]
+    """
+
+    def process(self, parts: list[Part], add_special_tokens: bool) -> list[Part]:
+        """The parts after this processor (unchanged ones when it adds nothing)."""
+        ...
+
+
+@dataclass(frozen=True)
+class BertProcessing:
+    """``BertProcessing`` / ``RobertaProcessing`` (``roberta=True``): ``cls A sep``, a
+    pair's second part gets ``B sep`` (BERT) or ``sep B sep`` (RoBERTa)."""
+
+    cls: _Item
+    sep: _Item
+    roberta: bool = False
+
+    def process(self, parts: list[Part], add_special_tokens: bool) -> list[Part]:
+        if not add_special_tokens:
             return parts
+        cls, sep = self.cls, self.sep
         out = [(cls, *parts[0], sep)] if parts else []
         for part in parts[1:]:
-            out.append(((sep,) if roberta else ()) + part + (sep,))
+            out.append(((sep,) if self.roberta else ()) + part + (sep,))
         return out
 
-    return run
+
+@dataclass(frozen=True)
+class ByteLevel:
+    """``ByteLevel``: it only trims offsets, so the parts stay as they are."""
+
+    def process(self, parts: list[Part], add_special_tokens: bool) -> list[Part]:
+        return parts
 
 
-def _identity(parts: list[_Part], add: bool) -> list[_Part]:
-    return parts
-
-
-def _template(single: list[tuple[str, Any]], pair: list[tuple[str, Any]]) -> _Processor:
+@dataclass(frozen=True)
+class TemplateProcessing:
     """``TemplateProcessing``: ``single`` for one part, ``pair`` for two; each template
-    piece becomes a part of its own (a special token only when adding them)."""
+    piece (``("sequence", "A")`` or ``("special", items)``) becomes a part of its own (a
+    special token only when adding them)."""
 
-    def run(parts: list[_Part], add: bool) -> list[_Part]:
+    single: tuple[tuple[str, Any], ...]
+    pair: tuple[tuple[str, Any], ...]
+
+    def process(self, parts: list[Part], add_special_tokens: bool) -> list[Part]:
         if len(parts) not in (1, 2):
             raise _Unrunnable(f"it gets {len(parts)} parts (Hugging Face panics)")
-        out: list[_Part] = []
-        for kind, value in single if len(parts) == 1 else pair:
+        out: list[Part] = []
+        for kind, value in self.single if len(parts) == 1 else self.pair:
             if kind == "sequence":
                 index = 0 if value == "A" else 1
                 if index >= len(parts):
@@ -93,20 +135,21 @@ def _template(single: list[tuple[str, Any]], pair: list[tuple[str, Any]]) -> _Pr
                         "its single template uses $B (Hugging Face panics)"
                     )
                 out.append(parts[index])
-            elif add:
+            elif add_special_tokens:
                 out.append(value)
         return out
 
-    return run
 
+@dataclass(frozen=True)
+class Sequence:
+    """``Sequence``: the processors in turn, each on the parts the one before made."""
 
-def _sequence(steps: list[_Processor]) -> _Processor:
-    def run(parts: list[_Part], add: bool) -> list[_Part]:
-        for step in steps:
-            parts = step(parts, add)
+    processors: tuple[PostProcessor, ...]
+
+    def process(self, parts: list[Part], add_special_tokens: bool) -> list[Part]:
+        for step in self.processors:
+            parts = step.process(parts, add_special_tokens)
         return parts
-
-    return run
 
 
 # ----------------------------------------------------------------------------------------
@@ -157,7 +200,7 @@ def _piece(item: object, name: str, where: str) -> tuple[str, str]:
     )
 
 
-def _special(specials: dict[str, Any], token: str, name: str, lookup: _Lookup) -> _Part:
+def _special(specials: dict[str, Any], token: str, name: str, lookup: _Lookup) -> Part:
     """The items a template's special token stands for (its ``ids`` and ``tokens``)."""
     entry = specials.get(token)
     if not isinstance(entry, dict):
@@ -206,43 +249,47 @@ def _template_pieces(
     return out
 
 
-def _processor(obj: object, name: str, lookup: _Lookup) -> _Processor:
+def _template_processing(obj: dict[str, Any], name: str, lookup: _Lookup) -> PostProcessor:
+    single = _template_pieces(obj, "single", "$A", name, lookup)
+    pair = _template_pieces(obj, "pair", "$A $B:1", name, lookup)
+    return TemplateProcessing(tuple(single), tuple(pair))
+
+
+def _bert_processing(obj: dict[str, Any], name: str, lookup: _Lookup) -> PostProcessor:
+    cls = _pair(obj.get("cls"), "cls", name)
+    sep = _pair(obj.get("sep"), "sep", name)
+    # subtle: Hugging Face reads these untagged, trying RoBERTa first and ignoring
+    # "type", so RoBERTa's treatment follows from its two extra fields being there
+    roberta = all(isinstance(obj.get(k), bool) for k in ("trim_offsets", "add_prefix_space"))
+    return BertProcessing(cls, sep, roberta=roberta)
+
+
+def _sequence(obj: dict[str, Any], name: str, lookup: _Lookup) -> PostProcessor:
+    steps = obj.get("processors")
+    if not isinstance(steps, list):
+        raise FormatError(f"{name}: post_processor Sequence needs a list of processors")
+    return Sequence(tuple(_processor(step, name, lookup) for step in steps))
+
+
+#: ``"type"`` -> the reader of such a section.
+_READERS: dict[str, Callable[[dict[str, Any], str, _Lookup], PostProcessor]] = {
+    "TemplateProcessing": _template_processing,
+    "BertProcessing": _bert_processing,
+    "RobertaProcessing": _bert_processing,
+    "ByteLevel": lambda obj, name, lookup: ByteLevel(),
+    "Sequence": _sequence,
+}
+
+
+def _processor(obj: object, name: str, lookup: _Lookup) -> PostProcessor:
     kind = obj.get("type") if isinstance(obj, dict) else None
-    if not isinstance(obj, dict) or kind not in _KINDS:
+    read = _READERS.get(kind) if isinstance(kind, str) else None
+    if not isinstance(obj, dict) or read is None:
         shown = kind if kind is not None else obj
         raise FormatError(
             f"{name}: post_processor {shown!r} is not supported; {_SUPPORTED}"
         )
-    if kind == "TemplateProcessing":
-        single = _template_pieces(obj, "single", "$A", name, lookup)
-        pair = _template_pieces(obj, "pair", "$A $B:1", name, lookup)
-        return _template(single, pair)
-    if kind in ("BertProcessing", "RobertaProcessing"):
-        cls = _pair(obj.get("cls"), "cls", name)
-        sep = _pair(obj.get("sep"), "sep", name)
-        # subtle: Hugging Face reads these untagged, trying RoBERTa first and ignoring
-        # "type", so RoBERTa's treatment follows from its two extra fields being there
-        roberta = all(
-            isinstance(obj.get(k), bool) for k in ("trim_offsets", "add_prefix_space")
-        )
-        return _cls_sep(cls, sep, roberta=roberta)
-    if kind == "Sequence":
-        steps = obj.get("processors")
-        if not isinstance(steps, list):
-            raise FormatError(
-                f"{name}: post_processor Sequence needs a list of processors"
-            )
-        return _sequence([_processor(step, name, lookup) for step in steps])
-    return _identity  # ByteLevel only trims offsets
-
-
-_KINDS = (
-    "TemplateProcessing",
-    "BertProcessing",
-    "RobertaProcessing",
-    "ByteLevel",
-    "Sequence",
-)
+    return read(obj, name, lookup)
 
 
 def post_processor_from_json(
@@ -271,7 +318,7 @@ def post_processor_from_json(
     """
     if obj is None:
         return Template()
-    run = _processor(obj, name, token_to_id)
+    run = _processor(obj, name, token_to_id).process
     try:
         plain = [item for part in run([(_TEXT,)], False) for item in part]
         added = [item for part in run([(_TEXT,)], True) for item in part]

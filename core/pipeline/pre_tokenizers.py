@@ -50,8 +50,8 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal, Protocol
 
 from core.engine.bytes_unicode import bytes_to_unicode
+from core.engine.regex_compat import regex
 from core.errors import FormatError
-from core.pipeline.json_fields import build_from_table, read_field
 from core.pipeline.char_classes import (
     NOT_WHITESPACE,
     NUMERIC_FLAGS,
@@ -60,6 +60,7 @@ from core.pipeline.char_classes import (
     is_numeric,
     is_punctuation,
 )
+from core.pipeline.json_fields import build_from_table, read_field
 from core.pipeline.normalizers import byte_level_chars, byte_level_text
 from core.pipeline.pattern import Pattern, as_unicode_16
 from core.pipeline.piece import Piece
@@ -72,7 +73,6 @@ from core.pipeline.split_runs import (
 )
 from core.pipeline.unicode_tables import is_whitespace
 from core.pipeline.word_memo import WordMemo
-from core.engine.regex_compat import regex
 
 
 class PreTokenizer(Protocol):
@@ -519,7 +519,7 @@ def _metaspace(obj: Mapping[str, Any], where: str) -> PreTokenizer:
         scheme = "never"
     return Metaspace(
         replacement=_char(obj, "replacement", where),
-        prepend_scheme=scheme,  # type: ignore[arg-type]
+        prepend_scheme=scheme,
         split_pieces=read_field(obj, "split", bool, where=where, default=True),
     )
 

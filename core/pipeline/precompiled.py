@@ -28,10 +28,10 @@ from __future__ import annotations
 import base64
 import binascii
 
+from core.engine.regex_compat import HAVE_REGEX, regex
 from core.errors import FormatError
 from core.pipeline.piece import Piece, Span
 from core.pipeline.sentencepiece.normalizer import CharsMap
-from core.engine.regex_compat import HAVE_REGEX, regex
 
 __all__ = ["Precompiled", "graphemes", "joining_bitmap", "precompiled_from_json"]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from core.pipeline.piece import Piece
 from core.engine.regex_compat import regex
+from core.pipeline.piece import Piece
 
 __all__ = [
     "Behavior",

@@ -28,15 +28,15 @@ does.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from core.chat import ChatMethods, with_chat
 from core.engine.basics import BULK_TEXT, check_id, gc_paused
 from core.engine.bytes_unicode import from_gpt2_str, unicode_to_bytes
-from core.chat import ChatMethods, with_chat
 from core.engine.details import DecodeDetails, EncodingDetails, MergeNode, MergeStep
-from core.errors import PlaygroundError
 from core.engine.fingerprint import fingerprint_of
+from core.errors import PlaygroundError
 from core.interface import Capabilities
 from core.pipeline import details
 from core.pipeline.added_tokens import (
@@ -45,9 +45,10 @@ from core.pipeline.added_tokens import (
     split_at_added,
 )
 from core.pipeline.decoders import decode_tokens
+from core.pipeline.fast_encode import EncodePlan, encode_plan
+from core.pipeline.models.base import Model, is_merge_model, is_scored_model
 from core.pipeline.piece import Piece, Span, cover
 from core.pipeline.post_processors import Template
-from core.pipeline.fast_encode import EncodePlan, encode_plan
 
 if TYPE_CHECKING:
     from core.pipeline.models.unigram import SplitPaths
@@ -90,16 +91,17 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
     """A Hugging Face-style pipeline: normalizer, pre-tokenizer, model, template, decoder.
 
     Any objects with the stage protocols work: ``normalizer.normalize(Piece) -> Piece``,
-    ``pre_tokenizer.split(list[Piece]) -> list[Piece]``, ``model.tokenize(str) ->
-    [(id, start, end)]`` (plus ``vocab``, ``id_to_token``, ``token_to_id``) and
-    ``decoder.decode_chain(list[str]) -> list[str]``. ``pattern`` describes the
-    pre-tokenizer for display.
+    ``pre_tokenizer.split(list[Piece]) -> list[Piece]``, a ``model`` that is a
+    :class:`~core.pipeline.models.base.Model` (``tokenize(str) -> [(id, start, end)]``,
+    ``vocab``, ``id_to_token``, ...) and ``decoder.decode_chain(list[str]) -> list[str]``.
+    ``pattern`` describes the pre-tokenizer for display. :attr:`capabilities` follow from
+    the model and the chat template.
     """
 
     def __init__(
         self,
         *,
-        model: Any,
+        model: Model,
         normalizer: Any = None,
         pre_tokenizer: Any = None,
         template: Template = _NO_TEMPLATE,
@@ -115,11 +117,8 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
         self.template = template
         self.decoder = decoder
         self.name = name
-        self.kind = kind or getattr(model, "kind", "") or type(model).__name__
+        self.kind = kind or model.kind
         self.pattern = pattern or _describe(pre_tokenizer)
-        # a BPE model explains its merges (core.pipeline.details.merge_trace asks the same)
-        self._capabilities = Capabilities(details=True,
-                                          merges=callable(getattr(model, "trace", None)))
         self._add_tokens(list(added_tokens))
         self._vocab: dict[int, bytes] | None = None
         self._pieces: dict[int, str] | None = None
@@ -132,7 +131,7 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
     def _add_tokens(self, tokens: list[AddedToken]) -> None:
         """Number the added tokens as ``AddedVocabulary::add_tokens`` does, and build the
         two matchers (original text / normalized text)."""
-        model_vocab: dict[str, int] = self.model.vocab
+        model_vocab = self.model.vocab
         next_id = len(model_vocab)  # Hugging Face counts entries, not max ID + 1
         self._added_ids: dict[str, int] = {}  # content -> ID
         self._added: dict[int, AddedToken] = {}  # ID -> token (the last one listed)
@@ -206,8 +205,7 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
         """ID -> the token as the file spells it (``"▁the"``, ``"##ing"``, ``"Ġthe"``), by
         ID. Computed on first use; do not modify it."""
         if self._pieces is None:
-            model = self.model
-            out = {i: model.id_to_token(i) for i in set(model.vocab.values())}
+            out = _model_tokens(self.model)
             out.update((i, t.content) for i, t in self._added.items())
             self._pieces = dict(sorted(out.items()))
         return self._pieces
@@ -215,8 +213,7 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
     def _decode_strings(self) -> dict[int, str]:
         """ID -> the string decode hands to the decoder (:meth:`id_to_token` as a table)."""
         if self._strings is None:
-            model = self.model
-            table = {i: model.id_to_token(i) for i in set(model.vocab.values())}
+            table = _model_tokens(self.model)
             table.update(self._added_strings)
             self._strings = table
         return self._strings
@@ -246,7 +243,7 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
                 out[token_id] = token.encode("utf-8")
                 continue
             byte = _BYTE_TOKEN.fullmatch(token)
-            if byte and getattr(self.model, "byte_fallback", False):
+            if byte and self.model.byte_fallback:
                 out[token_id] = bytes([int(byte.group(1), 16)])
                 continue
             if self.decoder is None:
@@ -269,7 +266,7 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
     def merges(self) -> list[tuple[bytes, bytes]]:
         """The model's merges in rank order, spelled as :attr:`vocab` spells tokens
         (``[]`` for a model without merges)."""
-        pairs = getattr(self.model, "merges", None) or []
+        pairs = self.model.merges if is_merge_model(self.model) else ()
         ids = self.model.vocab
         shown = self.vocab
         return [(shown[ids[a]], shown[ids[b]]) for a, b in pairs]
@@ -304,29 +301,29 @@ class PipelineTokenizer(ChatMethods):  # ChatMethods: chat_template, apply_chat_
     def score(self, token_id: int) -> float | None:
         """The model's score for piece ``token_id`` (a Unigram log-probability); ``None``
         for an added token, an ID outside the vocabulary, or a model without scores."""
-        scores = getattr(self.model, "score", None)
-        if scores is None or token_id in self._added:
+        model = self.model
+        if not is_scored_model(model) or token_id in self._added:
             return None
-        return scores(token_id)
+        return model.score(token_id)
 
     # ------------------------------------------------------------------------------------
     # The door every tokenizer shares (core.interface.TokenizerInterface)
     # ------------------------------------------------------------------------------------
 
-    #: Details for the pages; no replay, export or library: the file is the format.
-    #: (``merges`` when the model is BPE; Unigram loaders set ``scores``; ``chat`` follows
-    #: the chat template.)
-    _capabilities = Capabilities(details=True)
-
     @property
     def capabilities(self) -> Capabilities:
-        """What the pages can show: details (with merges for BPE, scores for Unigram), chat
-        with a template."""
-        return with_chat(self, self._capabilities)
+        """What the pages can show, worked out here alone (no loader sets it): details;
+        ``merges`` and ``scores`` as the model declares them (BPE, Unigram:
+        :class:`~core.pipeline.models.base.ModelCapabilities`); ``chat`` with a chat
+        template. No replay, export or library: the file is the format.
 
-    @capabilities.setter
-    def capabilities(self, value: Capabilities) -> None:
-        self._capabilities = value
+        >>> from core.pipeline.models import WordLevelModel
+        >>> PipelineTokenizer(model=WordLevelModel({"<unk>": 0})).capabilities.merges
+        False
+        """
+        model = self.model.capabilities
+        return with_chat(self, Capabilities(details=True, merges=model.merges,
+                                            scores=model.scores))  # fmt: skip
     #: Not given yet: Compare counts the baselines' unknown tokens only (a WordPiece
     #: [UNK] is not counted), as before the interface existed.
     unk_id: int | None = None
@@ -538,6 +535,17 @@ def _check_text(text: object) -> str:
         raise PlaygroundError(f"encode takes a str, not {type(text).__name__}{hint}")
     # (isascii reads a flag: most texts skip the search)
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def _model_tokens(model: Model) -> dict[int, str]:
+    """ID -> token string, for every ID of the model's vocab.
+
+    >>> from core.pipeline.models import WordLevelModel
+    >>> _model_tokens(WordLevelModel({"<unk>": 0, "hi": 1}))
+    {0: '<unk>', 1: 'hi'}
+    """
+    to_token = model.id_to_token
+    return {i: t for i in set(model.vocab.values()) if (t := to_token(i)) is not None}
 
 
 def _describe(pre_tokenizer: Any) -> str:

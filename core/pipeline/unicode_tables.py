@@ -24,11 +24,13 @@ from bisect import bisect_right
 from collections.abc import Callable
 from functools import lru_cache
 from operator import itemgetter
+from typing import Literal
 
-from core.pipeline.piece import Piece, Span
 from core.engine.regex_compat import regex
+from core.pipeline.piece import Piece, Span
 
 __all__ = [
+    "Form",
     "LOWERCASE_SLOW",
     "NEWER_THAN_ONIG_RANGES",
     "NEWER_THAN_UNICODE_16",
@@ -47,6 +49,9 @@ __all__ = [
     "normalize_form_text",
     "ranges_class",
 ]
+
+#: A Unicode normalization form, as :func:`unicodedata.normalize` names it.
+Form = Literal["NFC", "NFD", "NFKC", "NFKD"]
 
 # ---------------------------------------------------------------------------------------------
 # Character classes, as Rust and the crates ``tokenizers`` uses define them
@@ -131,7 +136,7 @@ def _composition_seconds() -> frozenset[str]:
 
 
 @lru_cache(maxsize=8192)  # bounded: one entry per distinct character and form
-def _starts_segment(ch: str, form: str) -> bool:
+def _starts_segment(ch: str, form: Form) -> bool:
     """Whether normalizing under ``form`` can restart at ``ch``: nothing before ``ch`` can be
     reordered past it or combine with it (UAX #15's "stable" boundary, slightly conservative).
     """
@@ -143,7 +148,7 @@ def _starts_segment(ch: str, form: str) -> bool:
     return form in ("NFD", "NFKD") or first not in _composition_seconds()
 
 
-def _is_cut(text: str, i: int, form: str) -> bool:
+def _is_cut(text: str, i: int, form: Form) -> bool:
     """Whether normalization under ``form`` can restart at ``text[i]``; characters
     ``tokenizers`` does not know yet stand alone (to it they are unassigned: no
     decomposition, never combined or reordered)."""
@@ -152,7 +157,7 @@ def _is_cut(text: str, i: int, form: str) -> bool:
     )
 
 
-def _normalization_segments(text: str, form: str) -> list[tuple[int, int]]:
+def _normalization_segments(text: str, form: Form) -> list[tuple[int, int]]:
     """Cut ``text`` wherever ``form`` can restart.
 
     >>> _normalization_segments("ae\\u0301\\u0323b", "NFC")
@@ -162,7 +167,7 @@ def _normalization_segments(text: str, form: str) -> list[tuple[int, int]]:
     return list(zip([0, *cuts], [*cuts, len(text)])) if text else []
 
 
-def normalize_form(piece: Piece, form: str) -> Piece:
+def normalize_form(piece: Piece, form: Form) -> Piece:
     """``piece`` under a Unicode normalization form, as the ``tokenizers`` crate computes it."""
     if unicodedata.is_normalized(
         form, piece.text
@@ -174,7 +179,7 @@ def normalize_form(piece: Piece, form: str) -> Piece:
     return Piece("".join(out), spans)
 
 
-def normalize_form_text(text: str, form: str) -> str:
+def normalize_form_text(text: str, form: Form) -> str:
     """``normalize_form(Piece.of(text), form).text``, without spans: the characters
     ``tokenizers`` does not know yet stand alone (each is a segment of its own) and the
     text between them is normalized whole, since it is cut only where ``form`` restarts.
@@ -198,7 +203,7 @@ def normalize_form_text(text: str, form: str) -> str:
 
 
 def _normalize_range(
-    piece: Piece, form: str, lo: int, hi: int, out: list[str], spans: list[Span]
+    piece: Piece, form: Form, lo: int, hi: int, out: list[str], spans: list[Span]
 ) -> None:
     """Normalize ``piece.text[lo:hi]`` (cut where ``form`` can restart) into ``out`` and
     ``spans``: halves that are already normalized are copied as they are, so only the
@@ -227,7 +232,7 @@ def _normalize_range(
 
 
 def _normalize_segment(
-    piece: Piece, form: str, start: int, end: int, out: list[str], spans: list[Span]
+    piece: Piece, form: Form, start: int, end: int, out: list[str], spans: list[Span]
 ) -> None:
     segment = piece.text[start:end]
     inert = end - start == 1 and ord(segment) in _UNKNOWN_TO_NORMALIZATION
@@ -250,7 +255,7 @@ def _normalize_segment(
 
 
 def _decompose_segment(
-    piece: Piece, form: str, out: list[str], spans: list[Span]
+    piece: Piece, form: Form, out: list[str], spans: list[Span]
 ) -> None:
     """Decompose ``piece`` (one segment) with Hugging Face's alignments, exactly.
 

@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING, Any
 from core.errors import HubAccessError, HubError, HubOfflineError
 
 if TYPE_CHECKING:
-    from core.pipeline.tokenizer import PipelineTokenizer
     from core.engine.tokenizer import Tokenizer
+    from core.pipeline.tokenizer import PipelineTokenizer
 
 __all__ = [
     "ALTERNATIVES",

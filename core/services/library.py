@@ -58,6 +58,7 @@ True
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import json
 import os
@@ -73,13 +74,13 @@ try:
 except ImportError:  # Pyodide ships sqlite3 as a separate package
     sqlite3 = None  # type: ignore[assignment]  # TokenizerLibrary() says so
 
-from core.paths import LIBRARY_ENV_VAR, default_library_dir
 from core.errors import (
     InvalidIdError,
     LibraryError,
     LibraryStorageError,
     UnknownIdError,
 )
+from core.paths import LIBRARY_ENV_VAR, default_library_dir
 from core.services.library_json import (
     ID_LENGTH,
     canonical_pattern,
@@ -287,7 +288,9 @@ class TokenizerLibrary:
             )
         return _entry(row)
 
-    def load(self, entry_id: str) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]], list[str], str]:
+    def load(
+        self, entry_id: str
+    ) -> tuple[dict[int, bytes], builtins.list[tuple[bytes, bytes]], builtins.list[str], str]:
         """Return ``(vocab, merges, special_tokens, pattern)`` of a saved tokenizer."""
         entry = self.get(entry_id)
         path = self._blob_path(entry.id)
@@ -442,7 +445,7 @@ class TokenizerLibrary:
             f"restore it from a backup or point {LIBRARY_ENV_VAR} at another folder."
         )
 
-    def _recover(self) -> list[str]:
+    def _recover(self) -> builtins.list[str]:  # (``list`` here is the method above)
         """Remove leftovers of interrupted saves/deletes; report rows whose file is missing."""
         problems: list[str] = []
         with self._write() as conn:  # the writer lock: no save is between file and row now

@@ -28,9 +28,9 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 
-from core.errors import InvalidIdError, LibraryError
 from core.engine.pretokenize import PATTERNS
 from core.engine.regex_compat import regex
+from core.errors import InvalidIdError, LibraryError
 
 __all__ = [
     "ID_LENGTH",

@@ -31,10 +31,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.train.count import Corpus, ProgressCallback, count_in_steps, count_pretokens
-from core.errors import CorpusError, TrainingConfigError
-from core.engine.pretokenize import compile_pattern
 from core.engine.basics import gc_paused
+from core.engine.pretokenize import compile_pattern
+from core.errors import CorpusError, TrainingConfigError
+from core.train.count import Corpus, ProgressCallback, count_in_steps, count_pretokens
 from core.train.merge import MAX_TOKENS, MergeLoop, merge_state
 
 __all__ = ["BPETrainer", "MergeEvent", "ProgressCallback", "count_pretokens", "end_note",

@@ -27,8 +27,8 @@ import codecs
 import os
 from collections.abc import Iterable, Iterator, Sequence
 
-from core.errors import CorpusError
 from core.engine.pretokenize import SAFE_CUT_BYTES
+from core.errors import CorpusError
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",

@@ -27,10 +27,15 @@ import os
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, cast
 
-from core.train.corpus import DEFAULT_CHUNK_SIZE, file_texts, find_chunk_boundaries, iter_byte_chunks
 from core.errors import CorpusError
+from core.train.corpus import (
+    DEFAULT_CHUNK_SIZE,
+    file_texts,
+    find_chunk_boundaries,
+    iter_byte_chunks,
+)
 
 __all__ = ["CORPUS_SUFFIXES", "CorpusFiles", "FileItem", "Piece", "corpus_texts", "file_items",
            "file_kind", "is_corpus_name", "item_kind", "read_item"]
@@ -57,7 +62,7 @@ class CorpusFiles:
     ('a.txt', 'b.parquet')
     """
 
-    paths: tuple[str, ...]
+    paths: Sequence[str]  # (kept as a tuple)
     text_column: str = "text"
 
     def __post_init__(self) -> None:
@@ -252,7 +257,8 @@ def corpus_texts(files: CorpusFiles, special_tokens: Sequence[str] = ()) -> Iter
 def _decompressing(raw: IO[bytes], codec: str) -> tuple[IO[bytes], tuple[type[BaseException], ...]]:
     """A stream of the decompressed bytes of ``raw``, and the errors that mean a broken file."""
     if codec == "gzip":
-        return gzip.GzipFile(fileobj=raw, mode="rb"), (OSError, EOFError, zlib.error)
+        stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
+        return stream, (OSError, EOFError, zlib.error)
     zstandard = _zstandard()
     reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
     return reader, (zstandard.ZstdError, OSError)

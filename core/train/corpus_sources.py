@@ -27,8 +27,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from core.train.corpus_readers import CORPUS_SUFFIXES, CorpusFiles, is_corpus_name
 from core.errors import CorpusError
+from core.train.corpus_readers import CORPUS_SUFFIXES, CorpusFiles, is_corpus_name
 from core.train.hub_datasets import fetch_dataset_files, is_hub_url
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def find_corpus_files(
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
     paths: dict[str, str] = {}  # real path -> the path as found (first spelling kept)
-    for source in map(os.fspath, sources):
+    for source in (os.fspath(s) for s in sources):
         found = (fetch_dataset_files(source, on_progress=on_progress) if is_hub_url(source)
                  else _local_files(source))
         for path in found:

@@ -26,10 +26,6 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Any
 
-from core.train.count_dask import count_on_dask
-from core.train.corpus import decode_chunk
-from core.train.corpus_readers import CorpusFiles, FileItem, file_items, read_item
-from core.errors import CorpusError
 from core.engine.pretokenize import (
     GPT2_PATTERN,
     ascii_pattern,
@@ -39,6 +35,10 @@ from core.engine.pretokenize import (
     resolve_pattern,
     special_splitter,
 )
+from core.errors import CorpusError
+from core.train.corpus import decode_chunk
+from core.train.corpus_readers import CorpusFiles, FileItem, file_items, read_item
+from core.train.count_dask import count_on_dask
 from core.train.processes import plain_main, pool_context
 
 __all__ = ["Corpus", "ProgressCallback", "count_in_steps", "count_items", "count_pretokens"]
@@ -489,7 +489,7 @@ def _work_items(
     if isinstance(corpus, (bytes, bytearray)):
         raise CorpusError("the corpus must be text (str), not bytes: decode it first")
     texts: list[_Item] = list(_checked_texts(corpus))
-    return texts, [len(t) for t in texts], False  # type: ignore[arg-type]
+    return texts, [len(t) for t in texts], False
 
 
 def _stats(

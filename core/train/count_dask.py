@@ -161,10 +161,10 @@ def _connect(address: str, local_workers: int) -> tuple[Client, LocalCluster | N
 
 def _result(future: Any, address: str) -> Counter[str]:
     """A finished task's Counter; its failure as one line that says the fix."""
-    KilledWorker = sys.modules["distributed"].KilledWorker  # imported by _connect  # noqa: N806
+    KilledWorker = sys.modules["distributed"].KilledWorker  # imported by _connect
 
     try:
-        return future.result()  # type: ignore[no-any-return]
+        return future.result()
     except PlaygroundError:
         raise  # the corpus itself (bad UTF-8 at a byte offset): the local run's message
     except KilledWorker:

@@ -52,14 +52,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
-from core.train.corpus_readers import CorpusFiles, FileItem, Piece, file_items, file_kind, read_item
 from core.errors import PlaygroundError
 from core.explain.evaluate import cuts_exactly
+from core.train.corpus_readers import CorpusFiles, FileItem, Piece, file_items, file_kind, read_item
 from core.train.processes import plain_main, pool_context
 
 if TYPE_CHECKING:
-    from core.train.count import ProgressCallback
     from core.interface import TokenizerInterface
+    from core.train.count import ProgressCallback
 
 __all__ = ["DTYPES", "END_OF_TEXT", "EncodedCorpus", "choose_dtype", "encode_corpus",
            "npy_header", "separator_id", "text_specials"]

@@ -19,6 +19,7 @@ HubPath(repo='roneneldan/TinyStories', revision='main', path='data/*.parquet')
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
@@ -26,9 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.train.corpus_readers import is_corpus_name
 from core.errors import HubError, HubOfflineError
-from core.services.hub import HubSettings, check_repo_id, check_revision, hub_settings, raise_hub_answer
+from core.services.hub import (
+    HubSettings,
+    check_repo_id,
+    check_revision,
+    hub_settings,
+    raise_hub_answer,
+)
+from core.train.corpus_readers import is_corpus_name
 
 if TYPE_CHECKING:
     from core.train.count import ProgressCallback
@@ -154,13 +161,13 @@ def fetch_dataset_files(url: str, *, on_progress: ProgressCallback | None = None
                        f"{', '.join(names[:_LISTED]) or 'no files at all'}{more}")
     total = sum(listing[name] or 0 for name in chosen)
 
-    def report(done: int) -> None:
+    def report(done: int, more: int = 0) -> None:
         if on_progress is not None:
-            on_progress("downloading", min(done, total), total)
+            on_progress("downloading", min(done + more, total), total)
 
     paths, done = [], 0
     for name in chosen:
-        paths.append(_download(hub, where, name, settings, lambda n, before=done: report(before + n)))
+        paths.append(_download(hub, where, name, settings, functools.partial(report, done)))
         done += listing[name] or 0
         report(done)  # a file found in the cache is done at once
     return paths
@@ -243,7 +250,7 @@ def _progress_class(report: Callable[[int], None]) -> Any:
         raise HubError(f"reading hf:// corpora needs the tqdm package ({err}): "
                        "pip install huggingface_hub") from None
 
-    class _Reporting(tqdm):  # type: ignore[misc]
+    class _Reporting(tqdm):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.pop("name", None)
             kwargs["file"] = _Nowhere()

@@ -219,7 +219,7 @@ class MergeState:
                         pair_counts[p] += f
                 words[wi] = merged
         freq = freqs.__getitem__
-        a, b = ab
+        a, b = ab  # type: ignore[str-unpack]  # a pair is two symbols, each one character
         keys = self._keys
         new_key = keys[-1]
         floor = self.floor
@@ -228,7 +228,7 @@ class MergeState:
         heappush = heapq.heappush
         for p, ws in born.items():
             c = sum(map(freq, ws))
-            x, y = p
+            x, y = p  # type: ignore[str-unpack]
             pair_counts[p] = c
             if y == new:
                 pair_counts[x + a] -= c

@@ -1,4 +1,6 @@
-"""What every model here shares: the token triple, the word cache, the vocab reversed.
+"""What every model here shares: the :class:`Model` protocol (with :class:`MergeModel` and
+:class:`ScoredModel` for what only some offer, declared by :class:`ModelCapabilities`), the
+token triple, the word cache, the vocab reversed.
 
 >>> cache = WordCache(lambda word: ((len(word), 0, len(word)),), maxsize=2)
 >>> cache["hi"], cache["you"], len(cache)
@@ -10,18 +12,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from core.errors import PlaygroundError
+from core.pipeline.models.unigram_paths import SplitPaths
 
 __all__ = [
+    "BPEStep",
     "VocabLookup",
     "DEFAULT_CACHE_SIZE",
     "MAX_CACHED_WORD",
+    "MergeModel",
     "Model",
+    "ModelCapabilities",
+    "ScoredModel",
     "Token",
     "WordCache",
+    "is_merge_model",
+    "is_scored_model",
     "missing_unk",
     "reverse_vocab",
 ]
@@ -39,13 +49,158 @@ DEFAULT_CACHE_SIZE = 1 << 16
 MAX_CACHED_WORD = 256
 
 
-Model = Any  # BPEModel | WordPieceModel | WordLevelModel, or any object with tokenize()
-# (and optionally encode_word)
+# ----------------------------------------------------------------------------------------
+# The Model protocol: what the pipeline asks of every model
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelCapabilities:
+    """What a model offers beyond :class:`Model`, declared as a tokenizer declares its
+    :class:`core.interface.Capabilities`: callers ask ``model.capabilities``, never probe.
+    :class:`core.pipeline.tokenizer.PipelineTokenizer` derives its own flags of the same
+    names from these.
+
+    ``merges``: it is a :class:`MergeModel` (BPE: tokens made by merges, which ``trace``
+    shows); ``scores``: it is a :class:`ScoredModel` (Unigram: a score per piece, and "why
+    this split" as the best path against the next best).
+
+    >>> ModelCapabilities(merges=True)
+    ModelCapabilities(merges=True, scores=False)
+    """
+
+    merges: bool = False
+    scores: bool = False
+
+
+@dataclass(frozen=True)
+class BPEStep:
+    """One merge BPE made in a word: ``left`` + ``right`` -> ``merged`` (merge ``rank``)
+    at part ``position``; ``before``/``after``: the word's parts around the merge."""
+
+    rank: int
+    left: str
+    right: str
+    merged: str
+    position: int
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What every pipeline model offers (``BPEModel``, ``WordPieceModel``,
+    ``WordLevelModel``, ``UnigramModel``, ``SentencePieceBPE``): the stage that turns one
+    word (a pre-token) into tokens, as Hugging Face's ``Model`` trait.
+
+    (Its attributes are read-only here: a model may compute them, or keep them in its class.)
+    """
+
+    @property
+    def kind(self) -> str:
+        """What it is, for display (``"WordPiece"``, ``"BPE (byte fallback)"``)."""
+        ...
+
+    @property
+    def vocab(self) -> Mapping[str, int]:
+        """Token string -> ID."""
+        ...
+
+    @property
+    def byte_fallback(self) -> bool:
+        """Whether a character missing from the vocab becomes its UTF-8 bytes as ``<0xNN>``
+        tokens (so such a token stands for one byte)."""
+        ...
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        """Which of the narrower protocols it also satisfies."""
+        ...
+
+    def tokenize(self, text: str) -> list[Token]:
+        """``(id, start, end)`` of each token of one word, offsets in characters of it."""
+        ...
+
+    def encode_word(self, word: str) -> list[int]:
+        """``[t[0] for t in self.tokenize(word)]``, without spans (from a word cache)."""
+        ...
+
+    def encode_words(self, words: list[str], out: list[int]) -> None:
+        """``out += self.encode_word(w)`` for each non-empty word: encoding's inner loop."""
+        ...
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """The token string of an ID, or ``None``."""
+        ...
+
+    def token_to_id(self, token: str) -> int | None:
+        """The ID of a token string, or ``None``."""
+        ...
+
+    def get_vocab_size(self) -> int:
+        """How many entries the vocab has (Hugging Face's ``get_vocab_size``)."""
+        ...
+
+    def clear_cache(self) -> None:
+        """Forget cached words (e.g. to time a cold encode)."""
+        ...
+
+
+@runtime_checkable
+class MergeModel(Model, Protocol):
+    """A model whose ``capabilities.merges`` is set (BPE): its tokens are made by merges.
+
+    """
+
+    @property
+    def merges(self) -> Sequence[tuple[str, str]]:
+        """``(left, right)`` in rank order (empty when the pieces' scores order the merges:
+        SentencePiece BPE)."""
+        ...
+
+    @property
+    def continuing_subword_prefix(self) -> str | None:
+        """What ``right`` carries and the merged token drops (``"##"``), or ``None``."""
+        ...
+
+    def trace(self, text: str) -> list[BPEStep]:
+        """The merges made in one word, in order."""
+        ...
+
+
+@runtime_checkable
+class ScoredModel(Model, Protocol):
+    """A model whose ``capabilities.scores`` is set (Unigram): a score per piece, and the
+    best path of a word against the next best."""
+
+    def score(self, token_id: int) -> float | None:
+        """The piece's score (a log-probability), ``None`` outside the vocabulary."""
+        ...
+
+    def split_paths(self, text: str) -> SplitPaths:
+        """The best path of one word and its runner-up."""
+        ...
+
+
+def is_merge_model(model: Model) -> TypeGuard[MergeModel]:
+    """Whether ``model`` declares itself a :class:`MergeModel` (no attribute is probed).
+
+    >>> from core.pipeline.models import WordLevelModel
+    >>> is_merge_model(WordLevelModel({"<unk>": 0}))
+    False
+    """
+    return model.capabilities.merges
+
+
+def is_scored_model(model: Model) -> TypeGuard[ScoredModel]:
+    """Whether ``model`` declares itself a :class:`ScoredModel` (no attribute is probed)."""
+    return model.capabilities.scores
 
 
 class VocabLookup:
-    """The two look-ups every Hugging Face model answers the same way, from its ``vocab``
-    (token -> ID) and ``_id_to_token`` (:func:`reverse_vocab`).
+    """The look-ups every Hugging Face model answers the same way, from its ``vocab``
+    (token -> ID) and ``_id_to_token`` (:func:`reverse_vocab`), and the word loop of
+    ``encode_words`` over its ``encode_word``.
 
     >>> class M(VocabLookup):
     ...     vocab, _id_to_token = {"a": 0}, {0: "a"}
@@ -55,6 +210,7 @@ class VocabLookup:
 
     vocab: dict[str, int]
     _id_to_token: dict[int, str]
+    encode_word: Callable[[str], list[int]]  # (each model's own)
 
     def id_to_token(self, token_id: int) -> str | None:
         """The token string of an ID, or ``None``."""
@@ -64,8 +220,25 @@ class VocabLookup:
         """The ID of a token string, or ``None``."""
         return self.vocab.get(token)
 
+    def get_vocab_size(self) -> int:
+        """How many entries ``vocab`` has (Hugging Face's ``get_vocab_size``)."""
+        return len(self.vocab)
 
-class WordCache(dict):  # type: ignore[type-arg]
+    def encode_words(self, words: list[str], out: list[int]) -> None:
+        """``out += self.encode_word(w)`` for each non-empty word.
+
+        >>> from core.pipeline.models import WordLevelModel
+        >>> out = [7]; WordLevelModel({"<unk>": 0, "hi": 1}).encode_words(["hi", "", "yo"], out)
+        >>> out
+        [7, 1, 0]
+        """
+        encode_word = self.encode_word
+        for word in words:
+            if word:
+                out += encode_word(word)
+
+
+class WordCache(dict):
     """``dict`` of word -> tokens (or token IDs: a model keeps one cache of each) that
     computes misses and clears itself when full. Misses are computed by ``__missing__``,
     so ``map(cache.__getitem__, words)`` runs in C for every word already seen."""

@@ -17,37 +17,24 @@ import functools
 import itertools
 import operator
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from core.engine.bpe import merge, merge_steps
-from core.errors import FormatError
 from core.engine.vocab_index import IdColumns
-from core.pipeline.models.native_merges import NATIVE_MERGES, merge_ids
+from core.errors import FormatError
 from core.pipeline.models.base import (
-    VocabLookup,
     DEFAULT_CACHE_SIZE,
     MAX_CACHED_WORD,
+    BPEStep,
+    ModelCapabilities,
     Token,
+    VocabLookup,
     WordCache,
     missing_unk,
     reverse_vocab,
 )
+from core.pipeline.models.native_merges import NATIVE_MERGES, merge_ids
 
-__all__ = ["BPEModel", "BPEStep"]
-
-
-@dataclass(frozen=True)
-class BPEStep:
-    """One merge BPE made in a word: ``left`` + ``right`` -> ``merged`` (merge ``rank``)
-    at part ``position``; ``before``/``after``: the word's parts around the merge."""
-
-    rank: int
-    left: str
-    right: str
-    merged: str
-    position: int
-    before: tuple[str, ...]
-    after: tuple[str, ...]
+__all__ = ["BPEModel", "BPEStep"]  # (BPEStep's home is core.pipeline.models.base)
 
 
 class BPEModel(VocabLookup):
@@ -62,6 +49,8 @@ class BPEModel(VocabLookup):
     >>> m.tokenize("aé")              # no "é": its two UTF-8 bytes, each spanning the char
     [(3, 0, 1), (1, 1, 2), (2, 1, 2)]
     """
+
+    capabilities = ModelCapabilities(merges=True)  # a MergeModel: merges, trace
 
     def __init__(
         self,
@@ -132,7 +121,7 @@ class BPEModel(VocabLookup):
         """
         columns = self.__dict__.get("_merge_columns")
         if columns is not None:
-            return columns  # type: ignore[no-any-return]
+            return columns
         get = self.vocab.__getitem__
         pairs = self.merges
         return IdColumns(
@@ -251,7 +240,7 @@ class BPEModel(VocabLookup):
             self._before_pivot = frozenset(
                 c for c in self._single if pivot and c + pivot not in self._bigrams
             )
-        return self._bigrams, self._single  # type: ignore[return-value]
+        return self._bigrams, self._single
 
     def _cut(self, text: str) -> list[str]:
         """``text`` cut at every position where a cut changes nothing, in order.

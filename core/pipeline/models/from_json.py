@@ -12,14 +12,13 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core import native
+from core.engine.vocab_index import IdColumns, merge_id_triples
 from core.errors import FormatError
 from core.pipeline.models.base import Model
 from core.pipeline.models.bpe import BPEModel
+from core.pipeline.models.unigram_json import unigram_from_json
 from core.pipeline.models.wordlevel import WordLevelModel
 from core.pipeline.models.wordpiece import WordPieceModel
-from core.pipeline.models.unigram_json import unigram_from_json
-from core.engine.vocab_index import IdColumns
 
 __all__ = ["bpe_model_from_tables", "model_from_json"]
 
@@ -61,7 +60,7 @@ def _merges(obj: dict[str, Any], name: str) -> list[tuple[str, str]]:
         return list(zip(halves[::2], halves[1::2]))
     if kinds == {list} and set(map(len, raw)) == {2}:
         if set(map(type, itertools.chain.from_iterable(raw))) == {str}:
-            return list(map(tuple, raw))  # type: ignore[arg-type]
+            return list(map(tuple, raw))
     out: list[tuple[str, str]] = []
     for i, item in enumerate(raw):
         # "left right" (older files; Hugging Face splits on every space, so exactly one
@@ -112,11 +111,9 @@ def _plain_merge_ids(
     continuing-subword prefix): BPEModel's merge table without a (str, str) tuple per merge
     (it spells them out on first read). None otherwise, or for anything the careful path
     must name (a shape, a part or a join that is not a token)."""
-    fast = native.tables
-    merges = obj.get("merges")
-    if fast is None or type(merges) is not list or obj.get("continuing_subword_prefix"):
+    if obj.get("continuing_subword_prefix"):
         return None
-    return fast.merge_ids(merges, vocab, True)  # type: ignore[no-any-return]
+    return merge_id_triples(obj.get("merges"), vocab)
 
 
 def bpe_model_from_tables(
@@ -128,7 +125,7 @@ def bpe_model_from_tables(
     name: str = "tokenizer.json",
 ) -> BPEModel:
     """The BPE model of a ``"model"`` section whose tables were read already (a table
-    cache's, :mod:`core.formats.hf_pipeline_tables`): ``settings`` is the section without
+    cache's, :data:`core.formats.hf_tables.BPE`): ``settings`` is the section without
     its vocab and merges, checked as the file's; ``vocab`` (IDs checked by the caller),
     ``merges`` and ``merge_tables`` are BPEModel's (the merged IDs by rank: a dict or a list).
 

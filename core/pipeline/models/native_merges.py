@@ -20,8 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from core import native
-from core.engine.bpe import merge
+from core.engine.bpe import kept_table, merge, pair_table
 
 __all__ = ["NATIVE_MERGES", "merge_ids"]
 
@@ -29,6 +28,8 @@ __all__ = ["NATIVE_MERGES", "merge_ids"]
 NATIVE_MERGES = "_native_merges"
 #: Parts beyond this go to core.engine.bpe.merge's heap (the C loop rescans its ranks: n^2).
 _LONGEST = 256
+#: The byte IDs of a model over strings (:func:`_table`).
+_NO_BYTES = [0] * 256
 
 
 class _Model(Protocol):
@@ -43,21 +44,11 @@ def merge_ids(model: _Model, ids: list[int]) -> list[int]:
     if 1 < len(ids) <= _LONGEST:
         table = _table(model)
         if table is not None:
-            return table.merge(ids)  # type: ignore[no-any-return]
+            return table.merge(ids)
     return merge(ids, model._ranks, model._merged)
 
 
 def _table(model: _Model) -> Any:
     """The model's ``PairTable`` (made on first use), or None for the pure path."""
-    fast = native.bpe
-    if fast is None:
-        return None
-    table = model.__dict__.get(NATIVE_MERGES)
-    if table is None:
-        try:
-            # (byte_ids serve PairTable.encode over bytes, which a model over strings never calls)
-            table = fast.PairTable(model._ranks, model._merged, [0] * 256)
-        except (TypeError, ValueError, OverflowError, KeyError, IndexError):
-            table = False  # a float rank, an ID past 2**32, a rank with no merged token
-        setattr(model, NATIVE_MERGES, table)
-    return table or None
+    # (byte_ids serve PairTable.encode over bytes, which a model over strings never calls)
+    return kept_table(model, NATIVE_MERGES, pair_table, model._ranks, model._merged, _NO_BYTES)

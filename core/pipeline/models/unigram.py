@@ -42,8 +42,14 @@ from itertools import chain, compress, repeat
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.errors import PlaygroundError
+from core.pipeline.models.base import ModelCapabilities
+from core.pipeline.models.unigram_lattice import (
+    NativeSlot,
+    two_best,
+    with_prefixes as _with_prefixes,
+)
+from core.pipeline.models.unigram_paths import LatticeNode, SplitPaths, UnigramPath
 from core.pipeline.sentencepiece.proto import (
-    CONTROL,
     NORMAL,
     UNKNOWN,
     UNUSED,
@@ -53,9 +59,6 @@ from core.pipeline.sentencepiece.proto import (
     piece_columns,
     split_ids,
 )
-from core.pipeline.models.unigram_lattice import NativeSlot, two_best
-from core.pipeline.models.unigram_lattice import with_prefixes as _with_prefixes
-from core.pipeline.models.unigram_paths import LatticeNode, SplitPaths, UnigramPath
 
 if TYPE_CHECKING:
     from core.pipeline.models.unigram_words import UnigramWords
@@ -102,6 +105,8 @@ class UnigramModel:
     (``"sentencepiece"`` flavour only; default all NORMAL). ``tokenize(text)`` gives
     ``(id, start, end)`` per token, offsets in characters of ``text``.
     """
+
+    capabilities = ModelCapabilities(scores=True)  # a ScoredModel: score, split_paths
 
     def __init__(
         self,
@@ -553,7 +558,7 @@ def sentencepiece_unigram(
     """The model of a checked SentencePiece ``.model`` of type UNIGRAM (``pieces``: its
     :class:`~core.pipeline.sentencepiece.proto.ModelProto`, or its pieces).
 
-    >>> from core.pipeline.sentencepiece.proto import ProtoPiece
+    >>> from core.pipeline.sentencepiece.proto import CONTROL, ProtoPiece
     >>> m = sentencepiece_unigram([ProtoPiece("<unk>", 0, UNKNOWN), ProtoPiece("▁a", -1.0),
     ...                            ProtoPiece("<s>", 0, CONTROL)], byte_fallback=False)
     >>> m.tokenize("▁a▁a"), m.unk_score

@@ -19,7 +19,8 @@ from typing import Any
 
 from core import native
 
-__all__ = ["NativeSlot", "merge_unknown_runs", "two_best", "with_prefixes"]
+__all__ = ["NativeSlot", "merge_unknown_runs", "serde_floats_in_c", "two_best",
+           "vocab_columns_in_c", "with_prefixes"]  # fmt: skip
 
 
 def with_prefixes(candidates: dict[str, int], maxlen: int) -> dict[str, int]:
@@ -136,3 +137,27 @@ def merge_unknown_runs(ids: list[int], unk: int) -> list[int]:
     """
     kept = [i for k, i in enumerate(ids) if i >= 0 or k == 0 or ids[k - 1] >= 0]
     return [unk if i < 0 else i for i in kept]
+
+
+def vocab_columns_in_c(vocab: object, source: object) -> tuple[list[str], list[float]] | None:
+    """A Unigram ``tokenizer.json``'s vocab as texts and scores read from the file's own
+    digits (:func:`core.pipeline.models.unigram_json._file_columns`) in C, without parsing the
+    text again; None without C, or where it cannot (a key spelled with an escape).
+    """
+    fast = native.unigram
+    if fast is None or type(vocab) is not list or type(source) is not bytes:
+        return None
+    return fast.vocab_columns(vocab, source)
+
+
+def serde_floats_in_c(values: list[float], each: Callable[[float], float]) -> list[float] | None:
+    """:func:`core.pipeline.models.unigram_json._serde_floats` in C (``each`` for a value
+    that is no plain digits; a T5 vocab's 32,000 scores cost a load 15 ms in Python); None
+    without C or for an item that is no exact float."""
+    fast = native.unigram
+    if fast is None or type(values) is not list:
+        return None
+    try:
+        return fast.serde_floats(values, each)
+    except TypeError:
+        return None

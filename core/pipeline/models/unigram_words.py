@@ -35,8 +35,8 @@ import math
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 
-from core.pipeline.sentencepiece.bpe import WordCuts
 from core.pipeline.models.unigram_lattice import merge_unknown_runs
+from core.pipeline.sentencepiece.bpe import WordCuts
 
 __all__ = ["UnigramWords"]
 

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from core.pipeline.models.base import Token, VocabLookup, missing_unk, reverse_vocab
+from core.pipeline.models.base import (
+    ModelCapabilities,
+    Token,
+    VocabLookup,
+    missing_unk,
+    reverse_vocab,
+)
 
 __all__ = ["WordLevelModel"]
 
@@ -22,6 +28,8 @@ class WordLevelModel(VocabLookup):
     """
 
     kind = "WordLevel"
+    byte_fallback = False  # (no byte tokens)
+    capabilities = ModelCapabilities()  # whole vocab entries: no merges, no scores
 
     def __init__(self, vocab: Mapping[str, int], *, unk_token: str = "<unk>") -> None:
         self.vocab: dict[str, int] = dict(vocab)

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from core.pipeline.models.base import (
-    VocabLookup,
     DEFAULT_CACHE_SIZE,
+    ModelCapabilities,
     Token,
+    VocabLookup,
     WordCache,
     missing_unk,
     reverse_vocab,
@@ -35,6 +36,8 @@ class WordPieceModel(VocabLookup):
     """
 
     kind = "WordPiece"
+    byte_fallback = False  # (no byte tokens)
+    capabilities = ModelCapabilities()  # whole vocab entries: no merges, no scores
 
     def __init__(
         self,

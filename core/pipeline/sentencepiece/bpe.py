@@ -15,9 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import compress
 from typing import Any
 
-from core import native
 from core.engine.bpe import merge, merge_steps
-from core.pipeline.models.bpe import BPEStep
+from core.pipeline.models.base import BPEStep, ModelCapabilities
 from core.pipeline.sentencepiece.cuts import (  # (re-exported: their home was here)
     WordCuts,
     cut_regex,
@@ -32,6 +31,7 @@ from core.pipeline.sentencepiece.native_words import (
     encode_words,
 )
 from core.pipeline.sentencepiece.normalizer import PrefixMatcher
+from core.pipeline.sentencepiece.packed import char_cuts
 from core.pipeline.sentencepiece.proto import (
     UNKNOWN,
     UNUSED,
@@ -41,7 +41,6 @@ from core.pipeline.sentencepiece.proto import (
     byte_piece,
     piece_columns,
 )
-from core.pipeline.sentencepiece.vocab_view import VocabView
 from core.pipeline.sentencepiece.tables import (
     RESERVED as _RESERVED,
     PieceTables,
@@ -51,6 +50,7 @@ from core.pipeline.sentencepiece.tables import (
     piece_tables,
     type_codes,
 )
+from core.pipeline.sentencepiece.vocab_view import VocabView
 
 __all__ = [
     "SentencePieceBPE",
@@ -107,6 +107,11 @@ class SentencePieceBPE:
     >>> m.tokenize("abba?")
     [(3, 0, 2), (2, 2, 3), (1, 3, 4), (0, 4, 5)]
     """
+
+    capabilities = ModelCapabilities(merges=True)  # a MergeModel: trace
+    #: no merge list: the pieces' scores order the merges (:meth:`trace` shows them)
+    merges: Sequence[tuple[str, str]] = ()
+    continuing_subword_prefix: str | None = None
 
     def __init__(
         self,
@@ -185,17 +190,17 @@ class SentencePieceBPE:
 
     @functools.cached_property
     def _tokens(self) -> list[str]:
-        return self._source.piece_texts  # type: ignore[no-any-return]
+        return self._source.piece_texts
 
     @functools.cached_property
     def scores(self) -> list[float]:
         """Each piece's score, by ID."""
-        return self._source.piece_scores  # type: ignore[no-any-return]
+        return self._source.piece_scores
 
     @functools.cached_property
     def types(self) -> list[int]:
         """Each piece's type, by ID."""
-        return self._source.piece_types  # type: ignore[no-any-return]
+        return self._source.piece_types
 
     def _fingerprint_attributes(self) -> dict[str, Any]:
         """What :mod:`core.engine.fingerprint` hashes: the attributes, the columns among them even
@@ -250,13 +255,9 @@ class SentencePieceBPE:
         """The cutter of words no piece crosses: ``tokplay_native.spm``'s CharCuts where
         built (from the file's packed pieces while they are packed), the same words with no
         regex to compile on a model's first encode; else :class:`WordCuts`."""
-        spm = native.spm
-        if spm is not None:
-            packed = self.__dict__.get("_source", ModelProto).packed
-            if packed is not None:
-                return spm.char_cuts(packed.buf, packed.spans, packed.types)  # type: ignore[no-any-return]
-            return spm.char_cuts(self._normal_texts)  # type: ignore[no-any-return]
-        return WordCuts(self._normal_texts)
+        packed = self.__dict__.get("_source", ModelProto).packed
+        cuts = char_cuts(self._normal_texts if packed is None else packed)
+        return WordCuts(self._normal_texts) if cuts is None else cuts
 
     def _reserved_id(self, piece: str) -> int:
         """The ID of ``piece`` if it is a reserved one (a byte piece), else ``<unk>``'s."""

@@ -13,7 +13,7 @@ import operator
 import re
 from collections.abc import Iterable
 
-from core import native
+from core.pipeline.sentencepiece.packed import char_ranges_in_c, piece_chars_in_c
 from core.pipeline.sentencepiece.proto import SPACE
 
 __all__ = ["WordCuts", "cut_regex", "piece_chars", "space_neighbours"]
@@ -88,10 +88,9 @@ def piece_chars(pieces: Iterable[str]) -> tuple[set[str], set[str], set[str]]:
     >>> [sorted(chars) for chars in piece_chars(["▁a", "b▁▁"])]
     [['a', 'b', '▁'], ['b', '▁'], ['a', '▁']]
     """
-    spm = native.spm
-    if spm is not None:
-        used, before, after = spm.piece_chars(pieces)
-        return used, before, after
+    found = piece_chars_in_c(pieces)
+    if found is not None:
+        return found
     pieces = list(pieces)
     before, after = space_neighbours(pieces)
     return set("".join(pieces)), before, after
@@ -133,9 +132,9 @@ def _char_ranges(chars: set[str]) -> str:
     >>> _char_ranges({"a", "b", "c", "x", "-"})
     '\\\\-a-cx'
     """
-    spm = native.spm
-    if spm is not None:
-        return str(spm.char_ranges(chars))  # (one C pass: thousands of characters in CJK vocabs)
+    found = char_ranges_in_c(chars)  # (one C pass: thousands of characters in CJK vocabs)
+    if found is not None:
+        return found
     runs: list[list[int]] = []
     for o in sorted(map(ord, chars)):
         if runs and runs[-1][1] == o - 1:

@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from core.errors import FormatError
+from core.pipeline.models.unigram import UnigramModel, sentencepiece_unigram
 from core.pipeline.piece import Piece
 from core.pipeline.post_processors import Template
-from core.interface import Capabilities
 from core.pipeline.sentencepiece.bpe import SentencePieceBPE
 from core.pipeline.sentencepiece.decoder import SentencePieceDecoder
 from core.pipeline.sentencepiece.native_words import columns_words, packed_words
@@ -46,7 +46,6 @@ from core.pipeline.sentencepiece.tables import (
     type_codes,
 )
 from core.pipeline.tokenizer import PipelineTokenizer
-from core.pipeline.models.unigram import UnigramModel, sentencepiece_unigram
 
 __all__ = [
     "SentencePieceModel",
@@ -383,6 +382,4 @@ def tokenizer_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") ->
     controls = dict(zip(texts_of(control_ids), control_ids))
     tok.special_tokens = list(controls)
     tok.special_token_ids = controls
-    if unigram:
-        tok.capabilities = Capabilities(details=True, scores=True)
     return tok

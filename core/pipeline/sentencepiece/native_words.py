@@ -19,7 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from core import native
+from core.engine.bpe import (
+    encode_words as _c_words,
+    kept_table,
+    spm_dict_words,
+    spm_words,
+    spm_words_raw,
+)
 from core.pipeline.sentencepiece.packed import PieceColumns
 
 __all__ = ["NATIVE_WORDS", "columns_words", "encode_words", "packed_words"]
@@ -60,7 +66,7 @@ def encode_words(model: _Model, words: list[str], out: list[int]) -> None:
             if word:
                 out += model.encode_word(word)
         return
-    native.bpe.encode_words(  # type: ignore[union-attr]
+    _c_words(
         words, model._ids_cache, fast, lambda word: tuple(model.encode_word(word)),
         CACHE_WORD, CACHE_MAX, out,
     )  # fmt: skip
@@ -85,12 +91,11 @@ def columns_words(
     >>> table is None or table.piece_id("ab") == 3
     True
     """
-    fast = native.bpe
-    if fast is None or not type(texts) is type(scores) is type(types) is list:
+    if not type(texts) is type(scores) is type(types) is list:
         return None
     firsts = "".join(sorted({s[:1] for s in user_defined}))
     try:
-        return fast.spm_words(
+        return spm_words(
             texts, scores, types, unk=unk, byte_fallback=byte_fallback, user_first=firsts
         )
     except (TypeError, OverflowError):
@@ -110,12 +115,9 @@ def packed_words(
     >>> table is None or table.piece_id("ab") == 3
     True
     """
-    fast = native.bpe
-    if fast is None:
-        return None
     firsts = "".join(sorted({s[:1] for s in user_defined}))
     try:
-        return fast.spm_words_raw(
+        return spm_words_raw(
             packed.buf, packed.spans, packed.scores, packed.types,
             unk=unk, byte_fallback=byte_fallback, user_first=firsts,
         )  # fmt: skip
@@ -125,28 +127,30 @@ def packed_words(
 
 def _native_words(model: _Model) -> Any:
     """The model's ``SpmWords`` (made on first use), or None for the pure path."""
-    fast = native.bpe
-    if fast is None or model._has_unused or not model.byte_fallback:
+    if model._has_unused or not model.byte_fallback:
         return None
-    words = model.__dict__.get(NATIVE_WORDS)
-    if words is None:
-        try:
-            words = columns_words(
-                model._tokens, model.scores, model.types, unk=model.unk_id,
-                byte_fallback=True, user_defined=model.user_defined,
-            )  # fmt: skip
-        except ValueError:  # (a text spelled twice: the dicts say which ID wins)
-            words = None
-        if words is None and not model._heap_only:
-            words = _dict_words(model)
-        setattr(model, NATIVE_WORDS, words or False)
-    return words or None
+    return kept_table(model, NATIVE_WORDS, _build_words, model)
+
+
+def _build_words(model: _Model) -> Any:
+    """``SpmWords`` from the model's columns, else (no NaN score) from its dicts; False
+    when it cannot hold them."""
+    try:
+        words = columns_words(
+            model._tokens, model.scores, model.types, unk=model.unk_id,
+            byte_fallback=True, user_defined=model.user_defined,
+        )  # fmt: skip
+    except ValueError:  # (a text spelled twice: the dicts say which ID wins)
+        words = None
+    if words is None and not model._heap_only:
+        words = _dict_words(model)
+    return words or False
 
 
 def _dict_words(model: _Model) -> Any:
     """``SpmWords`` over the model's dicts; False when it cannot hold them."""
     try:
-        return native.bpe.SpmWords(  # type: ignore[union-attr]
+        return spm_dict_words(
             model._merge_rank, model._vocab, unk=model.unk_id, byte_ids=model._byte_ids,
             user_first="".join(sorted(model._user_first)),
         )  # fmt: skip

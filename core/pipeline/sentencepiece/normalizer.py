@@ -14,10 +14,10 @@ import struct
 from collections.abc import Iterable
 from typing import Any
 
-from core import native
 from core.errors import FormatError
 from core.pipeline.piece import Piece, Span, cover
 from core.pipeline.sentencepiece.char_table import CharRules, CharTable
+from core.pipeline.sentencepiece.packed import kept_charsmap
 from core.pipeline.sentencepiece.proto import SPACE, NormalizerSpec
 
 __all__ = ["CharsMap", "PrefixMatcher", "SentencePieceNormalizer"]
@@ -59,7 +59,7 @@ class CharsMap:
         """``units[i]``, read from the blob while the list is not made."""
         made = self.__dict__.get("units")
         if made is not None:
-            return made[i]  # type: ignore[no-any-return]
+            return made[i]
         return int.from_bytes(self._blob[4 + 4 * i : 8 + 4 * i], "little")
 
     def _fingerprint_attributes(self) -> dict[str, Any]:
@@ -84,17 +84,7 @@ class CharsMap:
         >>> compiled is None or compiled.sp_normalize(" a", True, True, True, False) == "▁a"
         True
         """
-        module = native.normalize
-        if module is None:
-            return None
-        found = self._native
-        if found is None or (found[0] is not symbols and found[0] != symbols):
-            try:
-                built = module.CharsMap(self._blob, sorted(symbols))
-            except ValueError:
-                built = None
-            found = self._native = (symbols, built)
-        return found[1]
+        return kept_charsmap(self, self._blob, symbols)
 
     def child_keys(self) -> bytes:
         """Per unit, its label XOR the low byte of its index. Node ``x``'s child along byte

@@ -23,7 +23,10 @@ from typing import Any
 
 from core import native
 
-__all__ = ["LazyColumn", "PieceColumns", "pack_texts", "span_texts"]
+__all__ = ["LazyColumn", "PieceColumns", "char_cuts", "char_ranges_in_c", "first_repeat",
+           "float32_doubles", "gguf_spans", "gguf_strings", "kept_charsmap", "pack_texts",
+           "piece_chars_in_c", "piece_tables_in_c", "read_columns", "read_fields", "read_pieces",
+           "reads_packed", "span_texts"]  # fmt: skip
 
 #: A text's place in a packed buffer: its start and length, native int64s (as
 #: tokplay_native.spm's columns() and gguf_spans() write them).
@@ -45,7 +48,7 @@ def pack_texts(texts: list[str]) -> tuple[bytes, bytes]:
     return b"".join(blobs), b"".join(SPAN.pack(s, len(b)) for s, b in zip(starts, blobs))
 
 
-def span_texts(buf: bytes, spans: bytes, ids: list[int] | None = None) -> list[str]:
+def span_texts(buf: bytes | memoryview, spans: bytes, ids: list[int] | None = None) -> list[str]:
     """The strs of packed ``spans`` into ``buf`` (of those at ``ids`` alone, when given):
     in C where it was built, else one by one (the same strs).
 
@@ -55,10 +58,10 @@ def span_texts(buf: bytes, spans: bytes, ids: list[int] | None = None) -> list[s
     spm = native.spm
     if spm is not None:
         args = (buf, spans) if ids is None else (buf, spans, ids)
-        return spm.texts(*args)  # type: ignore[no-any-return]
+        return spm.texts(*args)
     at_ids = (SPAN.unpack_from(spans, SPAN.size * i) for i in ids or ())
     pairs = SPAN.iter_unpack(spans) if ids is None else at_ids
-    return [buf[at : at + n].decode("utf-8") for at, n in pairs]
+    return [str(buf[at : at + n], "utf-8") for at, n in pairs]
 
 
 class PieceColumns:
@@ -141,3 +144,127 @@ def keep_packed(proto: Any, packed: PieceColumns) -> None:
         proto.__dict__.pop(slot, None)
     proto.__dict__["packed"] = packed
 
+
+
+# ----------------------------------------------------------------------------------------
+# The C readers (tokplay_native.spm, tokplay_native.normalize): one home
+# ----------------------------------------------------------------------------------------
+# SentencePiece's loops over a model's pieces and bytes (the .model parser, GGUF's string
+# arrays, the piece tables, the word cutter, the char map) run in C where it was built. Each
+# function below answers what its pure caller would (the same values), or "nothing done"
+# (None, or nothing read) where C was not built (or a test set ``core.native.spm`` or
+# ``core.native.normalize`` to None: read at each call): the caller's own code goes on.
+
+
+def reads_packed() -> bool:
+    """Whether SentencePiece pieces and GGUF strings are read into packed columns (only C
+    reads them so; without it the readers make their lists at once)."""
+    return native.spm is not None
+
+
+def read_columns(buf: bytes, pos: int) -> tuple[bytes, bytes, bytes, int]:
+    """Packed ``(spans, scores, types, after)`` of the ``.model`` pieces from ``pos`` on
+    that C reads cleanly (:func:`reads_packed` only)."""
+    return native.spm.columns(buf, pos)  # type: ignore[union-attr]
+
+
+def read_pieces(buf: bytes, pos: int) -> tuple[list[str], list[float], list[int], int]:
+    """:func:`read_columns` as lists (texts, scores, types) (:func:`reads_packed` only)."""
+    return native.spm.pieces(buf, pos)  # type: ignore[union-attr]
+
+
+def read_fields(buf: bytes, pos: int, end: int, *lists: bytes) -> tuple[list[Any], int]:
+    """The protobuf fields of ``buf[pos:end]`` that C reads cleanly, as ``(number, wire,
+    value, at)``, and where it stopped (``lists``: field numbers read as strs); ``([], pos)``
+    without C."""
+    spm = native.spm
+    return ([], pos) if spm is None else spm.fields(buf, pos, end, *lists)
+
+
+def gguf_strings(buf: bytes, pos: int, stop: int, count: int, big: bool) -> tuple[list[str], int]:
+    """Up to ``count`` GGUF strings (u64 length, UTF-8) from ``buf[pos:stop]`` that C reads
+    cleanly, and where it stopped; ``([], pos)`` without C."""
+    spm = native.spm
+    return ([], pos) if spm is None else spm.gguf_strings(buf, pos, stop, count, big)
+
+
+def gguf_spans(buf: bytes, pos: int, stop: int, count: int, big: bool) -> tuple[bytes, int]:
+    """:func:`gguf_strings` packed: the strings' spans (checked valid UTF-8) and where it
+    stopped (:func:`reads_packed` only)."""
+    return native.spm.gguf_spans(buf, pos, stop, count, big)  # type: ignore[union-attr]
+
+
+def float32_doubles(floats: memoryview) -> bytes | None:
+    """float32s as native doubles (each the same value) in C; None without it."""
+    spm = native.spm
+    return None if spm is None else spm.float32_doubles(floats)
+
+
+def first_repeat(texts: list[str]) -> int | None:
+    """The index of the first text spelled before, -1 for none; None without C or for an
+    item that is no exact str (the caller's set decides)."""
+    spm = native.spm
+    if spm is None:
+        return None
+    try:
+        return int(spm.first_repeat(texts))
+    except TypeError:
+        return None
+
+
+def piece_tables_in_c(texts: list[str], scores: list[float], types: list[int]) -> Any:
+    """``(vocab, ranks)`` of :func:`core.pipeline.sentencepiece.tables.piece_tables` in one
+    C pass; None without C, for a text spelled twice or an item of another type."""
+    spm = native.spm
+    if spm is None:
+        return None
+    try:
+        return spm.tables(texts, scores, types)
+    except TypeError:
+        return None
+
+
+def piece_chars_in_c(pieces: Any) -> tuple[set[str], set[str], set[str]] | None:
+    """:func:`core.pipeline.sentencepiece.cuts.piece_chars` in one C pass; None without C."""
+    spm = native.spm
+    if spm is None:
+        return None
+    used, before, after = spm.piece_chars(pieces)
+    return used, before, after
+
+
+def char_ranges_in_c(chars: set[str]) -> str | None:
+    """:func:`core.pipeline.sentencepiece.cuts._char_ranges` in one C pass (thousands of
+    characters in CJK vocabs); None without C."""
+    spm = native.spm
+    return None if spm is None else str(spm.char_ranges(chars))
+
+
+def char_cuts(pieces: list[str] | PieceColumns) -> Any:
+    """C's word cutter (``CharCuts``) over the pieces that may be merged into (their texts,
+    or a file's packed pieces while they are packed, cut to those by type); None without C.
+    """
+    spm = native.spm
+    if spm is None:
+        return None
+    if isinstance(pieces, PieceColumns):
+        return spm.char_cuts(pieces.buf, pieces.spans, pieces.types)
+    return spm.char_cuts(pieces)
+
+
+def kept_charsmap(owner: Any, blob: bytes, symbols: frozenset[str]) -> Any:
+    """A char map (``precompiled_charsmap``'s bytes) in C with these user-defined pieces
+    (``tokplay_native.normalize.CharsMap``), kept at ``owner._native`` as ``(symbols, map)``
+    (built again for other symbols); None while C is off (read at each call), or for a map
+    it leaves to the pure code (an empty trie, replacements that are not UTF-8)."""
+    module = native.normalize
+    if module is None:
+        return None
+    found = owner._native
+    if found is None or (found[0] is not symbols and found[0] != symbols):
+        try:
+            built = module.CharsMap(blob, sorted(symbols))
+        except ValueError:
+            built = None
+        found = owner._native = (symbols, built)
+    return found[1]

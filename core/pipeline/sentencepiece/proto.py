@@ -28,13 +28,20 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterator, Sequence
-from itertools import chain, compress
 from dataclasses import dataclass, field
+from itertools import chain, compress
 from typing import Any
 
-from core import native
 from core.errors import FormatError
-from core.pipeline.sentencepiece.packed import LazyColumn, PieceColumns, keep_packed
+from core.pipeline.sentencepiece.packed import (
+    LazyColumn,
+    PieceColumns,
+    keep_packed,
+    read_columns,
+    read_fields,
+    read_pieces,
+    reads_packed,
+)
 
 __all__ = [
     "BPE",
@@ -274,10 +281,8 @@ def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, Any, int
     """Yield ``(field_number, wire_type, value, at)`` for each field of ``buf[pos:end]``
     (see :func:`_field`); ``at`` is the byte offset of the field's key. Groups are skipped.
     """
-    spm = native.spm
-    if spm is not None:  # (the fields C reads cleanly; the rest, and any error, below)
-        found, pos = spm.fields(buf, pos, end)
-        yield from found
+    found, pos = read_fields(buf, pos, end)  # (what C reads cleanly; the rest, errors, below)
+    yield from found
     while pos < end:
         at = pos
         number, wire, value, pos = _field(buf, pos, end)
@@ -414,11 +419,11 @@ def _native_pieces(buf: bytes, pos: int, model: ModelProto) -> int:
     before a piece written unusually, which the loop of :func:`parse_model_proto` reads)."""
     if model.packed is None and not model.piece_types:
         # (the usual case, every piece in one run: kept packed, the lists made on first read)
-        spans, floats, codes, after = native.spm.columns(buf, pos)  # type: ignore[union-attr]
+        spans, floats, codes, after = read_columns(buf, pos)
         if after != pos:
             keep_packed(model, PieceColumns(buf, spans, floats, codes))
         return int(after)
-    texts, scores, types, after = native.spm.pieces(buf, pos)  # type: ignore[union-attr]
+    texts, scores, types, after = read_pieces(buf, pos)
     if model.piece_texts:
         model.piece_texts += texts
         model.piece_scores += scores
@@ -459,15 +464,12 @@ _TRAINER_STRS = {45: "unk_piece", 46: "bos_piece", 47: "eos_piece", 48: "pad_pie
 
 def _parse_trainer(buf: bytes, start: int, end: int, spec: TrainerSpec) -> None:
     lists = {30: spec.control_symbols, 31: spec.user_defined_symbols}
-    found: list[tuple[int, int, Any, int]] = []
-    spm = native.spm
-    if spm is not None:
-        # C reads what it reads cleanly, the list fields as strs, taken in bulk (Mistral's
-        # ~750 control symbols); each list keeps the file's order, errors come after these
-        found, start = spm.fields(buf, start, end, _TRAINER_LIST_BYTES)
-        for number, into in lists.items():
-            into += [v for n, w, v, _ in found if n == number and w == 2]
-        found = [f for f in found if f[0] not in lists]
+    # C reads what it reads cleanly (nothing without it), the list fields as strs, taken in
+    # bulk (Mistral's ~750 control symbols); each list keeps the file's order, errors come after
+    found, start = read_fields(buf, start, end, _TRAINER_LIST_BYTES)
+    for number, symbols in lists.items():
+        symbols += [v for n, w, v, _ in found if n == number and w == 2]
+    found = [f for f in found if f[0] not in lists]
     for number, wire, value, _ in chain(found, _fields(buf, start, end)):
         into = lists.get(number)
         if into is not None and wire == 2:
@@ -532,7 +534,7 @@ def parse_model_proto(data: bytes, *, name: str = "tokenizer.model") -> ModelPro
     buf = bytes(data)
     model = ModelProto()
     pos, end = 0, len(buf)
-    bulk = _bulk_pieces if native.spm is None else _native_pieces
+    bulk = _native_pieces if reads_packed() else _bulk_pieces
     try:
         while pos < end:
             if buf[pos] == 0x0A:  # a piece: the plain ones in bulk

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import compress
 
-from core import native
+from core.pipeline.sentencepiece.packed import first_repeat, piece_tables_in_c
 from core.pipeline.sentencepiece.proto import BYTE, CONTROL, UNKNOWN, split_ids
 
 __all__ = [
@@ -99,13 +99,10 @@ def has_repeats(texts: Sequence[str]) -> bool:
     >>> has_repeats(["a", "b"]), has_repeats(["a", "b", "a"])
     (False, True)
     """
-    spm = native.spm
-    if spm is not None and type(texts) is list:
-        try:
-            return int(spm.first_repeat(texts)) >= 0
-        except TypeError:  # (an item that is no exact str: the set decides)
-            pass
-    return len(set(texts)) != len(texts)
+    found = first_repeat(texts) if type(texts) is list else None
+    if found is not None:
+        return found >= 0
+    return len(set(texts)) != len(texts)  # (no C, or an item that is no exact str)
 
 
 def piece_tables(texts: list[str], scores: list[float], types: list[int]) -> PieceTables:
@@ -127,12 +124,8 @@ def piece_tables(texts: list[str], scores: list[float], types: list[int]) -> Pie
     >>> vocab, dict(normal), ranks
     ({'<unk>': 0, 'a': 1, 'b': 2, 'ab': 3}, {'a': 1, 'b': 2, 'ab': 3}, {'a': 0, 'b': 0, 'ab': 1})
     """
-    spm = native.spm
-    if spm is not None and type(texts) is type(scores) is type(types) is list:
-        try:
-            built = spm.tables(texts, scores, types)
-        except TypeError:  # (a text that is no str, a type that is no int: the pure way)
-            built = None
+    if type(texts) is type(scores) is type(types) is list:
+        built = piece_tables_in_c(texts, scores, types)
         if built is not None:
             vocab, ranks = built
             return vocab, _NormalIds(ranks, vocab), ranks
