@@ -102,12 +102,13 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
     if details is None:
         return
 
-    m = st.columns(4)
-    m[0].metric("Tokens", f"{details.n_tokens:,}")
-    m[1].metric("Characters", f"{details.n_chars:,}")
-    m[2].metric("Bytes (UTF-8)", f"{details.n_bytes:,}")
-    m[3].metric("Characters per token",
-                f"{details.n_chars / details.n_tokens:.2f}" if details.n_tokens else "–")
+    with st.container(horizontal=True, gap="medium"):  # one row: 5 elements, not 9 (columns)
+        st.metric("Tokens", f"{details.n_tokens:,}", width="stretch")
+        st.metric("Characters", f"{details.n_chars:,}", width="stretch")
+        st.metric("Bytes (UTF-8)", f"{details.n_bytes:,}", width="stretch")
+        st.metric("Characters per token",
+                  f"{details.n_chars / details.n_tokens:.2f}" if details.n_tokens else "–",
+                  width="stretch")
 
     if not text:
         st.info("Type some text above to see its tokens.")

@@ -78,3 +78,61 @@ def test_the_library_folder_secret_is_read_once_not_per_lookup(
         cache._library_secret.clear()
     assert roots == {str(tmp_path / "lib")}
     assert secrets.reads == 1
+
+
+# ---- a Tokenize rerun computes each thing once (issue 36: 20 sessions on one server) ---------
+
+
+def _tokenize_page() -> Any:
+    """An AppTest on Tokenize (a fresh session, GPT-2), after its first run."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"),
+                           default_timeout=120)
+    at.run()
+    at.switch_page("pages/2_Tokenize.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
+    calls: list[int] = []
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+def test_the_link_and_the_address_come_from_one_pass_over_the_view(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ui import links
+
+    at = _tokenize_page()
+    passes = _counting(monkeypatch, links, "params_of")
+    at.run()  # a rerun: the URL was applied already, the link is drawn again
+    assert not at.exception
+    assert len(passes) == 1  # the copied link and the address bar share one pass
+    assert any(c.value.startswith("🔗") for c in at.caption)
+
+
+def test_the_picker_lists_the_tokenizers_and_the_hub_cache_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _tokenize_page()
+    lists = _counting(monkeypatch, state, "available_tokenizers")
+    cache_reads = _counting(monkeypatch, hub_models, "cached_repos")
+    at.run()
+    assert not at.exception
+    (picker,) = [s for s in at.selectbox if s.label == "Tokenizer"]
+    assert picker.value == "GPT-2 (gpt2)" and len(picker.options) > 10
+    # the sidebar, the picker and the link: once each (it was 9 lists and 29 cache reads)
+    assert len(lists) <= 5, len(lists)
+    assert len(cache_reads) <= len(lists) + 1, len(cache_reads)
+
+
+def test_the_counts_are_one_row_of_metrics_not_four_columns() -> None:
+    at = _tokenize_page()
+    labels = [m.label for m in at.metric]
+    assert labels == ["Tokens", "Characters", "Bytes (UTF-8)", "Characters per token"]
+    assert len(at.columns) == 4  # the picker's row alone; the counts add no columns

@@ -94,8 +94,9 @@ def _digest(items: list[tuple[str, tuple[str, ...]]]) -> str:
 
 
 def _url_items(page: str) -> list[tuple[str, tuple[str, ...]]]:
-    keys = PAGE_PARAMS.get(page, ())
-    return [(k, tuple(st.query_params.get_all(k))) for k in keys if k in st.query_params]
+    query = st.query_params
+    present = set(query)  # one read of the address; each lookup through the proxy costs
+    return [(k, tuple(query.get_all(k))) for k in PAGE_PARAMS.get(page, ()) if k in present]
 
 
 def note(page: str, message: str) -> None:
@@ -178,20 +179,31 @@ def view_params(page: str, *, explicit: bool = True) -> tuple[dict[str, str | li
     GPT-2 preset, the default word / IDs / token): the address bar of a page opened plainly
     stays plain, and the link still opens the same view in a new session.
     """
-    params: dict[str, str | list[str]] = {}
+    link, bar, notes = _views(page)
+    return (link if explicit else bar), notes
+
+
+def _views(page: str) -> tuple[dict[str, str | list[str]], dict[str, str | list[str]], list[str]]:
+    """The link's parameters, the address bar's (``explicit=False``) and the notes, from one
+    pass over the session (each value read and formatted once)."""
+    link: dict[str, str | list[str]] = {}
+    bar: dict[str, str | list[str]] = {}
     notes: list[str] = []
     for param in params_of(page):
         key = param.keys[page]
         value = param.value(key)
         if value is None:
             continue
-        if value == param.default(key) and not (explicit and param.in_full_link):
+        default = value == param.default(key)
+        if default and not param.in_full_link:
             continue
         url_value, more = param.format(value)
         if url_value is not None:
-            params[param.name] = url_value
+            link[param.name] = url_value
+            if not default:
+                bar[param.name] = url_value
         notes.extend(more)
-    return params, notes
+    return link, bar, notes
 
 
 #: Addresses written per page that a late run may still carry (each run writes at most one).
@@ -202,18 +214,19 @@ def write_url(page: str, params: dict[str, str | list[str]]) -> None:
     """Make the address bar show ``params`` (only when they differ: no needless updates)."""
     items = [(k, tuple(v) if isinstance(v, list) else (v,)) for k, v in params.items()]
     items = [(k, v) for k, v in items if v]
+    digest = _digest(items)
     current = _url_items(page)
     ws_id = st.session_state.get(keys.WS_ID)
-    if _digest(current) != _digest(items) or st.query_params.get(WS_PARAM) != ws_id or any(
+    if _digest(current) != digest or st.query_params.get(WS_PARAM) != ws_id or any(
             k not in PAGE_PARAMS.get(page, ()) and k != WS_PARAM for k in st.query_params):
         url = {k: list(v) if len(v) > 1 else v[0] for k, v in items}
         if ws_id:
             url[WS_PARAM] = ws_id  # the session's workspace (ui.workspace) stays in the URL
         st.query_params.from_dict(url)
-    st.session_state.setdefault(keys.LINKS_SEEN, {})[page] = _digest(items)
+    st.session_state.setdefault(keys.LINKS_SEEN, {})[page] = digest
     history = st.session_state.setdefault(keys.LINKS_WRITTEN, {})
-    kept = tuple(d for d in history.get(page, ()) if d != _digest(items))
-    history[page] = (*kept[-(_WRITTEN_KEPT - 1):], _digest(items))
+    kept = tuple(d for d in history.get(page, ()) if d != digest)
+    history[page] = (*kept[-(_WRITTEN_KEPT - 1):], digest)
 
 
 def refresh(page: str) -> None:
@@ -263,8 +276,8 @@ def share(page: str) -> str:
     title, or into a container drawn there); returns the link."""
     for message in st.session_state.get(keys.LINKS_NOTES, {}).pop(page, []):
         st.warning(f"Link problem: {message}", icon="🔗")
-    params, notes = view_params(page)
-    write_url(page, view_params(page, explicit=False)[0])
+    params, bar, notes = _views(page)
+    write_url(page, bar)
     link = page_url(page, params)
     stored = "@" in str(params.get("text", "")) + str(params.get("ids", ""))
     unsaved = [label for label in _linked_labels(page) if link_name(label) is None
@@ -299,8 +312,8 @@ def share_plain(page: str) -> str:
         st.warning(f"Link problem: {message}", icon="🔗")
     params: dict[str, str | list[str]] = {}
     if page in PAGE_PARAMS:
-        params = view_params(page)[0]
-        write_url(page, view_params(page, explicit=False)[0])
+        params, bar, _ = _views(page)
+        write_url(page, bar)
     link = page_url(page, params)
     kept = (f"It carries your work (`ws=`): your tokenizers, the last training and the corpus, "
             f"kept {limits.workspace_max_days()} days after last use." if runtime.keeps_work()

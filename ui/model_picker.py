@@ -26,7 +26,7 @@ from core.services.hub import check_repo_id
 from ui import display, hub_models, local_models, runtime, state
 
 __all__ = ["choose", "compare_adder", "load_problem", "open_by_name", "open_model",
-           "option_text", "show_problem", "sidebar_block", "tokenizer_picker"]
+           "option_text", "option_texts", "show_problem", "sidebar_block", "tokenizer_picker"]
 
 _HELP = ("Our presets, your trained and uploaded tokenizers, the saved library, and Hugging "
          "Face Hub models (🤗: popular ones and the ones this server has cached), and on "
@@ -41,15 +41,25 @@ _BOX_HELP = ("A model's ID as its Hugging Face page shows it (org/name), or the 
 def option_text(label: str) -> str:
     """How a picker shows a label: a Hub model with a word on what it is, a local GGUF
     model with where it is kept and its size."""
-    repo = hub_models.hub_repo(label)
-    if repo is None:
-        name = local_models.local_name(label)
-        note = local_models.note(name) if name is not None else ""
-        return f"{label} · {note}" if note else label
-    note = hub_models.POPULAR.get(repo, "")
-    if repo in hub_models.cached_repos():
-        note = (note + ", " if note else "") + "cached here"
-    return f"{label} · {note}" if note else label
+    return option_texts([label])[label]
+
+
+def option_texts(labels: list[str]) -> dict[str, str]:
+    """:func:`option_text` of every label, the server's cache listing read once (a picker
+    shows a few dozen options on every run)."""
+    cached = hub_models.cached_repos()
+    texts = {}
+    for label in labels:
+        repo = hub_models.hub_repo(label)
+        if repo is None:
+            name = local_models.local_name(label)
+            note = local_models.note(name) if name is not None else ""
+        else:
+            note = hub_models.POPULAR.get(repo, "")
+            if repo in cached:
+                note = (note + ", " if note else "") + "cached here"
+        texts[label] = f"{label} · {note}" if note else label
+    return texts
 
 
 def _problem_key(box: str) -> str:
@@ -141,16 +151,18 @@ def tokenizer_picker(key: str, *, label: str = "Tokenizer") -> str:
     active one), with the 🤗 box beside it. Returns the chosen label. A choice that cannot
     load (a Hub model while the server is offline, a GGUF file gone) is not made: the
     previous one stays, and one line under the box says why."""
-    options = state.available_tokenizers()
-    st.session_state[key] = state.current_label()
+    options = state.available_tokenizers()  # listed once for this picker
+    st.session_state[key] = state.current_label(options)
+    texts = option_texts(options)
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
         chosen = st.selectbox(label, options, key=key, on_change=choose, args=(key,),
                               kwargs={"problem_at": key + ".hub"},  # shown under the box
-                              format_func=option_text, help=_HELP)
+                              format_func=lambda label: texts.get(label) or option_text(label),
+                              help=_HELP)
         if not runtime.in_browser():
             open_by_name(key + ".hub", width=260, problem_here=False)
     show_problem(key + ".hub")
-    if state.active_label() is None:
+    if state.active_label(options) is None:
         state.set_active(chosen)
     return chosen
 

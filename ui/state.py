@@ -240,20 +240,22 @@ def set_active(label: str | None) -> None:
     st.session_state[_ACTIVE] = label
 
 
-def active_label() -> str | None:
+def active_label(options: list[str] | None = None) -> str | None:
     """The active tokenizer's label, or ``None`` if the session has not chosen one yet
-    (what pages use then: :func:`current_label`)."""
+    (what pages use then: :func:`current_label`). ``options``: :func:`available_tokenizers`
+    when the caller has it already (it is not listed again)."""
     init_session()
     label = st.session_state[_ACTIVE]
-    return label if label in available_tokenizers() else None
+    return label if label in (options or available_tokenizers()) else None
 
 
-def current_label() -> str:
+def current_label(options: list[str] | None = None) -> str:
     """The tokenizer pages use now: the active one, else the first one a picker offers
     (``"GPT-2 (gpt2)"`` in a fresh session). Pickers start from it and the sidebar names it,
-    so both say the same before the session has chosen anything."""
+    so both say the same before the session has chosen anything. ``options``:
+    :func:`available_tokenizers` when the caller has it already."""
     init_session()
-    options = available_tokenizers()
+    options = options or available_tokenizers()
     label = st.session_state[_ACTIVE]
     return label if label in options else options[0]
 

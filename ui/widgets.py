@@ -106,14 +106,14 @@ def tokenizer_picker(key: str, *, label: str = "Tokenizer", help: str | None = N
     active one. Returns the chosen label. A choice that cannot load (a Hub model while the
     server is offline, a GGUF file gone) is not made: the tokenizer in use stays, and one
     line under the box says why (``ui.model_picker.choose``)."""
-    options = state.available_tokenizers()
-    st.session_state[key] = state.current_label()
+    options = state.available_tokenizers()  # listed once for this picker
+    st.session_state[key] = state.current_label(options)
     chosen = st.selectbox(
         label, options, key=key, on_change=model_picker.choose, args=(key,),
         help=help or "Your trained and uploaded tokenizers, OpenAI's presets, and two baselines.",
     )
     model_picker.show_problem(key)
-    if state.active_label() is None:
+    if state.active_label(options) is None:
         state.set_active(chosen)
     return chosen
 
