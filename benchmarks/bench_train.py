@@ -1,6 +1,6 @@
 """Benchmark core.train against rustbpe (nanochat's Rust trainer) and Hugging Face `tokenizers`.
 
-Usage: python benchmarks/bench_train.py [--quick] [--repeat N]
+Usage: python benchmarks/bench_train.py [--quick] [--repeat N] [--sizes 250M,1G,2G [--big-dir DIR]]
 
 Every trainer gets the same corpus file, the GPT-2 pre-tokenizer pattern, the same number of
 merges and the same number of threads (worker processes for us, RAYON_NUM_THREADS for the
@@ -18,6 +18,15 @@ last column says which ran. ``TOKPLAY_NATIVE=0`` measures the pure one.
 The corpus is ../shared/corpora/docs-en.txt.gz (41 MB of English technical docs). Without
 it, a stand-in is generated from the built-in corpus (Python docstrings, repeated with
 numbered variations): it runs the same code, but its figures are not the reference ones.
+
+``--sizes 250M,1G,2G``: the big-corpus table instead, vocab 10,000 and 2 workers/threads. Each
+size is a file of docs-en copies with a new lexicon per copy (:mod:`big_corpus`: distinct
+pre-tokens grow with the size, as in a real big corpus), written to ``--big-dir`` (default: a
+temporary folder; an existing file of that name is reused: the same size gives the same
+bytes). Each trainer runs as its own process, timed from outside with the peak RSS of its
+whole process tree (workers included) sampled every 20 ms: ours is the command line as a
+user runs it (``python -m core train FILE --vocab-size 10000 --workers 2 ...``). The three
+run interleaved, size by size; compare the ratios of one run (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -144,9 +153,10 @@ class _TreeRSS:
     """Peak total RSS of this process and all its descendants (pool workers, forkserver),
     sampled every 20 ms from /proc (Linux). ru_maxrss cannot see forkserver grandchildren."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: int | None = None) -> None:
         import threading
 
+        self.root = os.getpid() if root is None else root
         self.peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -160,7 +170,7 @@ class _TreeRSS:
                         parents[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
                 except (OSError, IndexError, ValueError):
                     pass
-        tree = {os.getpid()}
+        tree = {self.root}
         grew = True
         while grew:
             grew = False
@@ -191,6 +201,73 @@ class _TreeRSS:
 
 
 CASES = {"race": _race, "memory": _memory, "events": _events}
+
+
+# ---------------------------------------------------------------------------------------
+# Big corpora: time and peak memory of the whole process tree, each trainer its own process
+
+
+def _measured(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> dict[str, float]:
+    """Run ``cmd``; its wall-clock seconds, CPU seconds (its processes and the workers they
+    waited for: what the machine's other load does not stretch) and the peak RSS (MB) of its
+    process tree."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with _TreeRSS(proc.pid) as tree:
+        _, err = proc.communicate()
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    if proc.returncode:
+        sys.exit(f"{' '.join(cmd)} failed:\n{err.decode(errors='replace')[-3000:]}")
+    return {"s": seconds, "cpu": cpu, "mb": tree.peak / 2**20}
+
+
+def _big_commands(name: str, path: Path, out: Path, vocab_size: int, workers: int) -> list[str]:
+    if name == "ours":  # the command line, as a user runs it
+        return [sys.executable, "-m", "core", "train", str(path), "--vocab-size", str(vocab_size),
+                "--workers", str(workers), "--special-token", SPECIAL, "--out", str(out), "--quiet"]
+    return [sys.executable, __file__, "--train", name, str(path), str(vocab_size), str(workers)]
+
+
+def _big_run(name: str, path: Path, out: Path, env: dict[str, str], base: Path | None) -> dict[str, float]:
+    """One trainer on one big file; ``base``: ours from another checkout (the "before")."""
+    if name == "base":  # subtle: `python -m` looks in the working folder first
+        env = dict(env, PYTHONPATH=os.pathsep.join([str(base), env["PYTHONPATH"]]))
+        return _measured(_big_commands("ours", path, out, 10_000, 2), env, cwd=base)
+    return _measured(_big_commands(name, path, out, 10_000, 2), env, cwd=REPO)
+
+
+def _big_table(sizes: list[str], big_dir: Path, out: Path, repeat: int, names: list[str],
+               base: Path | None) -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from big_corpus import parse_size, write_corpus
+
+    vocab_size, workers = 10_000, 2  # (as _big_run runs them)
+    env = dict(os.environ, RAYON_NUM_THREADS=str(workers), TOKENIZERS_PARALLELISM="true",
+               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    print(f"docs-en copies, a new lexicon per copy (benchmarks/big_corpus.py); vocab {vocab_size:,}, "
+          f"{workers} workers/threads; seconds and peak MB of the whole process tree, best of {repeat}, "
+          f"interleaved; {os.cpu_count()} CPUs")
+    print(f"{'size':<6} {'trainer':<8} {'seconds':>8} {'ours/this':>10} {'CPU s':>8} {'ours/this':>10}"
+          f" {'peak MB':>8}  load")
+    for size in sizes:
+        path = big_dir / f"big-{size}.txt"
+        if not path.is_file():
+            write_corpus(path, parse_size(size))
+        best: dict[str, dict[str, float]] = {}
+        for _ in range(repeat):
+            for name in names:
+                r = _big_run(name, path, out, env, base)
+                if name not in best or r["s"] < best[name]["s"]:
+                    best[name] = r
+        for name in names:
+            r = best[name]
+            ours = best["ours"]
+            print(f"{size:<6} {name:<8} {r['s']:8.1f} {ours['s'] / r['s']:10.3f} {r['cpu']:8.1f}"
+                  f" {ours['cpu'] / r['cpu']:10.3f} {r['mb']:8.0f}  {os.getloadavg()[0]:4.1f}", flush=True)
+    print("targets at 1G: ours <= 0.15 x rustbpe's time (ours/this), ours <= 800 MB")
 
 
 def _run_case(kind: str, path: Path, vocab_size: int, workers: int, repeat: int) -> dict[str, float]:
@@ -252,14 +329,33 @@ def _row(name: str, r: dict[str, float], target: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="skip the 41 MB cases")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per trainer on 41 MB (best of; default 3)")
+    parser.add_argument("--repeat", type=int, help="runs per trainer (best of; default 3 on 41 MB, 1 with --sizes)")
+    parser.add_argument("--sizes", help="the big-corpus table at these sizes instead (e.g. 250M,1G,2G)")
+    parser.add_argument("--big-dir", type=Path, help="where the big corpora are written (and reused)")
+    parser.add_argument("--trainers", default="ours,rustbpe,hf", help="with --sizes: which ones, in this order "
+                        "(ours,rustbpe,hf; 'base' runs ours from --base)")
+    parser.add_argument("--base", type=Path, help="with --sizes: another checkout, run as 'base' (the before)")
     parser.add_argument("--case", nargs=5, metavar=("KIND", "PATH", "VOCAB", "WORKERS", "REPEAT"), help=argparse.SUPPRESS)
+    parser.add_argument("--train", nargs=4, metavar=("NAME", "PATH", "VOCAB", "WORKERS"), help=argparse.SUPPRESS)
     ns = parser.parse_args()
+    if ns.train:
+        name, path, vocab, workers = ns.train
+        TRAINERS[name](path, int(vocab), int(workers))
+        return
     if ns.case:
         kind, path, vocab, workers, repeat = ns.case
         print(json.dumps(CASES[kind](path, int(vocab), int(workers), int(repeat))))
         return
     tmp = Path(tempfile.mkdtemp(prefix="bench_train_"))
+    if ns.sizes:
+        try:
+            names = ns.trainers.split(",")
+            names = names if "ours" in names else ["ours", *names]  # the ratios are to ours
+            _big_table(ns.sizes.split(","), ns.big_dir or tmp, tmp / "out", ns.repeat or 1, names, ns.base)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
+    ns.repeat = ns.repeat or 3
     try:
         full, source = _corpora(tmp)
         small = _prefix(full, tmp / "small-133k.txt", 133_000)

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from operator import itemgetter
 from types import ModuleType
 
-__all__ = ["bpe", "decode", "join_text", "join_tokens", "normalize", "spm", "status", "tables",
-           "train", "unigram"]  # fmt: skip
+__all__ = ["bpe", "count", "decode", "join_text", "join_tokens", "normalize", "spm", "status",
+           "tables", "train", "unigram"]  # fmt: skip
 
 
 def _load(name: str) -> ModuleType | None:
@@ -44,6 +44,8 @@ def _load(name: str) -> ModuleType | None:
 bpe: ModuleType | None = _load("bpe")
 #: Training's merge loop (:mod:`core.train.merge`).
 train: ModuleType | None = _load("train")
+#: Training's pre-token counts (:mod:`core.train.count_table`).
+count: ModuleType | None = _load("count")
 #: Unigram's Viterbi pass (:mod:`core.pipeline.models.unigram`).
 unigram: ModuleType | None = _load("unigram")
 #: Loading a merge list: splitting the merges, indexing the pairs (:mod:`core.engine.vocab_index`).
@@ -61,9 +63,9 @@ def status() -> dict[str, bool]:
     """Which compiled helpers this process uses (the benchmarks print it).
 
     >>> sorted(status())
-    ['bpe', 'decode', 'normalize', 'spm', 'tables', 'train', 'unigram']
+    ['bpe', 'count', 'decode', 'normalize', 'spm', 'tables', 'train', 'unigram']
     """
-    return {"bpe": bpe is not None, "decode": decode is not None,
+    return {"bpe": bpe is not None, "count": count is not None, "decode": decode is not None,
             "normalize": normalize is not None, "spm": spm is not None,
             "tables": tables is not None, "train": train is not None,
             "unigram": unigram is not None}  # fmt: skip

@@ -8,6 +8,8 @@ are the whole cost of what they do, and this package runs them in C when it was 
   (:mod:`core.engine.pretoken_bpe`), the pre-token cache's loop (:mod:`core.engine.text_encoder`) and a
   SentencePiece BPE model's words (:mod:`core.pipeline.sentencepiece.native_words`);
 - ``train``: training's merge loop (:mod:`core.train.merge`);
+- ``count``: training's pre-token counts, GPT-2's ASCII pre-tokens cut in C
+  (:mod:`core.train.count_table`);
 - ``unigram``: Unigram's Viterbi pass (:mod:`core.pipeline.models.unigram`);
 - ``spm``: reading a SentencePiece model's pieces and a GGUF vocab's strings
   (:mod:`core.pipeline.sentencepiece.proto`, :mod:`core.formats.gguf`);

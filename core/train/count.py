@@ -8,7 +8,9 @@ cluster (``dask=``, :mod:`core.train.count_dask`) the same work items are counte
 by :func:`count_items`, and their counts summed here. ASCII
 stretches go through the stdlib `re` twin of the pattern
 (:func:`core.engine.pretokenize.ascii_pattern`), several times faster than `regex` and exact there;
-a file chunk is not even decoded outside the spans around its non-ASCII bytes.
+a file chunk is not even decoded outside the spans around its non-ASCII bytes. Each process
+counts into the counts of :mod:`core.train.count_table` (a C table that also cuts GPT-2's ASCII
+stretches itself, where it was built), and the result is a ``Counter``.
 
 >>> counts, stats = count_pretokens(["the cat", "the"])
 >>> counts["the"], counts[" cat"], stats["distinct_pretokens"]
@@ -40,6 +42,7 @@ from core.train.corpus import decode_chunk
 from core.train.corpus_readers import CorpusFiles, FileItem, file_items, read_item
 from core.train.count_dask import count_on_dask
 from core.train.processes import plain_main, pool_context
+from core.train.count_table import PretokenCounts, PureCounts, new_counts
 
 __all__ = ["Corpus", "ProgressCallback", "count_in_steps", "count_items", "count_pretokens"]
 
@@ -51,7 +54,7 @@ ProgressCallback = Callable[[str, int, int], None]
 Corpus = str | os.PathLike[str] | CorpusFiles | Iterable[str]
 
 
-def _findall_gpt2(text: str, counts: Counter[str]) -> None:
+def _findall_gpt2(text: str, counts: Counter[str] | PretokenCounts) -> None:
     """Count GPT-2 pre-tokens of ``text`` into ``counts``: stdlib `re` on ASCII stretches
     (about 3x faster than `regex` here), `regex` only around non-ASCII characters, cut at safe
     places (:func:`core.engine.pretokenize.mixed_regions`), so the counts are exact.
@@ -75,8 +78,8 @@ def _findall_gpt2(text: str, counts: Counter[str]) -> None:
 
 
 def _count_text(
-    text: str, specials: tuple[str, ...], pattern: str, counts: Counter[str] | None = None
-) -> Counter[str]:
+    text: str, specials: tuple[str, ...], pattern: str, counts: Counter[str] | PretokenCounts | None = None
+) -> Counter[str] | PretokenCounts:
     """Pre-token counts of one text (added to ``counts`` if given); special tokens are cut
     out and not counted.
 
@@ -102,8 +105,8 @@ _Item = str | FileItem  # a text, or part of a file: (path, start, end), ... (co
 
 
 def _count_bytes(
-    data: bytes, specials: tuple[str, ...], fast: re.Pattern[str], pattern: str, counts: Counter[str],
-    *, offset: int, errors: str, source: str,
+    data: bytes, specials: tuple[str, ...], fast: re.Pattern[str], pattern: str,
+    counts: Counter[str] | PretokenCounts, *, offset: int, errors: str, source: str,
 ) -> None:
     """Count the pre-tokens of UTF-8 ``data`` (one file chunk) without decoding it whole.
 
@@ -112,40 +115,42 @@ def _count_bytes(
     the spans around bytes >= 0x80 (:func:`core.engine.pretokenize.mixed_byte_regions`, cut where
     pre-tokens restart) are decoded and cut by `regex`. Special tokens are found in the same
     view (a UTF-8 string matches as its bytes, at character boundaries only). The counts are
-    those of decoding first: tests/test_train_speed_paths.py checks it.
+    those of decoding first: tests/test_train_speed_paths.py checks it. ``counts``: a Counter,
+    or the counts of :mod:`core.train.count_table` (whose ``add_ascii`` cuts ASCII text in C).
 
     >>> c = Counter(); _count_bytes("naïve café<|s|>ok".encode(), ("<|s|>",),
     ...     ascii_pattern("gpt2"), "gpt2", c, offset=0, errors="strict", source="x"); sorted(c)
     [' café', 'naïve', 'ok']
     """
+    tally = PureCounts(fast, counts) if isinstance(counts, Counter) else counts
     text = data.decode("latin-1")
     splitter = special_splitter(tuple(sp.encode("utf-8").decode("latin-1") for sp in specials))
     slow = compile_pattern(pattern).findall
     for piece in [text] if splitter is None else splitter.split(text):
         if piece.isascii():
-            counts.update(fast.findall(piece))
+            tally.add_ascii(piece)
             continue
         pos = 0  # start of the not-yet-counted rest
         for start, end in mixed_byte_regions(piece):
             if start > pos:
-                counts.update(fast.findall(piece[pos:start]))
+                tally.add_ascii(piece[pos:start])
             try:
-                counts.update(slow(piece[start:end].encode("latin-1").decode("utf-8", errors)))
+                tally.update(slow(piece[start:end].encode("latin-1").decode("utf-8", errors)))
             except UnicodeDecodeError:
                 decode_chunk(data, offset=offset, errors=errors, source=source)  # names the first bad byte
                 raise
             pos = end
         if pos < len(piece):
-            counts.update(fast.findall(piece[pos:]))
+            tally.add_ascii(piece[pos:])
 
 
-def _count_item(item: _Item, specials: tuple[str, ...], pattern: str, errors: str, counts: Counter[str]) -> int:
+def _count_item(item: _Item, specials: tuple[str, ...], pattern: str, errors: str, counts: PretokenCounts) -> int:
     """Count one text or file item into ``counts``; returns its size (characters or bytes)."""
     return sum(_item_steps(item, specials, pattern, errors, counts))
 
 
 def _item_steps(
-    item: _Item, specials: tuple[str, ...], pattern: str, errors: str, counts: Counter[str]
+    item: _Item, specials: tuple[str, ...], pattern: str, errors: str, counts: PretokenCounts
 ) -> Iterator[int]:
     """Count one item into ``counts`` piece by piece (:func:`core.train.corpus_readers.read_item`),
     yielding each piece's size: a long compressed file shows progress, and can be stopped,
@@ -175,10 +180,10 @@ def count_items(items: Sequence[_Item], specials: tuple[str, ...], pattern: str,
     >>> count_items(["ab ab<|s|>", "ab"], ("<|s|>",), "gpt2", "strict")
     Counter({'ab': 2, ' ab': 1})
     """
-    counts: Counter[str] = Counter()
+    counts = new_counts(pattern)
     for item in items:
         _count_item(item, specials, pattern, errors, counts)
-    return counts
+    return counts.counter()
 
 
 # subtle: set only inside pool worker processes (by _init_worker), never in the parent: the
@@ -194,7 +199,7 @@ def _init_worker(progress: Any, next_item: Any) -> None:
 def _count_task(
     items: Sequence[_Item], specials: tuple[str, ...], pattern: str, errors: str, *,
     shared: tuple[Any, Any] | None = None, claim: bool = True, on_chunk: Callable[[], None] | None = None,
-) -> Counter[str]:
+) -> PretokenCounts:
     """Count items into one Counter, in a worker or in the parent (the same loop).
 
     ``claim``: take the items one at a time from the shared ``next_item`` counter until none is
@@ -202,7 +207,7 @@ def _count_task(
     chunks; else count all of ``items``. A failure stops the others after their current chunk.
     """
     progress, next_item = shared if shared is not None else _worker_shared  # type: ignore[misc]
-    counts: Counter[str] = Counter()
+    counts = new_counts(pattern)
     n = len(items)
     i = -1
     try:
@@ -263,7 +268,7 @@ def _count_in_pool(
     num_workers: int,
     total: int,
     on_progress: ProgressCallback | None,
-) -> Counter[str]:
+) -> PretokenCounts:
     """Count with ``num_workers - 1`` worker processes and this one, all claiming file chunks
     from one shared counter; each worker sends back one Counter.
 
@@ -367,7 +372,8 @@ def count_pretokens(
         return counts, _stats(counts, items, total, is_file, started, workers)
     if num_workers > 1 and len(items) > 1:
         try:
-            counts = _count_in_pool(items, sizes, specials, pattern, errors, num_workers, total, on_progress)
+            counts = _count_in_pool(items, sizes, specials, pattern, errors, num_workers, total,
+                                    on_progress).counter()
         except _NoWorkerProcesses as err:
             note = (
                 f"Counted in this one process, not {num_workers} workers: this Python cannot "
@@ -459,13 +465,13 @@ def _count_steps(
 ) -> Generator[tuple[int, int], None, Counter[str]]:
     """Count ``items`` one by one in this process (into ``counts`` if given), yielding (size
     counted so far, total) after each piece of an item (a chunk of a file)."""
-    counts = Counter() if counts is None else counts
+    tally = new_counts(pattern) if counts is None else PureCounts(ascii_pattern(pattern), counts)
     done = 0
     for item in items:
-        for size in _item_steps(item, specials, pattern, errors, counts):
+        for size in _item_steps(item, specials, pattern, errors, tally):
             done += size
             yield done, total
-    return counts
+    return tally.counter()
 
 
 def _work_items(
