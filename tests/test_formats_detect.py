@@ -351,3 +351,18 @@ def test_export_all_reports_a_real_tiktoken_failure(tokenizer_cls) -> None:
     assert failure.message.startswith(
         "low_ids.tiktoken (tiktoken rank file) is not offered: merge 0 (b'a', b'b'): its "
         "token's ID is not larger than its parts' IDs")
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "upload.bin"])
+def test_a_json_file_never_walks_through_the_binary_readers(monkeypatch, name):
+    """A file whose first byte is "{" is JSON: the GGUF, rank-file and SentencePiece
+    sniffers are never asked (issue 37: an upload walks through fewer files)."""
+    from core.formats import detect
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a binary reader was asked about a JSON file")
+
+    for sniffer in ("looks_like_gguf", "looks_like_sentencepiece", "_is_rank_file"):
+        monkeypatch.setattr(detect, sniffer, refuse)
+    tok = load_tokenizer_files({name: HF["tokenizer.json"]})
+    assert tok.encode(" a") == Tokenizer(VOCAB, MERGES, SPECIALS).encode(" a")

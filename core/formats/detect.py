@@ -81,11 +81,14 @@ def _sniff(name: str, data: bytes, parsed: dict[str, object] | None = None) -> s
     empty or broken file that the loader should then describe)."""
     base = posixpath.basename(name.replace("\\", "/")).lower()
     head = data[:256].lstrip(b"\xef\xbb\xbf").lstrip()
-    if looks_like_gguf(data):
+    # JSON first when the very first byte says so: no binary format starts with "{", and a
+    # tokenizer.json then never walks through the GGUF and SentencePiece readers
+    json_first = data.lstrip(b"\xef\xbb\xbf")[:1] == b"{"
+    if not json_first and looks_like_gguf(data):
         return "gguf"
-    if _is_rank_file(data):
+    if not json_first and _is_rank_file(data):
         return "tiktoken"  # a .tiktoken file, or Meta's tokenizer.model (the same format)
-    if looks_like_sentencepiece(data):
+    if not json_first and looks_like_sentencepiece(data):
         return "sentencepiece"
     if base.endswith((".pkl", ".pickle")):
         return "pickle"
