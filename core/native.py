@@ -1,7 +1,7 @@
 """The optional compiled helpers (the ``tokplay_native`` package), when they were built.
 
 core is pure Python so that it runs anywhere; where a loop is the whole cost, a C twin in
-``tokplay_native`` runs it instead, with the same result on every input (tests/test_native.py
+``tokplay_native`` runs it instead, with the same result on every input (tests/test_native_*.py
 checks each pair). Each name here is that module, or ``None`` where it was not built (no C
 compiler, Pyodide) or ``TOKPLAY_NATIVE=0`` was set: callers then take the pure path.
 

@@ -108,9 +108,9 @@ def test_heap_path_orders_ranks_the_list_path_stops_at():
 def test_long_input_takes_the_heap_and_agrees(monkeypatch: pytest.MonkeyPatch):
     ranks = {"ab": 0, "ba": 1, "abab": 2, "aa": 3}
     word = list("abbaababaabab" * 40)
-    assert len(word) > bpe._LONG
+    assert len(word) > bpe.LONG_WORD
     by_heap = merge(list(word), ranks, key=operator.add)
-    monkeypatch.setattr(bpe, "_LONG", len(word))
+    monkeypatch.setattr(bpe, "LONG_WORD", len(word))
     assert merge(list(word), ranks, key=operator.add) == by_heap
     assert by_heap == naive(word, lambda a, b: ranks.get(a + b, NO_MERGE), lambda a, b, r: a + b)
 

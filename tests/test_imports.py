@@ -279,3 +279,26 @@ def test_core_keeps_at_most_twelve_top_level_modules():
     modules = sorted(p.name for p in (_REPO / "core").glob("*.py"))
     assert len(modules) <= 12, modules
     assert {p.removesuffix(".py") for p in modules} <= {*FLOOR, "__init__", "__main__"}
+
+
+def private_imports(root: Path, sources: Iterable[str] = _SOURCES) -> list[str]:
+    """``from <our module> import _name``: a module reaching into another's private names
+    (the name is private to the module that defines it; make it public or move the code)."""
+    found = []
+    for source in sources:
+        path = root / source
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.ImportFrom) and node.module
+                        and node.module.split(".")[0] in ("core", "ui", "training")):
+                    found += [f"{file.relative_to(root)}:{node.lineno} {node.module}.{a.name}"
+                              for a in node.names
+                              if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names(tmp_path: Path):
+    assert private_imports(_REPO) == []
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "a.py").write_text("from core.b import _hidden, shown\n")
+    assert private_imports(tmp_path, ["core"]) == ["core/a.py:1 core.b._hidden"]

@@ -22,6 +22,6 @@ are the whole cost of what they do, and this package runs them in C when it was 
 
 core never imports this package directly: :mod:`core.native` does, and says what was found.
 Each function here has a pure-Python twin in core that gives the same result on every input;
-tests/test_native.py checks each pair on arbitrary input, and the rest of the suite runs
+tests/test_native_*.py checks each pair on arbitrary input, and the rest of the suite runs
 the pure twins too (``TOKPLAY_NATIVE=0``).
 """

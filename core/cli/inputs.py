@@ -47,10 +47,11 @@ def read_text(stream: IO[bytes], *, source: str, errors: str = "strict",
     >>> import io
     >>> list(read_text(io.BytesIO("aé".encode()), source="x", chunk_size=2))
     ['a', 'é']
-    >>> list(read_text(io.BytesIO(b"ab\\xff"), source="in.txt"))
+    >>> list(read_text(io.BytesIO(b"ab\\xff"), source="in.txt"))  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    core.errors.PlaygroundError: in.txt is not UTF-8 text: byte ff at byte offset 2 (invalid start byte). Re-save it as UTF-8, or pass --errors replace to read bad bytes as U+FFFD.
+    core.errors.PlaygroundError: in.txt is not UTF-8 text: byte ff at byte offset 2 (invalid start
+    byte). Re-save it as UTF-8, or pass --errors replace to read bad bytes as U+FFFD.
     """
     decoder = codecs.getincrementaldecoder("utf-8")(errors)
     offset = 0  # bytes read before this chunk

@@ -49,7 +49,7 @@ __all__ = ["NO_MERGE", "Ranks", "encode_words", "kept_table", "merge", "merge_st
 NO_MERGE = 1 << 62
 #: Parts; more use the heap (n log n) instead of rescanning a list of ranks after each join
 #: (n^2, but each rescan is ``min`` and ``index`` in C: faster for anything shorter).
-_LONG = 256
+LONG_WORD = 256
 
 
 class Ranks(Protocol):
@@ -95,7 +95,7 @@ def merge(
     asked about (SentencePiece's ``rev_merge``).
     """
     get = ranks.get
-    if heap or len(parts) > _LONG:
+    if heap or len(parts) > LONG_WORD:
         return _merge_heap(parts, get, made, key, log, spans)
     if log is not None or spans is not None:
         return _merge_list(parts, get, made, key, log, spans)

@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from core.engine.basics import utf8
-from core.engine.bpe import _LONG, kept_table, merge, pair_table, rank_table
+from core.engine.bpe import LONG_WORD, kept_table, merge, pair_table, rank_table
 from core.engine.char_start import CharStart
 from core.engine.ranks import bpe_by_rank
 
@@ -51,7 +51,7 @@ class PretokenBPE:
             whole = self._encoder.get(data)
             if whole is not None:
                 return (whole,)
-        table = self._fast_table() if len(data) <= _LONG else None
+        table = self._fast_table() if len(data) <= LONG_WORD else None
         if table is not None:  # the same loop in C, from the bytes
             return table.encode(data)
         parts = self._char_start.parts(pretoken, data)

@@ -17,6 +17,7 @@ import json
 import posixpath
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.chat.template import with_chat_template
 from core.engine import pickles
@@ -98,8 +99,9 @@ def _sniff(name: str, data: bytes, parsed: dict[str, object] | None = None) -> s
         return "bpe"
     if base.endswith(".json") or head.startswith(b"{"):
         # opened before: its tables, no JSON to parse
-        codecs = (hf_json.BYTE_LEVEL, *hf_tables.CODECS)  # (a tokenizer.json's kinds)
-        tables = table_cache.find(table_cache.key_of(data), codecs)  # type: ignore[misc]
+        # (a tokenizer.json's kinds, each building its own kind of tokenizer)
+        codecs: tuple[table_cache.Codec[Any, Any], ...] = (hf_json.BYTE_LEVEL, *hf_tables.CODECS)
+        tables = table_cache.find(table_cache.key_of(data), codecs)
         if tables is not None:
             if parsed is not None:
                 parsed[name] = tables
@@ -435,23 +437,23 @@ def _load_hf_json(
     sniffing parsed: the file is parsed once per load, and not at all from the cache."""
     file_name = found.roles["tokenizer"]
     data = files[file_name]
-    doc = found.parsed.get(file_name, data)
+    doc: Any = found.parsed.get(file_name, data)  # (a JSON document, as json.loads gives it)
     if isinstance(doc, table_cache.Cached):
         tok = doc.open(name=name or file_name, special_tokens=special_tokens)
         if tok is not None:
             return tok
         doc = parse_json(data, file_name)  # a cache file is untrusted: rebuild from the file
-    if not hf_json.is_byte_level_bpe(doc):  # type: ignore[arg-type]
+    if not hf_json.is_byte_level_bpe(doc):
         with gc_paused():  # (hundreds of thousands of small objects, none in a cycle)
             shown = name or file_name
             # (a Unigram model's scores from the file's digits, as tokenizers reads them)
             model = hf_tables.unigram_model(doc, data, name=shown)
-            pipeline = pipeline_from_hf_json(doc, name=shown, model=model)  # type: ignore[arg-type]
+            pipeline = pipeline_from_hf_json(doc, name=shown, model=model)
             # (BPE's or Unigram's: opened next time from tables)
-            table_cache.keep(table_cache.key_of(data), hf_tables.CODECS, (pipeline, doc))  # type: ignore[arg-type]
+            table_cache.keep(table_cache.key_of(data), hf_tables.CODECS, (pipeline, doc))
         return pipeline
     return hf_json.tokenizer_from_hf_json(
-        doc, special_tokens, name=name or file_name, file_name=file_name, source=data,  # type: ignore[arg-type]
+        doc, special_tokens, name=name or file_name, file_name=file_name, source=data,
     )  # fmt: skip
 
 

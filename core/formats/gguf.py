@@ -279,8 +279,9 @@ class _Reader:
 
     def packed_strings(self, count: int) -> GGUFStrings | list[str]:
         """``count`` strings as :class:`GGUFStrings` when ``tokplay_native.spm`` reads them
-        all cleanly from the buffer (a file's window grown to hold them), else as :meth:`strings` reads them (a list, the same
-        strs or the same error), taking over the ones read here."""
+        all cleanly from the buffer (a file's window grown to hold them), else as
+        :meth:`strings` reads them (a list, the same strs or the same error), taking over the
+        ones read here."""
         src = self.src
         if not count or not reads_packed():
             return self.strings(count)

@@ -28,7 +28,7 @@ True
 from __future__ import annotations
 
 import os
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from core.engine.template import Template
 from core.engine.tokenizer import Tokenizer
@@ -117,8 +117,8 @@ def _tokenizer_tables(built: Built) -> Tables | None:
         return None
     meta = {"specials": tok.special_token_ids, "pattern": tok.pattern,
             "ignore_merges": tok.ignore_merges, **_extras_of(tok)}  # fmt: skip
-    merges = list(map(tuple.__add__, tok.merge_pair_ids, zip(tok.merged_ids)))
-    return Tables(tok.vocab, merges, meta)
+    merges = list(map(tuple.__add__, tok.merge_pair_ids, zip(tok.merged_ids)))  # (a pair + 1 ID)
+    return Tables(tok.vocab, cast("list[tuple[int, int, int]]", merges), meta)
 
 
 def _tokenizer_from_tables(tables: Tables, *, name: str, **_: object) -> Tokenizer | None:

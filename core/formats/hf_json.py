@@ -26,7 +26,7 @@ import json
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, cast, overload
 
 from core.engine.basics import gc_paused
 from core.engine.bytes_unicode import from_gpt2_strs, to_gpt2_str
@@ -250,6 +250,14 @@ def loads_hf_json(
     return vocab, _merge_bytes(vocab, pairs), specials, pattern
 
 
+@overload
+def _read(
+    doc: object, name: str, *, bulk: Literal["tables", "off"] = ...
+) -> tuple[dict[int, bytes], list[tuple[int, int, int]], list[str], str]: ...
+@overload
+def _read(
+    doc: object, name: str, *, bulk: Literal["pairs"]
+) -> tuple[dict[int, bytes], list[tuple[int, int, int]] | IdColumns, list[str], str]: ...
 def _read(
     doc: object, name: str, *, bulk: str = "tables"
 ) -> tuple[dict[int, bytes], list[tuple[int, int, int]] | IdColumns, list[str], str]:
@@ -415,13 +423,14 @@ def _fast_tables(
     vocab, (lefts, rights) = fast
     if len(set(zip(lefts, rights))) != len(lefts):
         return None
-    by_id: list[bytes | None] = list(map(vocab.get, range(max(vocab) + 1)))  # (faster than the dict)
+    # (a list is faster than the dict; its None gaps are no merge's part: parts are vocab IDs)
+    by_id = cast("list[bytes]", list(map(vocab.get, range(max(vocab) + 1))))
     by_token = dict(zip(vocab.values(), vocab.keys()))  # tokens are unique (checked)
     joined = map(bytes.__add__, map(by_id.__getitem__, lefts), map(by_id.__getitem__, rights))
     made = list(map(by_token.get, joined))
     if None in made:
         return None
-    return vocab, list(zip(lefts, rights, made))
+    return vocab, list(zip(lefts, rights, cast("list[int]", made)))
 
 
 def _merge_bytes(

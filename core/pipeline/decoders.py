@@ -392,10 +392,11 @@ def decoder_from_json(obj: Any, *, name: str = "tokenizer.json") -> Decoder | No
 
     >>> decoder_from_json({"type": "WordPiece", "prefix": "##", "cleanup": True})
     WordPiece(prefix='##', cleanup=True)
-    >>> decoder_from_json({"type": "Nope"})
+    >>> decoder_from_json({"type": "Nope"})  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    core.errors.FormatError: tokenizer.json: decoder type 'Nope' is not supported yet (supported: BPEDecoder, ByteFallback, ByteLevel, CTC, Fuse, Metaspace, Replace, Sequence, Strip, WordPiece)
+    core.errors.FormatError: tokenizer.json: decoder type 'Nope' is not supported yet (supported:
+    BPEDecoder, ByteFallback, ByteLevel, CTC, Fuse, Metaspace, Replace, Sequence, Strip, WordPiece)
     """
     if obj is None:
         return None

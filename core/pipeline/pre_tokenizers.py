@@ -578,10 +578,12 @@ def pre_tokenizer_from_json(
 
     >>> pre_tokenizer_from_json({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first"})
     Metaspace(replacement='▁', prepend_scheme='first', split_pieces=True)
-    >>> pre_tokenizer_from_json({"type": "UnicodeScripts"})
+    >>> pre_tokenizer_from_json({"type": "UnicodeScripts"})  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    core.errors.FormatError: tokenizer.json: pre_tokenizer type 'UnicodeScripts' is not supported yet (supported: BertPreTokenizer, ByteLevel, CharDelimiterSplit, Digits, FixedLength, Metaspace, Punctuation, Sequence, Split, Whitespace, WhitespaceSplit)
+    core.errors.FormatError: tokenizer.json: pre_tokenizer type 'UnicodeScripts' is not supported
+    yet (supported: BertPreTokenizer, ByteLevel, CharDelimiterSplit, Digits, FixedLength, Metaspace,
+    Punctuation, Sequence, Split, Whitespace, WhitespaceSplit)
     """
     if obj is None:
         return None

@@ -61,10 +61,11 @@ def validate_id(text: object) -> str:
 
     >>> validate_id("0123456789abcdef")
     '0123456789abcdef'
-    >>> validate_id("../../etc/passwd")
+    >>> validate_id("../../etc/passwd")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    core.errors.InvalidIdError: '../../etc/passwd' is not a valid library ID: an ID is 16 characters 0-9 and a-f, as in the link you were given. Check that the link was copied completely.
+    core.errors.InvalidIdError: '../../etc/passwd' is not a valid library ID: an ID is 16 characters
+    0-9 and a-f, as in the link you were given. Check that the link was copied completely.
     """
     if isinstance(text, str) and _ID_RE.fullmatch(text):
         return text

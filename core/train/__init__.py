@@ -427,8 +427,9 @@ def stopped_counting_note(fraction: float, vocab_size: int) -> str:
     """What a training stopped before its first merge says (it ends with no merge: counting
     the rest of a big corpus first could take a while).
 
-    >>> stopped_counting_note(0.374, 257)
-    'Stopped by request while counting pre-tokens (37% counted): no merge was learned (vocab 257: the special tokens and the 256 bytes).'
+    >>> stopped_counting_note(0.374, 257)  # doctest: +NORMALIZE_WHITESPACE
+    'Stopped by request while counting pre-tokens (37% counted): no merge was learned (vocab 257:
+    the special tokens and the 256 bytes).'
     """
     return (f"Stopped by request while counting pre-tokens ({int(fraction * 100)}% counted): no merge "
             f"was learned (vocab {vocab_size:,}: the special tokens and the 256 bytes).")

@@ -45,8 +45,9 @@ BUILTIN_CORPUS_NAME = "Python standard library docstrings (built in)"
 BUILTIN_SEPARATOR = "<|endoftext|>"
 
 # Sorted, and only modules that import without side effects (no `this`, no `antigravity`,
-# no GUI toolkits, nothing deprecated; not `sys`, whose members tools replace at run time). Adding a module changes the corpus, so the list is
-# fixed here; together they give about 1 MB of text.
+# no GUI toolkits, nothing deprecated; not `sys`, whose members tools replace at run time).
+# Adding a module changes the corpus, so the list is fixed here; together they give about
+# 1 MB of text.
 BUILTIN_MODULES: tuple[str, ...] = tuple(
     sorted(
         (

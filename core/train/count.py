@@ -41,8 +41,8 @@ from core.errors import CorpusError
 from core.train.corpus import decode_chunk
 from core.train.corpus_readers import CorpusFiles, FileItem, file_items, read_item
 from core.train.count_dask import count_on_dask
-from core.train.processes import plain_main, pool_context
 from core.train.count_table import PretokenCounts, PureCounts, new_counts
+from core.train.processes import plain_main, pool_context
 
 __all__ = ["Corpus", "ProgressCallback", "count_in_steps", "count_items", "count_pretokens"]
 
@@ -346,9 +346,10 @@ def count_pretokens(
     Each text of an iterable is pre-tokenized on its own (no pre-token spans two texts), and
     so is each file, and each row of a Parquet file. A file is read in chunks cut at safe
     boundaries (see :mod:`core.train.corpus`), in a process pool when ``num_workers > 1``; a
-    compressed file is one chunk streamed by one process (:mod:`core.train.corpus_readers`). Where this Python cannot start processes (Pyodide), it
-    counts in this one instead; ``stats["workers"]`` is the number used and
-    ``stats["workers_note"]`` says why it is fewer than asked.
+    compressed file is one chunk streamed by one process (:mod:`core.train.corpus_readers`).
+    Where this Python cannot start processes (Pyodide), it counts in this one instead;
+    ``stats["workers"]`` is the number used and ``stats["workers_note"]`` says why it is
+    fewer than asked.
 
     ``dask``: count on a Dask cluster instead (:mod:`core.train.count_dask`), the address of its
     scheduler (``tcp://HOST:8786``) or ``"local"`` (a ``LocalCluster`` of ``num_workers``

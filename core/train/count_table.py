@@ -87,5 +87,5 @@ def new_counts(pattern: str) -> PretokenCounts:
     """
     compiled = native.count
     if compiled is not None and resolve_pattern(pattern) == GPT2_PATTERN:
-        return compiled.PretokenCounts()  # type: ignore[no-any-return]
+        return compiled.PretokenCounts()
     return PureCounts(ascii_pattern(pattern))

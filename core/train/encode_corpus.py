@@ -98,10 +98,11 @@ def choose_dtype(n_vocab: int, requested: str | None = None, *, name: str = "the
 
     >>> choose_dtype(50257), choose_dtype(200019), choose_dtype(50257, "uint32")
     ('uint16', 'uint32', 'uint32')
-    >>> choose_dtype(200019, "uint16", name="o200k_base")
+    >>> choose_dtype(200019, "uint16", name="o200k_base")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    core.errors.PlaygroundError: o200k_base has 200,019 token IDs, more than uint16 holds (65,536): use uint32 (CLI: --dtype uint32, or leave --dtype out)
+    core.errors.PlaygroundError: o200k_base has 200,019 token IDs, more than uint16 holds (65,536):
+    use uint32 (CLI: --dtype uint32, or leave --dtype out)
     """
     if requested is not None and requested not in DTYPES:
         raise PlaygroundError(f"dtype must be one of {', '.join(DTYPES)}, not {requested!r}")

@@ -325,7 +325,7 @@ def test_heap_and_list_merges_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     word = "abcabcbcababcc" * 40  # longer than the list path takes
     check_word(ours, oracle, word)
     ids, spans = ours._symbols(word)
-    monkeypatch.setattr(bpe, "_LONG", len(ids))  # the list path, however long the word
+    monkeypatch.setattr(bpe, "LONG_WORD", len(ids))  # the list path, however long the word
     runs = []
     for heap in (True, False):
         log: list[tuple[int, int, int]] = []

@@ -30,7 +30,7 @@ from core.pipeline.sentencepiece import (
     SentencePieceBPE,
     SentencePieceDecoder,
     SentencePieceNormalizer,
-    _UserPiece,
+    UserPiece,
     load_sentencepiece_model,
     looks_like_sentencepiece,
     sentencepiece_tokenizer,
@@ -506,7 +506,7 @@ def test_cuts_happen_where_the_proof_allows() -> None:
 def test_list_and_heap_bpe_agree(name: str, word: str) -> None:
     model = _loaded(name).model
     word = word.replace(" ", "▁")  # (short words: core.engine.bpe.merge takes its list path)
-    parts = [_UserPiece(c) if user else c for c, user in model._matcher.split(word)]
+    parts = [UserPiece(c) if user else c for c, user in model._matcher.split(word)]
     runs = []
     for heap in (False, True):
         rev: dict[str, tuple[str, str]] = {}

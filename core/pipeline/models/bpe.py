@@ -17,6 +17,7 @@ import functools
 import itertools
 import operator
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from core.engine.bpe import merge, merge_steps
 from core.engine.vocab_index import IdColumns
@@ -55,7 +56,7 @@ class BPEModel(VocabLookup):
     def __init__(
         self,
         vocab: Mapping[str, int],
-        merges: Sequence[tuple[str, str]],
+        merges: Sequence[tuple[str, str]] | IdColumns,
         *,
         unk_token: str | None = None,
         continuing_subword_prefix: str | None = None,
@@ -76,7 +77,7 @@ class BPEModel(VocabLookup):
         if isinstance(merges, IdColumns):
             if merge_tables is None:
                 raise ValueError("merges given as IDs need their merge_tables")
-            self._merge_columns = merges
+            self._merge_columns: IdColumns = merges
         else:
             # (tuple() of a tuple is that tuple: no copy of 100,000s of merges already pairs)
             self.merges = list(map(tuple, merges))  # type: ignore[arg-type]
@@ -189,14 +190,16 @@ class BPEModel(VocabLookup):
         return list(self._ids[word])
 
     def _word_ids(self, word: str) -> tuple[int, ...]:
-        ids = None
+        ids: list[int] | None = None
         if self.continuing_subword_prefix is None and self.end_of_word_suffix is None:
             # every character a token (most words): the parts without a Python loop
-            ids = list(map(self.vocab.get, word))
-            if None in ids:
+            found = list(map(self.vocab.get, word))
+            if None not in found:
+                ids = cast("list[int]", found)
+            elif self._all_bytes:
                 # with all 256 byte tokens a missing character is always its bytes (no
                 # unknown token can be pending): _symbols' answer, without its bookkeeping
-                ids = self._with_bytes(word, ids) if self._all_bytes else None
+                ids = self._with_bytes(word, found)
         if ids is None:
             ids = self._symbols(word)[0]
         # no spans: merge's hot path (the same joins, in the same order; in C where built)

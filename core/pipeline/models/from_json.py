@@ -150,18 +150,16 @@ def _bpe_model(
             f"{name}: model.dropout is {dropout!r}; BPE dropout picks merges at random, so "
             "no two encodes agree. The playground needs dropout null or 0"
         )
-    options = {
-        "unk_token": _opt_str(obj, "unk_token", name, None),
-        "continuing_subword_prefix": _opt_str(
-            obj, "continuing_subword_prefix", name, None
-        ),
-        "end_of_word_suffix": _opt_str(obj, "end_of_word_suffix", name, None),
-    }
+    unk_token = _opt_str(obj, "unk_token", name, None)
+    prefix = _opt_str(obj, "continuing_subword_prefix", name, None)
+    suffix = _opt_str(obj, "end_of_word_suffix", name, None)
     try:
         return BPEModel(
             vocab,
             merges,
-            **options,
+            unk_token=unk_token,
+            continuing_subword_prefix=prefix,
+            end_of_word_suffix=suffix,
             fuse_unk=bool(obj.get("fuse_unk") or False),
             byte_fallback=bool(obj.get("byte_fallback") or False),
             ignore_merges=bool(obj.get("ignore_merges") or False),

@@ -235,7 +235,7 @@ class UnigramModel:
             for i in compress(range(len(types)), map(UNUSED.__eq__, types)):
                 if normal.get(tokens[i]) == i:
                     self._candidates[tokens[i]] = -1
-        self._typecode = "f"
+        self._typecode: Literal["f", "d"] = "f"
         self._reset = _SCORE_RESET
 
     def _init_huggingface(self, raw_scores: list[float]) -> None:

@@ -15,6 +15,8 @@ import json
 import math
 import operator
 import re
+from collections.abc import Sequence
+from typing import TypeVar
 
 from core.errors import FormatError
 from core.pipeline.models.unigram import UnigramModel
@@ -139,9 +141,12 @@ def _vocab_columns(
     return columns[0], scores
 
 
+_N = TypeVar("_N")
+
+
 def _plain_columns(
-    vocab: list[object], number: tuple[type, ...]
-) -> tuple[list[str], list[float]] | None:
+    vocab: list[object], number: tuple[type[_N], ...]
+) -> tuple[list[str], list[_N]] | None:
     """The two columns of a list of ``[str, number]`` pairs (``number``: the types the
     second may have), checked a whole list at a time; None for anything else."""
     if not set(map(type, vocab)) <= {list} or not set(map(len, vocab)) <= {2}:  # type: ignore
@@ -153,7 +158,7 @@ def _plain_columns(
     return tokens, scores
 
 
-def _serde_texts(texts: list[str]) -> list[float]:
+def _serde_texts(texts: Sequence[str]) -> list[float]:
     """:func:`serde_number` of each text: plain decimals (``-11.602532386779785``: at most
     19 digits, so they fit a u64 and the power of ten is exact; not zero, whose sign this
     would lose) as one expression, the digits as an int, to a float, divided by

@@ -40,7 +40,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.pipeline.sentencepiece.bpe import SentencePieceBPE, _UserPiece as _UserPiece
+    from core.pipeline.sentencepiece.bpe import SentencePieceBPE, UserPiece
     from core.pipeline.sentencepiece.decoder import SentencePieceDecoder
     from core.pipeline.sentencepiece.load import (
         SentencePieceModel,
@@ -68,11 +68,11 @@ __all__ = [
     "tokenizer_from_proto",
 ]
 
-#: name -> the submodule that defines it (``_UserPiece``: the tests build BPE parts with it)
+#: name -> the submodule that defines it (``UserPiece``: the tests build BPE parts with it)
 _HOME = {
     "SPACE": "proto",
     "SentencePieceBPE": "bpe",
-    "_UserPiece": "bpe",
+    "UserPiece": "bpe",
     "SentencePieceDecoder": "decoder",
     "SentencePieceModel": "load",
     "SentencePieceNormalizer": "normalizer",

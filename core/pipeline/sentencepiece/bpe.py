@@ -69,7 +69,7 @@ _LONG = 64
 _CACHE_MAX, _CACHE_WORD = CACHE_MAX, CACHE_WORD
 
 
-class _UserPiece(str):
+class UserPiece(str):
     """A user-defined piece in a text: cut out whole first, never joined further."""
 
     __slots__ = ()
@@ -127,14 +127,14 @@ class SentencePieceBPE:
         :func:`piece_tables`, the USER_DEFINED texts of ``pieces``,
         :func:`~core.pipeline.sentencepiece.native_words.columns_words` and
         :func:`type_codes` are (the loader has them already)."""
-        packed = pieces.packed if isinstance(pieces, ModelProto) else None
-        if packed is not None and words_table is not None:
+        proto = pieces if isinstance(pieces, ModelProto) else None
+        if proto is not None and proto.packed is not None and words_table is not None:
             # (a parsed file whose pieces are still packed, and the C table made from them:
             # the columns are unpacked from the file on first read, by the pages that show
             # pieces or decode; encoding reads the table alone)
-            self._source = pieces
-            types: Sequence[int] = packed.types
-            texts_of = packed.texts_of
+            self._source = proto
+            types: Sequence[int] = proto.packed.types
+            texts_of = proto.packed.texts_of
         else:
             self._tokens, self.scores, self.types = piece_columns(pieces)
             types, tokens = self.types, self._tokens
@@ -473,7 +473,7 @@ class SentencePieceBPE:
             parts, key = list(text), operator.add  # the common case: plain characters
         else:
             chunks = self._matcher.split(text)
-            parts = [_UserPiece(c) if user else c for c, user in chunks]
+            parts = [UserPiece(c) if user else c for c, user in chunks]
             key = self._pair_key(rev)
         return merge(parts, self._merge_rank, key=key, heap=self._heap_only)
 
@@ -486,7 +486,7 @@ class SentencePieceBPE:
         unused = self._unused
 
         def key(left: str, right: str) -> str | None:
-            if type(left) is _UserPiece or type(right) is _UserPiece:
+            if type(left) is UserPiece or type(right) is UserPiece:
                 return None
             joined = left + right
             if rev is not None and joined in unused:
@@ -559,11 +559,11 @@ class SentencePieceBPE:
         >>> [(s.merged, s.position, s.after) for s in m.trace("abab")]
         [('ab', 0, ('ab', 'a', 'b')), ('ab', 1, ('ab', 'ab'))]
         """
-        parts = [_UserPiece(c) if user else c for c, user in self._matcher.split(text)]
+        parts = [UserPiece(c) if user else c for c, user in self._matcher.split(text)]
         joins = merge_steps(parts, self._merge_rank, key=self._pair_key(None), heap=self._heap_only)
         steps: list[BPEStep] = []
         for at, _, parts_before, parts_after in joins:
-            before = tuple(map(str, parts_before))  # (plain strings: no _UserPiece shown)
+            before = tuple(map(str, parts_before))  # (plain strings: no UserPiece shown)
             merged = parts_after[at]
             steps.append(BPEStep(rank=self._normal[merged], left=before[at],
                                  right=before[at + 1], merged=merged, position=at,

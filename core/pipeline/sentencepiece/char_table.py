@@ -37,7 +37,8 @@ class CharsMap(Protocol):
     """What the table reads of a :class:`core.pipeline.sentencepiece.normalizer.CharsMap`
     (a protocol: that module builds the table, so this one does not import it)."""
 
-    units: list[int]
+    @property
+    def units(self) -> list[int]: ...
 
     def child_keys(self) -> bytes: ...
 

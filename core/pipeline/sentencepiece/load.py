@@ -363,7 +363,7 @@ def tokenizer_from_proto(proto: ModelProto, *, name: str = "tokenizer.model") ->
         # Unigram text is one lattice (its float32 sums tie words together): never cut
         pre_tokenizer=(
             SentencePieceWords(model)
-            if not unigram and model.byte_fallback
+            if not isinstance(model, UnigramModel) and model.byte_fallback
             else None
         ),
         template=template,

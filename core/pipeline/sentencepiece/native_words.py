@@ -41,19 +41,27 @@ CACHE_MAX = 200_000
 class _Model(Protocol):
     """What :func:`encode_words` reads of a SentencePieceBPE."""
 
-    _tokens: list[str]
-    scores: list[float]
-    types: list[int]
-    _vocab: dict[str, int]
     unk_id: int
     byte_fallback: bool
     _heap_only: bool
     _has_unused: bool
-    _merge_rank: Any
-    _byte_ids: list[int]
     _user_first: frozenset[str]
     user_defined: list[str]
     _ids_cache: dict[str, tuple[int, ...]]
+
+    # (read-only: the model makes these on first use)
+    @property
+    def _tokens(self) -> list[str]: ...
+    @property
+    def scores(self) -> list[float]: ...
+    @property
+    def types(self) -> list[int]: ...
+    @property
+    def _vocab(self) -> dict[str, int]: ...
+    @property
+    def _merge_rank(self) -> Any: ...
+    @property
+    def _byte_ids(self) -> list[int]: ...
 
     def encode_word(self, text: str) -> list[int]: ...
 

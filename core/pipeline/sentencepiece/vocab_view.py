@@ -16,8 +16,12 @@ class _Model(Protocol):
     """What a VocabView reads of its SentencePieceBPE."""
 
     _size: int
-    _columns_only: bool
-    _vocab: dict[str, int]
+
+    @property
+    def _columns_only(self) -> bool: ...
+
+    @property
+    def _vocab(self) -> dict[str, int]: ...
 
     def _find(self, piece: str) -> int | None: ...
 
