@@ -118,8 +118,10 @@ def spawn_worker(ctx: Any, memory_mb: int) -> Worker:
 def death_message(code: int | None) -> str:
     """The message for a worker that ended without reporting a result.
 
-    >>> death_message(-9)
-    'The training worker stopped unexpectedly (killed by signal 9, SIGKILL). The server may be low on memory or the process was ended by someone. Start the training again, perhaps with a smaller corpus or vocab size.'
+    >>> death_message(-9)  # doctest: +NORMALIZE_WHITESPACE
+    'The training worker stopped unexpectedly (killed by signal 9, SIGKILL). The server may be low
+    on memory or the process was ended by someone. Start the training again, perhaps with a smaller
+    corpus or vocab size.'
     """
     if code is not None and code < 0:
         try:

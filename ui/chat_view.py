@@ -52,8 +52,9 @@ def parse_conversation(text: str) -> tuple[list[list[str]] | None, str | None]:
 
     >>> parse_conversation("[1]")[1]
     'message 1 is not a [role, text] pair'
-    >>> parse_conversation('[["wizard", "x"]]')
-    ([['user', 'x']], 'message 1 has the role “wizard”, not one of system, user, assistant, developer, tool: shown as user')
+    >>> parse_conversation('[["wizard", "x"]]')  # doctest: +NORMALIZE_WHITESPACE
+    ([['user', 'x']], 'message 1 has the role “wizard”, not one of system, user, assistant,
+    developer, tool: shown as user')
     """
     try:
         data = json.loads(text)

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.train.corpus_readers import CorpusFiles, file_items, file_kind, is_corpus_name
 from core.errors import CorpusError
+from core.train.corpus_readers import CorpusFiles, file_items, file_kind, is_corpus_name
 from training.inputs import CorpusSource
 from ui import runtime
 

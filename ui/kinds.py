@@ -116,8 +116,10 @@ def trace_caption(kind: Kind, word: str, n_steps: int, *, listed: bool) -> str:
     merges follow the pieces' scores (SentencePiece BPE), and a step's number is the merged
     piece's place in the vocabulary.
 
-    >>> trace_caption(CHAR_BPE, "hi", 1, listed=False)
-    'Start from the characters of “hi” and merge, one step at a time, the adjacent pair that makes the best-scored piece (SentencePiece keeps no merge list; #N: the merged piece is the N-th of the vocabulary): 1 merge(s) apply.'
+    >>> trace_caption(CHAR_BPE, "hi", 1, listed=False)  # doctest: +NORMALIZE_WHITESPACE
+    'Start from the characters of “hi” and merge, one step at a time, the adjacent pair that makes
+    the best-scored piece (SentencePiece keeps no merge list; #N: the merged piece is the N-th of
+    the vocabulary): 1 merge(s) apply.'
     """
     if listed:
         how = ("apply every merge the tokenizer knows, in the order it learned them (#1 is the "

@@ -109,8 +109,9 @@ def text_too_long(n_chars: int, *, limit: int, what: str = "tokenizes") -> str |
 
     >>> text_too_long(10, limit=20) is None
     True
-    >>> text_too_long(30, limit=20)
-    'This text has 30 characters; the playground tokenizes only the first 20 (server limit TOKPLAY_MAX_TEXT_CHARS). Paste a shorter text to see all of it.'
+    >>> text_too_long(30, limit=20)  # doctest: +NORMALIZE_WHITESPACE
+    'This text has 30 characters; the playground tokenizes only the first 20 (server limit
+    TOKPLAY_MAX_TEXT_CHARS). Paste a shorter text to see all of it.'
     """
     if n_chars <= limit:
         return None
@@ -126,8 +127,9 @@ def upload_too_large(n_bytes: int, *, limit: int | None = None) -> str | None:
     True
     >>> upload_too_large(2600, limit=1000)
     'These files are 2.6 KB together; this server accepts at most 1.0 KB (TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.'
-    >>> upload_too_large(1_000_001, limit=1_000_000)
-    'These files are 1,000,001 bytes together; this server accepts at most 1,000,000 bytes (TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.'
+    >>> upload_too_large(1_000_001, limit=1_000_000)  # doctest: +NORMALIZE_WHITESPACE
+    'These files are 1,000,001 bytes together; this server accepts at most 1,000,000 bytes
+    (TOKPLAY_MAX_UPLOAD_MB). Upload smaller files.'
     """
     limit = max_upload_bytes() if limit is None else limit
     if n_bytes <= limit:
@@ -144,10 +146,14 @@ def corpus_file_too_large(name: str, n_bytes: int, *, before: int = 0,
 
     >>> corpus_file_too_large("a.txt", 10, limit=100) is None
     True
-    >>> corpus_file_too_large("big.txt", 60_000_000, limit=50_000_000)
-    "“big.txt” is 60.0 MB, more than this server's limit of 50.0 MB: it is left out. Upload less text (or raise TOKPLAY_MAX_UPLOAD_MB)."
-    >>> corpus_file_too_large("b.txt", 500_001, before=500_000, limit=1_000_000)
-    "“b.txt” (500.0 KB) would take the corpus to 1,000,001 bytes, past this server's limit of 1,000,000 bytes: it is left out. Upload less text (or raise TOKPLAY_MAX_UPLOAD_MB)."
+    >>> corpus_file_too_large("big.txt", 60_000_000,
+    ...                       limit=50_000_000)  # doctest: +NORMALIZE_WHITESPACE
+    "“big.txt” is 60.0 MB, more than this server's limit of 50.0 MB: it is left out. Upload less
+    text (or raise TOKPLAY_MAX_UPLOAD_MB)."
+    >>> corpus_file_too_large("b.txt", 500_001, before=500_000,
+    ...                       limit=1_000_000)  # doctest: +NORMALIZE_WHITESPACE
+    "“b.txt” (500.0 KB) would take the corpus to 1,000,001 bytes, past this server's limit of
+    1,000,000 bytes: it is left out. Upload less text (or raise TOKPLAY_MAX_UPLOAD_MB)."
     """
     limit = max_upload_bytes() if limit is None else limit
     total = before + n_bytes
@@ -245,10 +251,12 @@ def vocab_size_problem(vocab_size: int, n_special: int, *, maximum: int | None =
 
     >>> vocab_size_problem(1000, 1) is None
     True
-    >>> vocab_size_problem(100, 1)
-    'Vocab size 100 is too small: the 256 single bytes and 1 special token(s) already take 257 IDs. Choose at least 257.'
-    >>> vocab_size_problem(10**9, 1, maximum=50_000)
-    'Vocab size 1,000,000,000 is too large for this server: at most 50,000 (set TOKPLAY_MAX_VOCAB to change the limit). Byte-level BPE vocabularies are usually 1,000 to 200,000.'
+    >>> vocab_size_problem(100, 1)  # doctest: +NORMALIZE_WHITESPACE
+    'Vocab size 100 is too small: the 256 single bytes and 1 special token(s) already take 257 IDs.
+    Choose at least 257.'
+    >>> vocab_size_problem(10**9, 1, maximum=50_000)  # doctest: +NORMALIZE_WHITESPACE
+    'Vocab size 1,000,000,000 is too large for this server: at most 50,000 (set TOKPLAY_MAX_VOCAB to
+    change the limit). Byte-level BPE vocabularies are usually 1,000 to 200,000.'
     """
     maximum = max_vocab_size() if maximum is None else maximum
     minimum = 256 + n_special
@@ -273,10 +281,11 @@ def decode_upload(name: str, data: bytes) -> str:
 
     >>> decode_upload("a.txt", "café".encode())
     'café'
-    >>> decode_upload("img.png", b"\\x89PNG")
+    >>> decode_upload("img.png", b"\\x89PNG")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    core.errors.CorpusError: “img.png” is not valid UTF-8: bad byte(s) 89 50 4e 47 at byte offset 0 (invalid start byte). Upload a UTF-8 text file (re-save it as UTF-8 in your editor).
+    core.errors.CorpusError: “img.png” is not valid UTF-8: bad byte(s) 89 50 4e 47 at byte offset 0
+    (invalid start byte). Upload a UTF-8 text file (re-save it as UTF-8 in your editor).
     """
     try:
         text = data.decode("utf-8")

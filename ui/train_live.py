@@ -15,8 +15,7 @@ import streamlit as st
 
 from training.protocol import Manager
 from training.snapshot import JobSnapshot, MergeRow
-from ui import charts, click_probe, display, keys, limits
-from ui import training as server_training  # (tests swap its manager)
+from ui import charts, click_probe, display, keys, limits, training as server_training
 
 __all__ = ["ECHO_STYLE", "POLL_SECONDS", "control_state", "draw_charts", "draw_controls",
            "draw_status", "draw_table", "live_status", "live_view", "progress_line"]
@@ -209,7 +208,7 @@ def live_status(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
     """The progress line and the newest merges (a fragment polled every _STATUS_SECONDS)."""
     # in the browser (the static build) this is where the training moves, a slice per poll:
     # with one thread, the page redraws and takes clicks between slices (training.inpage)
-    manager = server_training.training_manager()
+    manager = server_training.training_manager()  # asked each time: tests swap it
     manager.advance(job_id)
     snap = _job_snapshot(job_id)
     if snap is None:

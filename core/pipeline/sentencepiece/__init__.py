@@ -40,7 +40,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.pipeline.sentencepiece.bpe import SentencePieceBPE, UserPiece
+    from core.pipeline.sentencepiece.bpe import SentencePieceBPE, UserPiece as UserPiece
     from core.pipeline.sentencepiece.decoder import SentencePieceDecoder
     from core.pipeline.sentencepiece.load import (
         SentencePieceModel,
