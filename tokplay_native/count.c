@@ -59,20 +59,7 @@ typedef struct {
 static int
 grow(void **buf, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 1024;
-    while (n < need) {
-        if (n > SIZE_MAX / 2 / size)
-            return -1;
-        n *= 2;
-    }
-    void *p = PyMem_Realloc(*buf, n * size);
-    if (p == NULL)
-        return -1;
-    *buf = p;
-    *cap = n;
-    return 0;
+    return reserve_items(buf, cap, need, size, 1024);
 }
 
 static int

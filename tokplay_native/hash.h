@@ -36,4 +36,25 @@ hash_bytes(const unsigned char *s, Py_ssize_t n)
     return h;
 }
 
+/* Room for `need` items of `size` bytes in *buf (capacity *cap, doubled from `first`);
+ * -1 when it cannot be had (overflow or no memory), *buf then unchanged. */
+static inline int
+reserve_items(void **buf, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : first;
+    while (n < need) {
+        if (n > SIZE_MAX / 2 / size)
+            return -1;
+        n *= 2;
+    }
+    void *p = PyMem_Realloc(*buf, n * size);
+    if (p == NULL)
+        return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
 #endif

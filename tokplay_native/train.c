@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hash.h"
+
 #define MAX_COUNT (1LL << 62)
 
 typedef struct {
@@ -75,20 +77,7 @@ typedef struct {
 static int
 reserve(void **buf, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 8;
-    while (n < need) {
-        if (n > SIZE_MAX / 2 / size)
-            return -1;
-        n *= 2;
-    }
-    void *p = PyMem_Realloc(*buf, n * size);
-    if (p == NULL)
-        return -1;
-    *buf = p;
-    *cap = n;
-    return 0;
+    return reserve_items(buf, cap, need, size, 8);
 }
 
 /* Append word wi to a pair's where list, unless it is already the last one there. */
