@@ -4,6 +4,7 @@ the same merges in the same order, with the same counts and the same tokens, on 
 from __future__ import annotations
 
 import gc
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ import core.native
 from core import BPETrainer, train_bpe
 from core.train.builtin_corpus import builtin_corpus_documents
 from core.train.count import count_pretokens
+from core.train.count_table import ROW, PureCounts
 from core.train.merge import MergeState, merge_state
 
 native_train = core.native.train  # built by `pip install -e .` (setup.py)
@@ -158,3 +160,31 @@ def test_bad_arguments_are_errors():
         native_train.MergeState({"ab": 1}).merge_best(3)
     with pytest.raises(AttributeError):
         native_train.MergeState({"ab": 1}).tokens = []
+
+
+@settings(max_examples=200, deadline=None)
+@given(counts=st.dictionaries(_words, st.integers(1, 6), max_size=25))
+def test_counts_packed_by_the_counting_table_merge_as_the_dict(counts):
+    # what training hands over: the C counting table's packed bytes, not a dict of str
+    table = core.native.count.PretokenCounts()
+    for word, n in counts.items():
+        table.update([word] * n)
+    assert table.packed() == PureCounts(None, Counter(counts)).packed()  # the twins pack alike
+    assert _run(native_train.MergeState(table.packed())) == _run(MergeState(counts, target=0))
+    assert _run(merge_state(table, target=0)) == _run(MergeState(counts, target=0))
+
+
+def test_packed_counts_that_are_not_whole_or_not_utf8_are_refused_and_training_says_why():
+    row = ROW.pack(3, 2)
+    for table, arena, why in [(row[:-1], b"ab", "not whole rows"), (row, b"a", "runs past the arena"),
+                              (ROW.pack(0, 2), b"ab", "outside 1 .. 2"), (row, "ab", "bytes-like")]:
+        with pytest.raises((ValueError, TypeError), match=why):
+            native_train.MergeState((table, arena))
+    table = core.native.count.PretokenCounts()
+    table.update(["a\ud800"] * 2)
+    with pytest.raises(ValueError, match="lone surrogate"):
+        native_train.MergeState(table.packed())
+    with pytest.raises(UnicodeEncodeError):  # as from the dict: the pure loop says why
+        merge_state(table, target=3)
+    with pytest.raises(UnicodeEncodeError):
+        train_bpe(["a\ud800 a\ud800"], 260)

@@ -7,7 +7,9 @@
  *   counts.update(other)          another PretokenCounts' counts added
  *   len(counts), counts.total()   distinct pre-tokens, all of them
  *   counts.counter()              a collections.Counter of them, moved out (this one empties)
- *   pickle                        the counts as two bytes objects (a worker sends them back)
+ *   counts.packed()               (table, arena): the counts as two bytes objects, what a
+ *                                 pickle holds (a worker sends them back) and what train.c's
+ *                                 MergeState reads without a dict of str in between
  *
  * Why C: on a big corpus (1 GB, millions of distinct pre-tokens) counting was two thirds of
  * training, and most of it was Python's dict of str (a new str and a new int per pre-token,
@@ -374,9 +376,10 @@ Counts_len(Counts *self)
     return flush(self) < 0 ? -1 : (Py_ssize_t)self->all.n;
 }
 
-/* Pickled as (entries' counts and lengths, arena): int64 count, uint32 len per entry. */
+/* The counts packed as (table, arena): per entry an int64 count and a uint32 length, then the
+ * keys' bytes one after another. What a pickle holds and what train.c's MergeState reads. */
 static PyObject *
-Counts_reduce(Counts *self, PyObject *Py_UNUSED(ignored))
+Counts_packed(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (flush(self) < 0)
         return NULL;
@@ -393,13 +396,17 @@ Counts_reduce(Counts *self, PyObject *Py_UNUSED(ignored))
         memcpy(out, &c->entries[i].count, sizeof(int64_t));
         memcpy(out + sizeof(int64_t), &c->entries[i].len, sizeof(uint32_t));
     }
-    PyObject *loads = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "_from_pickle");
-    PyObject *result = loads ? Py_BuildValue("(O(NN))", loads, table, arena) : NULL;
+    return Py_BuildValue("(NN)", table, arena);
+}
+
+static PyObject *
+Counts_reduce(Counts *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *packed = Counts_packed(self, NULL);
+    PyObject *loads = packed ? PyObject_GetAttrString((PyObject *)Py_TYPE(self), "_from_pickle") : NULL;
+    PyObject *result = loads ? Py_BuildValue("(OO)", loads, packed) : NULL;
     Py_XDECREF(loads);
-    if (result == NULL && loads == NULL) {
-        Py_DECREF(table);
-        Py_DECREF(arena);
-    }
+    Py_XDECREF(packed);
     return result;
 }
 
@@ -451,6 +458,8 @@ static PyMethodDef Counts_methods[] = {
      "update(words | other): count each str of a list once, or add another PretokenCounts' counts."},
     {"counter", (PyCFunction)Counts_counter, METH_NOARGS,
      "counter() -> Counter: the counts, moved out (this object is left empty)."},
+    {"packed", (PyCFunction)Counts_packed, METH_NOARGS,
+     "packed() -> (table, arena): the counts as bytes (int64 count, uint32 length per entry; the keys)."},
     {"total", (PyCFunction)Counts_total, METH_NOARGS, "total() -> int: all pre-tokens counted."},
     {"__reduce__", (PyCFunction)Counts_reduce, METH_NOARGS, NULL},
     {"_from_pickle", (PyCFunction)Counts_from_pickle, METH_VARARGS | METH_CLASS, NULL},

@@ -34,7 +34,14 @@ from typing import Any
 from core.engine.basics import gc_paused
 from core.engine.pretokenize import compile_pattern
 from core.errors import CorpusError, TrainingConfigError
-from core.train.count import Corpus, ProgressCallback, count_in_steps, count_pretokens
+from core.train.count import (
+    Corpus,
+    ProgressCallback,
+    count_in_steps,
+    count_pretoken_table,
+    count_pretokens,
+)
+from core.train.count_table import PretokenCounts
 from core.train.merge import MAX_TOKENS, MergeLoop, merge_state
 
 __all__ = ["BPETrainer", "MergeEvent", "ProgressCallback", "count_pretokens", "end_note",
@@ -197,7 +204,7 @@ class BPETrainer:
     def _prepare(self) -> MergeLoop:
         if self._state is None:
             self._started = time.perf_counter()
-            counts, stats = count_pretokens(
+            counts, stats = count_pretoken_table(
                 self.corpus,
                 self.special_tokens,
                 pattern=self.pattern,
@@ -249,11 +256,11 @@ class BPETrainer:
             return int(self.corpus_stats.get("distinct_pretokens", 0))
         return len(self._counting)
 
-    def _counted(self, counts: Counter[str], stats: dict[str, Any]) -> None:
+    def _counted(self, counts: Counter[str] | PretokenCounts, stats: dict[str, Any]) -> None:
         self.corpus_stats = stats
         if stats.get("workers_note"):  # no processes here (Pyodide)
             self.messages.append(stats["workers_note"])
-        if not counts:
+        if not len(counts):
             self.messages.append(
                 "The corpus has no text to learn from (it is empty or only special tokens): "
                 "the vocabulary holds just the special tokens and the 256 bytes."

@@ -44,7 +44,7 @@ from core.train.count_dask import count_on_dask
 from core.train.count_table import PretokenCounts, PureCounts, new_counts
 from core.train.processes import plain_main, pool_context
 
-__all__ = ["Corpus", "ProgressCallback", "count_in_steps", "count_items", "count_pretokens"]
+__all__ = ["Corpus", "ProgressCallback", "count_in_steps", "count_items", "count_pretoken_table", "count_pretokens"]
 
 #: ``on_progress(phase, done, total)``: phase "counting" (bytes) or "merging" (merges).
 ProgressCallback = Callable[[str, int, int], None]
@@ -360,6 +360,32 @@ def count_pretokens(
     ([(' cat', 1), ('the', 2)], 3)
     """
 
+    table, stats = count_pretoken_table(
+        corpus, special_tokens, pattern=pattern, num_workers=num_workers, errors=errors,
+        chunk_size=chunk_size, on_progress=on_progress, dask=dask,
+    )
+    return table.counter(), stats  # stats first: counter() leaves the table empty
+
+
+def count_pretoken_table(
+    corpus: Corpus,
+    special_tokens: Sequence[str] = (),
+    *,
+    pattern: str = "gpt2",
+    num_workers: int = 1,
+    errors: str = "strict",
+    chunk_size: int | None = None,
+    on_progress: ProgressCallback | None = None,
+    dask: str | None = None,
+) -> tuple[PretokenCounts, dict[str, Any]]:
+    """:func:`count_pretokens`, with the counts left in their table
+    (:mod:`core.train.count_table`): what training hands to its merge loop, which reads the
+    C table's packed bytes without making a str and an int per distinct pre-token.
+
+    >>> table, stats = count_pretoken_table(["the cat", "the"])
+    >>> len(table), table.total() == stats["pretokens"] == 3
+    (2, True)
+    """
     specials = tuple(special_tokens)
     started = time.perf_counter()
     items, sizes, is_file = _work_items(corpus, specials, pattern, errors, chunk_size, num_workers)
@@ -370,25 +396,24 @@ def count_pretokens(
         counts: Counter[str] = Counter()
         workers = _drive(_dask_steps(dask, items, sizes, specials, pattern, errors, num_workers, counts),
                          total, on_progress)
-        return counts, _stats(counts, items, total, is_file, started, workers)
+        return PureCounts(None, counts), _stats(counts, items, total, is_file, started, workers)
     if num_workers > 1 and len(items) > 1:
         try:
-            counts = _count_in_pool(items, sizes, specials, pattern, errors, num_workers, total,
-                                    on_progress).counter()
+            table = _count_in_pool(items, sizes, specials, pattern, errors, num_workers, total, on_progress)
         except _NoWorkerProcesses as err:
             note = (
                 f"Counted in this one process, not {num_workers} workers: this Python cannot "
                 f"start worker processes ({err})."
             )
         else:
-            return counts, _stats(counts, items, total, is_file, started, num_workers)
+            return table, _stats(table, items, total, is_file, started, num_workers)
     else:
         note = ""
-    counts = _drive(_count_steps(items, total, specials, pattern, errors), total, on_progress)
-    stats = _stats(counts, items, total, is_file, started, 1)
+    table = _drive(_count_steps(items, total, specials, pattern, errors), total, on_progress)
+    stats = _stats(table, items, total, is_file, started, 1)
     if note:
         stats["workers_note"] = note
-    return counts, stats
+    return table, stats
 
 
 def count_in_steps(
@@ -433,8 +458,9 @@ def count_in_steps(
         counts = Counter() if counts is None else counts
         workers = yield from _dask_steps(dask, items, sizes, specials, pattern, errors, num_workers, counts)
         return counts, _stats(counts, items, total, is_file, started, workers)
-    counts = yield from _count_steps(items, total, specials, pattern, errors, counts)
-    return counts, _stats(counts, items, total, is_file, started, 1)
+    table = yield from _count_steps(items, total, specials, pattern, errors, counts)
+    stats = _stats(table, items, total, is_file, started, 1)
+    return table.counter(), stats
 
 
 def _drive(
@@ -463,16 +489,16 @@ def _dask_steps(
 def _count_steps(
     items: list[_Item], total: int, specials: tuple[str, ...], pattern: str, errors: str,
     counts: Counter[str] | None = None,
-) -> Generator[tuple[int, int], None, Counter[str]]:
+) -> Generator[tuple[int, int], None, PretokenCounts]:
     """Count ``items`` one by one in this process (into ``counts`` if given), yielding (size
-    counted so far, total) after each piece of an item (a chunk of a file)."""
+    counted so far, total) after each piece of an item (a chunk of a file); returns the table."""
     tally = new_counts(pattern) if counts is None else PureCounts(ascii_pattern(pattern), counts)
     done = 0
     for item in items:
         for size in _item_steps(item, specials, pattern, errors, tally):
             done += size
             yield done, total
-    return tally.counter()
+    return tally
 
 
 def _work_items(
@@ -500,13 +526,13 @@ def _work_items(
 
 
 def _stats(
-    counts: Counter[str], items: list[_Item], total: int, is_file: bool, started: float, workers: int
+    counts: Counter[str] | PretokenCounts, items: list[_Item], total: int, is_file: bool, started: float, workers: int
 ) -> dict[str, Any]:
     return {
         "bytes": total if is_file else None,
         "characters": None if is_file else total,
         "chunks": len(items),
-        "pretokens": sum(counts.values()),
+        "pretokens": counts.total(),
         "distinct_pretokens": len(counts),
         "seconds_counting": time.perf_counter() - started,
         "workers": workers,
