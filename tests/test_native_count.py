@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core.native
-from core import train_bpe
-from core.train.count import count_pretokens
+from core import BPETrainer, train_bpe
+from core.train.count import count_pretokens, count_table_in_steps
 from core.train.count_table import PureCounts, new_counts
 from core.engine.pretokenize import ascii_pattern
 
@@ -69,8 +69,8 @@ def test_bad_input_is_refused():
         counts.add_ascii("café")
     with pytest.raises(TypeError, match="list of str"):
         counts.update([b"x"])
-    with pytest.raises(TypeError, match="list of str or a PretokenCounts"):
-        counts.update({"a": 1})
+    with pytest.raises(TypeError, match="list of str, a dict of counts or a PretokenCounts"):
+        counts.update(("a",))
 
 
 def test_counting_a_file_uses_the_c_counts_and_equals_the_pure_path(tmp_path, monkeypatch):
@@ -92,3 +92,36 @@ def test_a_lone_surrogate_in_a_text_counts_as_in_the_pure_twin():
     for counts in (c, pure):
         counts.update(["a\ud800", "\udfff", "a\ud800"])
     assert c.counter() == pure.counter() == Counter({"a\ud800": 2, "\udfff": 1})
+
+
+def test_a_counter_adds_its_counts_as_in_the_pure_twin():
+    # what a Dask task sends back: a Counter, added as its counts (not as a list of keys)
+    c, pure = native_count.PretokenCounts(), PureCounts(GPT2_ASCII)
+    for counts in (c, pure):
+        counts.add_ascii("ab ab")
+        counts.update(Counter({" ab": 2, "a\ud800": 3, "é": 1}))
+    assert c.counter() == pure.counter() == Counter({" ab": 3, "ab": 1, "a\ud800": 3, "é": 1})
+    for bad in ({"ab": 0}, {"ab": 2**63}, {"ab": 1.5}):
+        with pytest.raises(ValueError, match="counts from 1 to 2"):
+            c.update(bad)
+    with pytest.raises(TypeError, match="list of str or a dict of str"):
+        c.update({b"ab": 1})
+
+
+def test_counting_step_by_step_fills_the_c_table_and_trains_as_the_pure_twin(tmp_path, monkeypatch):
+    # the Train page's worker counts a step at a time (between steps: progress and Stop)
+    path = tmp_path / "c.txt"
+    path.write_text("low lower lowest é<|endoftext|>newer wider" * 300)
+    table = new_counts("gpt2")
+    assert type(table) is native_count.PretokenCounts
+    steps = count_table_in_steps(str(path), ["<|endoftext|>"], chunk_size=2048, counts=table)
+    done = [next(steps)]
+    assert 0 < len(table) and done[0][0] < done[0][1]  # counted into it, part of the file
+    trainer = BPETrainer(str(path), 300, ["<|endoftext|>"])
+    progress = list(trainer.count_steps(chunk_size=2048))
+    assert len(progress) > 1 and trainer.distinct_so_far == len(count_pretokens(str(path), ["<|endoftext|>"])[0]) == 7
+    merges = trainer.run()[1]
+    monkeypatch.setattr(core.native, "count", None)
+    pure = BPETrainer(str(path), 300, ["<|endoftext|>"])
+    list(pure.count_steps(chunk_size=2048))
+    assert pure.run()[1] == merges == train_bpe(str(path), 300, ["<|endoftext|>"])[1]

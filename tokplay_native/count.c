@@ -4,7 +4,7 @@
  *   counts = PretokenCounts()
  *   counts.add_ascii(text)        GPT-2's pre-tokens of ASCII text, each counted once
  *   counts.update(words)          each str of a list counted once (as Counter.update)
- *   counts.update(other)          another PretokenCounts' counts added
+ *   counts.update(other)          another PretokenCounts' counts added, or a Counter's
  *   len(counts), counts.total()   distinct pre-tokens, all of them
  *   counts.counter()              a collections.Counter of them, moved out (this one empties)
  *   counts.packed()               (table, arena): the counts as two bytes objects, what a
@@ -280,40 +280,72 @@ Counts_add_ascii(Counts *self, PyObject *text)
     Py_RETURN_NONE;
 }
 
+/* count(w) += k for a str w; 0, or -1 with an exception set */
+static int
+add_str(Counts *self, PyObject *w, int64_t k)
+{
+    PyObject *held = NULL;
+    Py_ssize_t len;
+    if (!PyUnicode_Check(w)) {
+        PyErr_Format(PyExc_TypeError, "update takes a list of str or a dict of str to counts, not of %.100s", Py_TYPE(w)->tp_name);
+        return -1;
+    }
+    const char *utf8 = PyUnicode_AsUTF8AndSize(w, &len);
+    if (utf8 == NULL) { /* a lone surrogate (a text given as str): kept as its 3 bytes */
+        PyErr_Clear();
+        held = PyUnicode_AsEncodedString(w, "utf-8", "surrogatepass");
+        if (held == NULL)
+            return -1;
+        utf8 = PyBytes_AS_STRING(held);
+        len = PyBytes_GET_SIZE(held);
+    }
+    int failed = add_key(&self->all, (const unsigned char *)utf8, (size_t)len, k) < 0;
+    Py_XDECREF(held);
+    if (failed)
+        PyErr_NoMemory();
+    return failed ? -1 : 0;
+}
+
 /* count each str of a list once */
 static PyObject *
 add_words(Counts *self, PyObject *words)
 {
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(words); i++) {
-        PyObject *w = PyList_GET_ITEM(words, i), *held = NULL;
-        Py_ssize_t len;
-        if (!PyUnicode_Check(w))
-            return PyErr_Format(PyExc_TypeError, "update takes a list of str, not of %.100s", Py_TYPE(w)->tp_name);
-        const char *utf8 = PyUnicode_AsUTF8AndSize(w, &len);
-        if (utf8 == NULL) { /* a lone surrogate (a text given as str): kept as its 3 bytes */
-            PyErr_Clear();
-            held = PyUnicode_AsEncodedString(w, "utf-8", "surrogatepass");
-            if (held == NULL)
-                return NULL;
-            utf8 = PyBytes_AS_STRING(held);
-            len = PyBytes_GET_SIZE(held);
-        }
-        int failed = add_key(&self->all, (const unsigned char *)utf8, (size_t)len, 1) < 0;
-        Py_XDECREF(held);
-        if (failed)
-            return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(words); i++)
+        if (add_str(self, PyList_GET_ITEM(words, i), 1) < 0)
+            return NULL;
+    Py_RETURN_NONE;
+}
+
+/* add a dict's counts (a Counter a Dask task sent back): str -> int from 1 to 2**62 */
+static PyObject *
+add_mapping(Counts *self, PyObject *counts)
+{
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(counts, &pos, &key, &value)) {
+        int overflow = 0;
+        long long k = PyLong_Check(value) ? PyLong_AsLongLongAndOverflow(value, &overflow) : 0;
+        if (k == -1 && PyErr_Occurred())
+            return NULL;
+        if (overflow || k < 1 || k > (1LL << 62))
+            return PyErr_Format(PyExc_ValueError, "update takes counts from 1 to 2**62");
+        if (add_str(self, key, k) < 0)
+            return NULL;
     }
     Py_RETURN_NONE;
 }
 
-/* Counter.update's two forms: a list of str (each counted once), or another PretokenCounts. */
+/* Counter.update's forms: a list of str (each counted once), a dict of counts (a Counter), or
+ * another PretokenCounts. */
 static PyObject *
 Counts_update(Counts *self, PyObject *other)
 {
     if (PyList_Check(other))
         return add_words(self, other);
+    if (PyDict_Check(other))
+        return add_mapping(self, other);
     if (!PyObject_TypeCheck(other, &CountsType)) {
-        PyErr_Format(PyExc_TypeError, "update takes a list of str or a PretokenCounts, not %.100s",
+        PyErr_Format(PyExc_TypeError, "update takes a list of str, a dict of counts or a PretokenCounts, not %.100s",
                      Py_TYPE(other)->tp_name);
         return NULL;
     }

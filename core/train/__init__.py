@@ -37,11 +37,11 @@ from core.errors import CorpusError, TrainingConfigError
 from core.train.count import (
     Corpus,
     ProgressCallback,
-    count_in_steps,
     count_pretoken_table,
     count_pretokens,
+    count_table_in_steps,
 )
-from core.train.count_table import PretokenCounts
+from core.train.count_table import PretokenCounts, PureCounts, new_counts
 from core.train.merge import MAX_TOKENS, MergeLoop, merge_state
 
 __all__ = ["BPETrainer", "MergeEvent", "ProgressCallback", "count_pretokens", "end_note",
@@ -151,7 +151,7 @@ class BPETrainer:
         self.messages: list[str] = []
         self.corpus_stats: dict[str, Any] = {}
         self._state: MergeLoop | None = None
-        self._counting: Counter[str] = Counter()  # filled while count_steps() runs
+        self._counting: PretokenCounts = PureCounts(None)  # filled while count_steps() runs
         self._merges: list[tuple[bytes, bytes]] = []
         self._started = 0.0
         self._lock = threading.Lock()
@@ -234,11 +234,12 @@ class BPETrainer:
         if self._state is not None:
             return
         self._started = time.perf_counter()
-        counts, stats = yield from count_in_steps(
+        self._counting = new_counts(self.pattern)  # the C table for GPT-2's pattern where built
+        counts, stats = yield from count_table_in_steps(
             self.corpus, self.special_tokens, pattern=self.pattern, errors=self.errors,
             chunk_size=chunk_size, counts=self._counting, dask=self.dask, num_workers=self.num_workers,
         )
-        self._counting = Counter()  # the merge state holds them now
+        self._counting = PureCounts(None)  # the merge state holds them now
         self._counted(counts, stats)
 
     @property

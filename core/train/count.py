@@ -44,7 +44,8 @@ from core.train.count_dask import count_on_dask
 from core.train.count_table import PretokenCounts, PureCounts, new_counts
 from core.train.processes import plain_main, pool_context
 
-__all__ = ["Corpus", "ProgressCallback", "count_in_steps", "count_items", "count_pretoken_table", "count_pretokens"]
+__all__ = ["Corpus", "ProgressCallback", "count_in_steps", "count_items", "count_pretoken_table", "count_pretokens",
+           "count_table_in_steps"]
 
 #: ``on_progress(phase, done, total)``: phase "counting" (bytes) or "merging" (merges).
 ProgressCallback = Callable[[str, int, int], None]
@@ -393,10 +394,10 @@ def count_pretoken_table(
     if on_progress is not None:
         on_progress("counting", 0, total)
     if dask is not None:
-        counts: Counter[str] = Counter()
-        workers = _drive(_dask_steps(dask, items, sizes, specials, pattern, errors, num_workers, counts),
+        table = new_counts(pattern)
+        workers = _drive(_dask_steps(dask, items, sizes, specials, pattern, errors, num_workers, table),
                          total, on_progress)
-        return PureCounts(None, counts), _stats(counts, items, total, is_file, started, workers)
+        return table, _stats(table, items, total, is_file, started, workers)
     if num_workers > 1 and len(items) > 1:
         try:
             table = _count_in_pool(items, sizes, specials, pattern, errors, num_workers, total, on_progress)
@@ -450,17 +451,44 @@ def count_in_steps(
     >>> counts["the"], stats["distinct_pretokens"]
     (2, 2)
     """
+    table, stats = yield from count_table_in_steps(
+        corpus, special_tokens, pattern=pattern, errors=errors, chunk_size=chunk_size,
+        counts=None if counts is None else PureCounts(ascii_pattern(pattern), counts),
+        dask=dask, num_workers=num_workers,
+    )
+    return table.counter(), stats
+
+
+def count_table_in_steps(
+    corpus: Corpus,
+    special_tokens: Sequence[str] = (),
+    *,
+    pattern: str = "gpt2",
+    errors: str = "strict",
+    chunk_size: int | None = None,
+    counts: PretokenCounts | None = None,
+    dask: str | None = None,
+    num_workers: int = 1,
+) -> Generator[tuple[int, int], None, tuple[PretokenCounts, dict[str, Any]]]:
+    """:func:`count_in_steps`, counting into a table (:func:`core.train.count_table.new_counts`,
+    the C one for GPT-2's pattern): ``counts``, or a new one. What training runs, a step at a
+    time, before it hands the table to its merge loop.
+
+    >>> table = new_counts("gpt2"); steps = count_table_in_steps(["the cat", "the"], counts=table)
+    >>> next(steps), len(table)
+    ((7, 10), 2)
+    """
     specials = tuple(special_tokens)
     started = time.perf_counter()
     items, sizes, is_file = _work_items(corpus, specials, pattern, errors, chunk_size, 1)
     total = sum(sizes)
+    table = new_counts(pattern) if counts is None else counts
     if dask is not None:
-        counts = Counter() if counts is None else counts
-        workers = yield from _dask_steps(dask, items, sizes, specials, pattern, errors, num_workers, counts)
-        return counts, _stats(counts, items, total, is_file, started, workers)
-    table = yield from _count_steps(items, total, specials, pattern, errors, counts)
-    stats = _stats(table, items, total, is_file, started, 1)
-    return table.counter(), stats
+        workers = yield from _dask_steps(dask, items, sizes, specials, pattern, errors, num_workers, table)
+    else:
+        workers = 1
+        yield from _count_steps(items, total, specials, pattern, errors, table)
+    return table, _stats(table, items, total, is_file, started, workers)
 
 
 def _drive(
@@ -478,7 +506,7 @@ def _drive(
 
 def _dask_steps(
     address: str, items: list[_Item], sizes: list[int], specials: tuple[str, ...], pattern: str, errors: str,
-    local_workers: int, counts: Counter[str],
+    local_workers: int, counts: PretokenCounts,
 ) -> Generator[tuple[int, int], None, int]:
     """:func:`count_items` over runs of ``items`` as Dask tasks, into ``counts``
     (:func:`core.train.count_dask.count_on_dask`); returns the number of Dask workers."""
@@ -488,11 +516,11 @@ def _dask_steps(
 
 def _count_steps(
     items: list[_Item], total: int, specials: tuple[str, ...], pattern: str, errors: str,
-    counts: Counter[str] | None = None,
+    tally: PretokenCounts | None = None,
 ) -> Generator[tuple[int, int], None, PretokenCounts]:
-    """Count ``items`` one by one in this process (into ``counts`` if given), yielding (size
+    """Count ``items`` one by one in this process (into ``tally`` if given), yielding (size
     counted so far, total) after each piece of an item (a chunk of a file); returns the table."""
-    tally = new_counts(pattern) if counts is None else PureCounts(ascii_pattern(pattern), counts)
+    tally = new_counts(pattern) if tally is None else tally
     done = 0
     for item in items:
         for size in _item_steps(item, specials, pattern, errors, tally):

@@ -27,6 +27,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.errors import CorpusError, PlaygroundError, TrainingConfigError
+from core.train.count_table import PretokenCounts
 from core.train.processes import plain_main
 
 if TYPE_CHECKING:  # type checkers only: dask.distributed is imported when first used
@@ -72,7 +73,7 @@ def count_on_dask(
     items: Sequence[Any],
     sizes: Sequence[int],
     task: Callable[[list[Any]], Counter[str]],
-    counts: Counter[str],
+    counts: PretokenCounts,
     *,
     local_workers: int = 1,
 ) -> Generator[tuple[int, int], None, int]:

@@ -7,7 +7,7 @@ Both answer what counting asks of them:
 - ``add_ascii(text)``: count the pre-tokens of ASCII text (the pattern's stdlib `re` twin,
   :func:`core.engine.pretokenize.ascii_pattern`, exact there);
 - ``update(words)``: count each str of a list once; ``update(other)``: add another's counts
-  (a worker's, sent back pickled);
+  (a worker's, sent back pickled) or a ``Counter``'s (a Dask task's);
 - ``len()``, ``total()``: distinct pre-tokens, all of them;
 - ``counter()``: the counts as a ``Counter``, moved out (the object is left empty);
 - ``packed()``: the counts as two bytes objects, ``(table, arena)``: per distinct pre-token an
@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import struct
 from collections import Counter
+from collections.abc import Mapping
 from typing import Protocol
 
 from core import native
@@ -45,7 +46,7 @@ class PretokenCounts(Protocol):
     """What counting asks of the counts (see the module docstring)."""
 
     def add_ascii(self, text: str) -> None: ...
-    def update(self, words: list[str] | PretokenCounts) -> None: ...
+    def update(self, words: list[str] | Mapping[str, int] | PretokenCounts) -> None: ...
     def __len__(self) -> int: ...
     def total(self) -> int: ...
     def counter(self) -> Counter[str]: ...
@@ -67,11 +68,11 @@ class PureCounts:
     def add_ascii(self, text: str) -> None:
         self.counts.update(self.fast.findall(text))  # type: ignore[union-attr]  # set where called
 
-    def update(self, words: list[str] | PretokenCounts) -> None:
+    def update(self, words: list[str] | Mapping[str, int] | PretokenCounts) -> None:
         if isinstance(words, PureCounts):
             self.counts.update(words.counts)
         else:
-            self.counts.update(words)  # type: ignore[arg-type]  # a list of str
+            self.counts.update(words)  # type: ignore[arg-type]  # a list of str or a mapping
 
     def __len__(self) -> int:
         return len(self.counts)
