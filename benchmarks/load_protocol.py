@@ -153,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-vocab", type=int, default=TRAIN_VOCAB)
     parser.add_argument("--train-speed", default="5 merges/s",
                         help="a label of Train's Speed radio (slow: the trainings keep running)")
+    parser.add_argument("--train-corpus", type=Path,
+                        help="a big corpus file the trainings read as a server corpus (its folder "
+                             "becomes TOKPLAY_CORPUS_DIRS), measured while they count it")
     parser.add_argument("--pause", type=float, default=1.0, help="seconds between cells")
     parser.add_argument("--repo", type=Path, default=REPO_DEFAULT,
                         help="the checkout whose app.py to serve (default: this one)")
@@ -191,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                 where = http
             else:
                 repo = args.repo.resolve()
-                proc, http, log = start_server(repo, Path(tmp))
+                corpus_dir = args.train_corpus.resolve().parent if args.train_corpus else None
+                proc, http, log = start_server(repo, Path(tmp), corpus_dir)
                 http, ws_url = loopback_urls(http)
                 where = f"{http} serving {repo}"
             print(f"# server: {where}", file=sys.stderr, flush=True)
@@ -218,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"Protocol-level load test: closed loop, no think time, {args.chars}-character "
           f"texts (Decode: {max(1, args.chars // 4)} IDs), GPT-2; {args.seconds:.0f} s per cell; "
-          f"trainings: built-in corpus, vocab {args.train_vocab:,}, {args.train_speed!r}; "
+          f"trainings: {args.train_corpus.name if args.train_corpus else 'built-in corpus'}, "
+          f"vocab {args.train_vocab:,}, {args.train_speed!r}; "
           f"{os.cpu_count()} CPUs, load average before {load_before}")
     print()
     print(format_table(cells))

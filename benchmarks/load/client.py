@@ -40,6 +40,11 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 STREAM_PATH = "/_stcore/stream"
 
 
+#: How Train's progress line starts (``ui.train_live.progress_line``: the label of a number
+#: widget drawn above the bar, which has no text of its own).
+PROGRESS_LINES = ("Downloading the corpus", "Counting pre-tokens", "Merges ")
+
+
 def loopback_urls(url: str) -> tuple[str, str]:
     """(http base, websocket stream URL) of a server on this machine; ValueError otherwise.
 
@@ -262,11 +267,14 @@ class Session:
             elif etype == "metric":
                 if res is not None:
                     res.metrics[el.metric.label] = el.metric.body
-            elif etype == "progress":
+            elif etype == "progress" and el.progress.text:
                 self.progress_text = el.progress.text
             elif etype in ("button", "number_input", "radio", "selectbox", "text_input",
                            "text_area", "checkbox", "toggle"):
                 widget = getattr(el, etype)
+                if etype == "number_input" and widget.label.startswith(PROGRESS_LINES):
+                    self.progress_text = widget.label  # Train's progress line (ui.train_live)
+                    return
                 self.widgets[widget.label] = (etype, widget)
                 self.widget_fragments[widget.label] = delta.fragment_id
         elif kind == "session_event":

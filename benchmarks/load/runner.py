@@ -23,6 +23,7 @@ import random
 import subprocess
 import sys
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
@@ -72,11 +73,13 @@ async def type_text(s: Session, req: Request, timeout: float) -> RunResult:
 # ---- trainings ------------------------------------------------------------------------------
 
 
-async def start_training(ws_url: str, name: str, vocab: int, speed: str) -> Session:
-    """A session on Train that started a training (built-in corpus) and keeps polling it."""
+async def start_training(ws_url: str, name: str, vocab: int, speed: str, corpus: str = "") -> Session:
+    """A session on Train that started a training (the built-in corpus, or ``corpus``: a
+    corpus the server lists, by name, as a link names it) and keeps polling it."""
     s = Session(ws_url, "Train", name)
     await s.open()
-    first = await s.run("", SETUP_TIMEOUT_S)
+    query = urllib.parse.urlencode({"corpus": corpus}) if corpus else ""
+    first = await s.run(query, SETUP_TIMEOUT_S)
     if first.errors:
         raise ProtocolError(f"{name}: Train's first run: {first.errors[0]}")
     missing = [w for w in ("Vocab size", "Speed", "Start training") if w not in s.widgets]
@@ -94,7 +97,7 @@ async def start_training(ws_url: str, name: str, vocab: int, speed: str) -> Sess
         vocab_state = widget_state(vocab_w.id, double_value=float(vocab))
     # a radio's state is its option's label (string_value) in Streamlit 1.67
     s.keep_widgets = [vocab_state, widget_state(speed_w.id, string_value=speed)]
-    started = await s.run("", SETUP_TIMEOUT_S,
+    started = await s.run(query, SETUP_TIMEOUT_S,
                           widget_states=[widget_state(start_w.id, trigger_value=True)])
     if started.errors:
         raise ProtocolError(f"{name}: starting the training: {started.errors[0]}")
@@ -119,15 +122,19 @@ async def stop_training(s: Session) -> None:
 # ---- the server -----------------------------------------------------------------------------
 
 
-def start_server(repo: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
+def start_server(repo: Path, workdir: Path, corpus_dir: Path | None = None
+                 ) -> tuple[subprocess.Popen[bytes], str, Path]:
     """``streamlit run app.py`` in ``repo`` on a free 127.0.0.1 port, with an empty library,
-    once healthy (:func:`deploy.launch.start_streamlit`: no file watcher, its own group)."""
+    once healthy (:func:`deploy.launch.start_streamlit`: no file watcher, its own group);
+    ``corpus_dir``: the folder it lists as server corpora (``TOKPLAY_CORPUS_DIRS``)."""
     library = workdir / "library"
     library.mkdir()
     log = workdir / "server.log"
     # PYTHONPATH: `core`, `training` and `ui` come from `repo` even if another checkout is
     # installed editable in this venv (its finder comes after sys.path, but be explicit).
     env = dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library), PYTHONPATH=str(repo))
+    if corpus_dir is not None:
+        env["TOKPLAY_CORPUS_DIRS"] = str(corpus_dir)
     server = start_streamlit(cwd=repo, env=env, log=log, timeout=SERVER_START_TIMEOUT_S)
     return server.process, server.url, log
 
@@ -282,16 +289,20 @@ async def run_all(args: argparse.Namespace, http: str, ws_url: str, pgid: int | 
                 await stop_training(trainers.pop())
             while len(trainers) < n_train:
                 t0 = time.monotonic()
+                corpus = args.train_corpus.name if args.train_corpus else ""
                 trainers.append(await start_training(ws_url, f"trainer-{len(trainers) + 1}",
-                                                     args.train_vocab, args.train_speed))
+                                                     args.train_vocab, args.train_speed, corpus))
                 print(f"# {trainers[-1].name}: training started in {time.monotonic() - t0:.1f} s",
                       file=sys.stderr, flush=True)
-            if trainers:  # measure while they merge, not while they count pre-tokens
+            if trainers:
+                # the built-in corpus: measure while they merge (counting it takes a moment);
+                # a big server corpus: while they count it, the heavy part
+                phase = "Counting" if args.train_corpus else "Merges"
                 t0 = time.monotonic()
                 while (time.monotonic() - t0 < SETUP_TIMEOUT_S
-                       and not all(t.progress_text.startswith("Merges") for t in trainers)):
+                       and not all(t.progress_text.startswith(phase) for t in trainers)):
                     await asyncio.sleep(0.5)
-                print(f"# trainings merging after {time.monotonic() - t0:.1f} s more: "
+                print(f"# trainings {phase.lower()} after {time.monotonic() - t0:.1f} s more: "
                       + "; ".join(repr(t.progress_text[:60]) for t in trainers),
                       file=sys.stderr, flush=True)
             for page in args.pages:
