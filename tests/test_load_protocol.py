@@ -113,3 +113,20 @@ def test_format_table() -> None:
     assert lines[2] == "| Tokenize | 0 | 1 | 1.0 | 200 | 300 | 0 | 3 | 4 | 90 | 900.0 |"
     assert lines[3] == "| Decode | 2 | 20 | 0.0 | - | - | 5 | 0 | - | - | - |"
     assert all(line.count("|") == lines[0].count("|") for line in lines)
+
+
+def test_the_client_reads_trains_progress_line_and_a_bare_bar_keeps_it() -> None:
+    # ui.train_live draws the line as a number widget's label, then a bar without text: the
+    # load test waits on that line ("Counting pre-tokens", "Merges") before it measures
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    from benchmarks.load.client import Session
+
+    session = Session("ws://127.0.0.1:1/_stcore/stream", "Train", "t")
+    line, bar = ForwardMsg(), ForwardMsg()
+    line.delta.new_element.number_input.label = "Counting pre-tokens: 1.0 GB of 2.0 GB read (51%)"
+    bar.delta.new_element.progress.value = 5
+    for msg in (line, bar):
+        session._handle(msg, 0)
+    assert session.progress_text == "Counting pre-tokens: 1.0 GB of 2.0 GB read (51%)"
+    assert not any(label.startswith("Counting") for label in session.widgets)  # not a widget to set
