@@ -23,14 +23,13 @@ from typing import Any
 
 import pytest
 import sentencepiece as spm_lib
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from core import native
 from core.errors import FormatError
 from core.formats import gguf as gguf_module
 from core.formats.gguf import GGUFStrings, read_gguf_metadata, write_gguf
-from core.formats.gguf_packed import after_llama_key, packed_pieces, score_doubles, type_bytes
+from core.formats.gguf_packed import packed_pieces, score_doubles, type_bytes
 from core.formats.gguf_vocab import (
     sentencepiece_model_from_gguf,
     tokenizer_from_gguf,
@@ -389,9 +388,9 @@ def test_errors_read_as_before() -> None:
 def test_only_a_llama_vocab_is_read_packed(llama_cpp_vocabs: Path) -> None:
     """Other kinds make their lists as before (packing them would only add a pass); a llama
     model key after the vocab: the list route, alike."""
-    gpt2 = read_gguf_metadata(llama_cpp_vocabs / "ggml-vocab-gpt-2.gguf", packed=after_llama_key)
+    gpt2 = read_gguf_metadata(llama_cpp_vocabs / "ggml-vocab-gpt-2.gguf", packed=frozenset({"llama"}))
     assert type(gpt2.fields[K + "tokens"]) is list and type(gpt2.fields[K + "token_type"]) is list
     late = write_gguf({K + "tokens": SPECIALS + ["▁a", "a"], K + "model": "llama"})
-    assert type(read_gguf_metadata(late, packed=after_llama_key).fields[K + "tokens"]) is list
+    assert type(read_gguf_metadata(late, packed=frozenset({"llama"})).fields[K + "tokens"]) is list
     tok = tokenizer_from_gguf(late)
     assert not _packed(tok) and _behaviour(tok, ["a a"]) == _behaviour(_listed(late), ["a a"])

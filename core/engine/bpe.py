@@ -41,7 +41,7 @@ from typing import Any, Protocol
 
 from core import native
 
-__all__ = ["NO_MERGE", "Ranks", "encode_words", "kept_table", "merge", "merge_steps", "pair_table",
+__all__ = ["NO_MERGE", "Ranks", "bpe_table", "encode_words", "kept_table", "merge", "merge_steps", "pair_table",
            "rank_table", "spm_dict_words", "spm_words", "spm_words_raw"]  # fmt: skip
 
 #: The rank of a pair that does not join (what ``ranks.get`` answers for a missing key):
@@ -339,6 +339,24 @@ def pair_table(
     ``merge(ids)`` and ``encode(data)``, or None without C."""
     fast = native.bpe
     return None if fast is None else fast.PairTable(ranks, merged, byte_ids, whole=whole)
+
+
+def bpe_table(
+    encoder: dict[bytes, int], pair_ranks: dict[tuple[int, int], int], merged: Sequence[int],
+    byte_ids: Sequence[int], by_rank: bool, ignore_merges: bool,
+) -> Any:  # fmt: skip
+    """A tokenizer's C table, or None without C: by rank (a rank file) a :func:`rank_table`,
+    else a :func:`pair_table` of its merge list (holding the whole pre-tokens too when
+    ``ignore_merges``: a whole pre-token in the vocab is one token).
+
+    >>> table = bpe_table({b"a": 0, b"b": 1, b"ab": 2}, {}, (), (), True, False)
+    >>> table is None or table.encode(b"ab") == (2,)
+    True
+    """
+    if by_rank:
+        return rank_table(encoder, ignore_merges=ignore_merges)
+    whole = rank_table(encoder) if ignore_merges else None
+    return pair_table(pair_ranks, merged, byte_ids, whole=whole)
 
 
 def spm_words(texts: list[str], scores: list[float], types: list[int], **options: Any) -> Any:

@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from core.engine.basics import utf8
-from core.engine.bpe import LONG_WORD, kept_table, merge, pair_table, rank_table
+from core.engine.bpe import LONG_WORD, bpe_table, kept_table, merge
 from core.engine.char_start import CharStart
 from core.engine.ranks import bpe_by_rank
 
@@ -66,21 +66,24 @@ class PretokenBPE:
         state = self.__dict__.copy()
         state.pop("_char_start", None)
         state.pop("_native_table", None)
+        state.pop("_table_spec", None)
         return state
 
-    def _build_native_table(self) -> Any:
+    @cached_property
+    def _table_spec(self) -> tuple[Any, ...]:
+        """How the C twin's tables are built: :func:`core.engine.bpe.bpe_table`'s arguments
+        (read here once, so that building calls no method of this class back)."""
+        return (self._encoder, self._pair_ranks, self._merged, self._byte_ids, self.by_rank, self.ignore_merges)
+
+    @cached_property
+    def _native_table(self) -> Any:
         """The C twin's copy of the BPE tables (tokplay_native.bpe), the same answers as
         :meth:`_bpe_str`; built on the first pre-token it encodes (~10 ms for 200k tokens)."""
-        if self.by_rank:
-            return rank_table(self._encoder, ignore_merges=self.ignore_merges)
-        whole = rank_table(self._encoder) if self.ignore_merges else None
-        return pair_table(self._pair_ranks, self._merged, self._byte_ids, whole=whole)
-
-    _native_table = cached_property(_build_native_table)
+        return bpe_table(*self._table_spec)
 
     def _fast_table(self) -> Any:
         """:attr:`_native_table` while the C twin is on, else None (the pure path)."""
-        return kept_table(self, "_native_table", self._build_native_table)
+        return kept_table(self, "_native_table", bpe_table, *self._table_spec)
 
     @cached_property
     def _char_start(self) -> CharStart:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import struct
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, overload
 
@@ -67,6 +67,10 @@ _TYPE_NAMES = {
     0: "uint8", 1: "int8", 2: "uint16", 3: "int16", 4: "uint32", 5: "int32", 6: "float32",
     7: "bool", 8: "string", 9: "array", 10: "uint64", 11: "int64", 12: "float64",
 }  # fmt: skip
+
+
+#: The metadata key naming the tokenizer's kind (``read_gguf_metadata``'s ``packed`` reads it).
+MODEL_KEY = "tokenizer.ggml.model"
 
 
 @dataclass
@@ -367,12 +371,12 @@ def _header(rd: _Reader) -> tuple[int, int, int]:
     return version, tensors, kvs
 
 
-def _read(src: _Source, packed: bool | Callable[[GGUFMetadata], bool]) -> GGUFMetadata:
+def _read(src: _Source, packed: bool | frozenset[str]) -> GGUFMetadata:
     rd = _Reader(src, "<")
     version, tensors, kvs = _header(rd)
     meta = GGUFMetadata(version, tensors, name=src.name)
     for index in range(kvs):
-        rd.packed = packed if isinstance(packed, bool) else packed(meta)
+        rd.packed = packed if isinstance(packed, bool) else meta.fields.get(MODEL_KEY) in packed
         src.where = f"metadata entry {index}"
         key = rd.string()
         src.where = f"metadata key {key!r}"
@@ -393,7 +397,7 @@ def read_gguf_metadata(
     *,
     name: str | None = None,
     max_metadata_bytes: int = MAX_METADATA_BYTES,
-    packed: bool | Callable[[GGUFMetadata], bool] = False,
+    packed: bool | frozenset[str] = False,
 ) -> GGUFMetadata:
     """The header and metadata of a GGUF file, from its bytes (an upload), a path or an open
     binary file (seekable).
@@ -406,9 +410,9 @@ def read_gguf_metadata(
     a time (:mod:`core.formats.gguf_packed`): numbers as ``array.array`` (bools as lists),
     strings as :class:`GGUFStrings` where ``tokplay_native.spm`` is built and the array is
     read cleanly (from a file, a window grown to hold it), else lists. The same values, the
-    same errors. A function of the metadata read so far decides entry by entry
-    (:func:`~core.formats.gguf_bpe.pack_kinds`: a loader that makes every str anyway would
-    only pay for the extra pass).
+    same errors. A set of tokenizer kinds: the arrays after a ``tokenizer.ggml.model`` of one
+    of them are read packed (:data:`~core.formats.gguf_bpe.PACKED_KINDS`: a loader that
+    makes every str anyway would only pay for the extra pass).
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)

@@ -29,17 +29,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.engine.vocab_index import IdColumns, packed_merge_ids, pair_ranks, reads_packed
-from core.formats.gguf import GGUFMetadata, GGUFStrings
+from core.formats.gguf import GGUFStrings
 from core.pipeline.models import BPEModel
 from core.pipeline.models.from_json import bpe_model_from_tables
-from core.pipeline.sentencepiece.tables import has_repeats
+from core.pipeline.sentencepiece.packed import has_repeats
 
 __all__ = [
     "PACKED_KINDS",
     "bpe_model_of",
     "in_c",
     "merge_id_columns",
-    "pack_kinds",
     "pair_ranks",
 ]
 
@@ -48,16 +47,6 @@ __all__ = [
 PACKED_KINDS = frozenset({"llama", "gemma4"})
 
 Columns = tuple[list[int], list[int], list[int]]
-
-
-def pack_kinds(meta: GGUFMetadata) -> bool:
-    """``read_gguf_metadata``'s ``packed`` for a tokenizer load: the arrays after a model key
-    of :data:`PACKED_KINDS` are read packed; other kinds make their lists as before.
-
-    >>> pack_kinds(GGUFMetadata(3, 0, {"tokenizer.ggml.model": "gemma4"}))
-    True
-    """
-    return meta.get("tokenizer.ggml.model") in PACKED_KINDS
 
 
 def merge_id_columns(

@@ -27,8 +27,7 @@ from core.engine.template import Template
 from core.errors import FormatError
 from core.formats.gguf import GGUFMetadata, GGUFStrings
 from core.formats.gguf_packed import type_bytes
-from core.pipeline.sentencepiece.packed import PieceColumns
-from core.pipeline.sentencepiece.tables import has_repeats
+from core.pipeline.sentencepiece.packed import PieceColumns, has_repeats
 
 __all__ = [
     "ADDED",

@@ -29,21 +29,10 @@ from typing import Any
 from core.formats.gguf import GGUFMetadata, GGUFStrings
 from core.pipeline.sentencepiece.packed import PieceColumns, float32_doubles, reads_packed
 
-__all__ = ["after_llama_key", "packed_pieces", "score_doubles", "type_bytes"]
+__all__ = ["packed_pieces", "score_doubles", "type_bytes"]
 
 _KEY = "tokenizer.ggml."
 _INTEGERS = frozenset("bBhHiIlLqQ")  # array typecodes of the GGUF integer types
-
-
-def after_llama_key(meta: GGUFMetadata) -> bool:
-    """``read_gguf_metadata``'s ``packed`` for a tokenizer load: the arrays after a ``llama``
-    model key are read packed (the vocab :func:`packed_pieces` reads); other kinds make
-    their lists as before, no slower.
-
-    >>> after_llama_key(GGUFMetadata(3, 0, {"tokenizer.ggml.model": "llama"}))
-    True
-    """
-    return meta.get(_KEY + "model") == "llama"
 
 
 def packed_pieces(meta: GGUFMetadata) -> PieceColumns | None:

@@ -6,7 +6,7 @@ kind, or a byte-level vocab cut by several regexes: DeepSeek's, Command-R's).
 The Tokenizer's codec keeps its vocab, merges (as IDs) and settings; the pipeline's keeps
 what :data:`core.formats.hf_tables.BPE` keeps of a ``tokenizer.json`` (the document the
 loader made). Both keep what a GGUF says beside them: the BOS/EOS template and the chat
-template. The next load of the same bytes (:func:`key_of`) reads those instead of the
+template. The next load of the same bytes (:func:`core.formats.table_cache.key_of`) reads those instead of the
 metadata's hundreds of thousands of strings (for Gemma 4 without the compiled helpers,
 0.5 s instead of 1.9 s). A file read from a path is not cached (hashing a model of
 gigabytes would cost more than its header), nor is an upload over :data:`MAX_CACHED_BYTES`.
@@ -21,23 +21,20 @@ refuses, and the file is read again.
 >>> again = PIPELINE.from_tables(PIPELINE.to_tables((tok, doc)), name="model.gguf")
 >>> again.encode("abba", add_special_tokens=True), again.fingerprint() == tok.fingerprint()
 ([0, 3, 2, 1], True)
->>> key_of(b"GGUF" + bytes(10)) is None   # too small to be worth it
-True
 """
 
 from __future__ import annotations
 
-import os
-from typing import IO, Any, cast
+from typing import Any, cast
 
 from core.engine.template import Template
 from core.engine.tokenizer import Tokenizer
 from core.errors import PlaygroundError
-from core.formats import hf_tables, table_cache
+from core.formats import hf_tables
 from core.formats.table_cache import Codec, Tables
 from core.pipeline.tokenizer import PipelineTokenizer
 
-__all__ = ["CODECS", "MAX_CACHED_BYTES", "PIPELINE", "TOKENIZER", "Built", "key_of"]
+__all__ = ["CODECS", "MAX_CACHED_BYTES", "PIPELINE", "TOKENIZER", "Built"]
 
 #: Uploads bigger than this (a whole model, not a vocab-only file) are not hashed.
 MAX_CACHED_BYTES = 64 << 20
@@ -45,16 +42,6 @@ MAX_CACHED_BYTES = 64 << 20
 #: What a GGUF's builder built: its tokenizer, and the ``tokenizer.json`` document of a
 #: pipeline whose tables are worth caching (else None).
 Built = tuple[Tokenizer | PipelineTokenizer, dict[str, Any] | None]
-
-
-def key_of(
-    source: bytes | bytearray | memoryview | str | os.PathLike[str] | IO[bytes],
-) -> str | None:
-    """The cache key of a GGUF given as bytes, or None (a path or file, too small or too big,
-    or the cache off)."""
-    if not isinstance(source, (bytes, bytearray, memoryview)) or len(source) > MAX_CACHED_BYTES:
-        return None
-    return table_cache.key_of(bytes(source))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ from core.engine.vocab_index import IdColumns, merge_ids
 from core.errors import FormatError
 from core.formats import gguf_tables, table_cache
 from core.formats.gguf import GGUFMetadata, GGUFStrings, read_gguf_metadata
-from core.formats.gguf_bpe import bpe_model_of, in_c, pack_kinds
+from core.formats.gguf_bpe import PACKED_KINDS, bpe_model_of, in_c
 from core.formats.gguf_columns import (
     BYTE,
     CONTROL,
@@ -530,11 +530,11 @@ def tokenizer_from_gguf(
     metadata is read). ``name`` labels the tokenizer and messages (default: the file name).
     Bytes opened before come from the table cache (:mod:`core.formats.gguf_tables`: the
     fast Tokenizer's tables, or a BPE pipeline's)."""
-    key = gguf_tables.key_of(source)
+    key = table_cache.key_of(source, max_bytes=gguf_tables.MAX_CACHED_BYTES)
     cached = table_cache.lookup(key, gguf_tables.CODECS, name=name or "model.gguf")
     if cached is not None:
         return cached
-    meta = read_gguf_metadata(source, name=name, packed=pack_kinds)
+    meta = read_gguf_metadata(source, name=name, packed=PACKED_KINDS)
     built = _from_metadata(meta)
     table_cache.keep(key, gguf_tables.CODECS, built)
     return built.tok

@@ -147,12 +147,21 @@ def source_key(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def key_of(source: bytes) -> str | None:
-    """The cache key of ``source``, or None when it is not worth caching: a file under
-    :data:`MIN_CACHED_BYTES`, or the cache off."""
-    if len(source) < MIN_CACHED_BYTES or cache_folder() is None:
+def key_of(source: object, *, max_bytes: int | None = None) -> str | None:
+    """The cache key of ``source``'s bytes, or None when it is not worth caching: not bytes
+    (a path or an open file: hashing a model of gigabytes would cost more than its header),
+    a file under :data:`MIN_CACHED_BYTES` or over ``max_bytes``, or the cache off.
+
+    >>> key_of("model.gguf") is None and key_of(b"tiny") is None
+    True
+    """
+    if not isinstance(source, (bytes, bytearray, memoryview)):
         return None
-    return source_key(source)
+    if len(source) < MIN_CACHED_BYTES or (max_bytes is not None and len(source) > max_bytes):
+        return None
+    if cache_folder() is None:
+        return None
+    return source_key(bytes(source))
 
 
 def cache_folder() -> Path | None:

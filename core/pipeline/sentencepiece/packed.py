@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import struct
 from array import array
+from collections.abc import Sequence
 from typing import Any
 
 from core import native
 
-__all__ = ["LazyColumn", "PieceColumns", "char_cuts", "char_ranges_in_c", "first_repeat",
+__all__ = ["LazyColumn", "PieceColumns", "char_cuts", "char_ranges_in_c", "first_repeat", "has_repeats",
            "float32_doubles", "gguf_spans", "gguf_strings", "kept_charsmap", "pack_texts",
            "piece_chars_in_c", "piece_tables_in_c", "read_columns", "read_fields", "read_pieces",
            "reads_packed", "span_texts"]  # fmt: skip
@@ -210,6 +211,20 @@ def first_repeat(texts: list[str]) -> int | None:
         return int(spm.first_repeat(texts))
     except TypeError:
         return None
+
+
+def has_repeats(texts: Sequence[str]) -> bool:
+    """Whether some text is spelled twice (``len(set(texts)) != len(texts)``); one C pass
+    where ``tokplay_native.spm`` is built, which hashes no str (a fresh one's SipHash is
+    most of what the set costs, and nothing else needs it where C encodes).
+
+    >>> has_repeats(["a", "b"]), has_repeats(["a", "b", "a"])
+    (False, True)
+    """
+    found = first_repeat(texts) if type(texts) is list else None
+    if found is not None:
+        return found >= 0
+    return len(set(texts)) != len(texts)  # (no C, or an item that is no exact str)
 
 
 def piece_tables_in_c(texts: list[str], scores: list[float], types: list[int]) -> Any:

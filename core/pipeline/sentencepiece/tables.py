@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import compress
 
-from core.pipeline.sentencepiece.packed import first_repeat, piece_tables_in_c
+from core.pipeline.sentencepiece.packed import has_repeats, piece_tables_in_c
 from core.pipeline.sentencepiece.proto import BYTE, CONTROL, UNKNOWN, split_ids
 
 __all__ = [
@@ -89,20 +89,6 @@ def first_of_type(types: Sequence[int], kind: int, codes: bytes | None = None) -
     if codes is not None and 0 <= kind < 256:
         return codes.find(kind)
     return types.index(kind) if kind in types else -1
-
-
-def has_repeats(texts: Sequence[str]) -> bool:
-    """Whether some text is spelled twice (``len(set(texts)) != len(texts)``); one C pass
-    where ``tokplay_native.spm`` is built, which hashes no str (a fresh one's SipHash is
-    most of what the set costs, and nothing else needs it where C encodes).
-
-    >>> has_repeats(["a", "b"]), has_repeats(["a", "b", "a"])
-    (False, True)
-    """
-    found = first_repeat(texts) if type(texts) is list else None
-    if found is not None:
-        return found >= 0
-    return len(set(texts)) != len(texts)  # (no C, or an item that is no exact str)
 
 
 def piece_tables(texts: list[str], scores: list[float], types: list[int]) -> PieceTables:
