@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from core.train.corpus import decode_chunk, find_chunk_boundaries, find_safe_boundary, iter_text_chunks, read_chunk
 from core.errors import CorpusError
-from core.engine.pretokenize import GPT2_PATTERN, PATTERNS, split_on_specials
+from core.engine.pretokenize import GPT2_PATTERN, NON_ASCII_SPACES, PATTERNS, SAFE_CUT_BYTES, split_on_specials
 from core.engine.pretokenize import ascii_pattern
 from core.train.count import _count_text, count_pretokens
 
@@ -117,3 +117,56 @@ def test_a_long_stretch_without_safe_cuts_makes_one_longer_chunk(tmp_path):
     path.write_bytes(b"x" * 300_000 + b"<|e|>tail " * 3)
     bounds = find_chunk_boundaries(path, special_tokens=["<|e|>"], chunk_size=1000)
     assert bounds[:2] == [0, 300_000]
+
+
+def _scripts_corpus(seed):
+    """Text with no ASCII letters near most spaces: Cyrillic, Greek, CJK, Arabic digits,
+    combining marks, emoji and every non-ASCII space, and no special token."""
+    rng = random.Random(seed)
+    words = ["привет", "мир", "Ελληνικά", "日本語", "٣٤٥", "e\u0301", "🙂", "ß", "\n", "  ", "\t",
+             *NON_ASCII_SPACES, "x", "."]
+    return "".join(rng.choice(words) + rng.choice(["", " ", " "]) for _ in range(20_000))
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_a_corpus_without_ascii_letters_or_specials_is_cut_into_chunks_exactly(tmp_path, pattern):
+    # a space after a letter that is not ASCII is a safe cut too: such a corpus is counted in
+    # chunks (in parallel, with progress), not as one string
+    text = _scripts_corpus(3)
+    path = tmp_path / "c.txt"
+    path.write_text(text, encoding="utf-8")
+    bounds = find_chunk_boundaries(path, chunk_size=2000)
+    assert len(bounds) > 20
+    ends = [path.read_bytes()[b - 2 : b] for b in bounds[1:-1]]
+    assert any(end[-1] >= 0x80 for end in ends)  # some cut after a character that is not ASCII
+    chunks = [read_chunk(path, s, e) for s, e in zip(bounds, bounds[1:])]
+    total = Counter()
+    for chunk in chunks:
+        total.update(_count_text(chunk, (), pattern))
+    assert total == reference_counts(text, [], pattern)
+    for workers in (1, 2):
+        counts, stats = count_pretokens(path, pattern=pattern, chunk_size=3000, num_workers=workers)
+        assert counts == total and stats["chunks"] > 1
+
+
+def test_the_non_ascii_spaces_are_every_whitespace_character_past_ascii():
+    # the byte-level cut rule must know every whitespace character (str.isspace and the
+    # patterns' \s): a space after one of them is no safe cut
+    found = [chr(c) for c in range(0x80, 0x110000) if chr(c).isspace() or regex.match(r"\s", chr(c))]
+    assert list(NON_ASCII_SPACES) == found
+    for space in found:
+        assert SAFE_CUT_BYTES.search(f"a{space} b".encode()) is None
+    for other in ("я", "日", "\u0301", "🙂", "\u200b", "\u180e", "\u00ad"):
+        assert SAFE_CUT_BYTES.search(f"a{other} b".encode()).start() == len(f"a{other}".encode())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*"ab1 '\n\t.!", "я", "日", "e\u0301", "🙂", "٣", *NON_ASCII_SPACES, "'ll"]),
+                max_size=40).map("".join))
+def test_every_safe_cut_in_the_bytes_leaves_each_patterns_pre_tokens_whole(text):
+    data = text.encode("utf-8")
+    for cut in (m.start() for m in SAFE_CUT_BYTES.finditer(data)):
+        left, right = data[:cut].decode(), data[cut:].decode()
+        for pattern in PATTERNS.values():
+            pat = regex.compile(pattern)
+            assert pat.findall(left) + pat.findall(right) == pat.findall(text), (pattern, cut)

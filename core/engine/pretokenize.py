@@ -234,11 +234,23 @@ def ascii_pattern(pattern: str) -> re.Pattern[str] | None:
 # non-whitespace character ("a| b": no pre-token continues past such a space, and none has a
 # look-behind), and (2) after a newline that follows a non-whitespace character and precedes
 # a letter or digit ("a\n|b"). tests/test_tokenizer.py checks it on generated text.
-# Training cuts corpus *files* into chunks with the same rule (1) restricted to bytes that are
-# printable ASCII (decoding is not needed to see them): SAFE_CUT_BYTES.
+# Training cuts corpus *files* into chunks with the same rule (1) seen in the raw UTF-8 bytes
+# (decoding is not needed to see them): SAFE_CUT_BYTES.
 
-#: Rule (1) on raw UTF-8 bytes: a space after a printable ASCII byte.
-SAFE_CUT_BYTES = regex.compile(rb"(?<=[\x21-\x7e]) ")
+#: The non-ASCII whitespace characters (``str.isspace`` and the patterns' ``\s`` agree on
+#: them; tests/test_corpus.py checks the list against every code point) as UTF-8.
+NON_ASCII_SPACES = ("\x85", "\xa0", "\u1680", *map(chr, range(0x2000, 0x200B)),
+                    "\u2028", "\u2029", "\u202f", "\u205f", "\u3000")
+
+#: Rule (1) on raw UTF-8 bytes: a space after a printable ASCII byte, or after the last byte
+#: of a character that is not ASCII (a continuation byte) unless that character is one of
+#: :data:`NON_ASCII_SPACES`. So a corpus in Cyrillic or Greek with no special tokens is cut
+#: into chunks too (counted in parallel, with progress) instead of being one.
+SAFE_CUT_BYTES = regex.compile(
+    rb"(?:(?<=[\x21-\x7e])|(?<=[\x80-\xbf])"
+    + b"".join(b"(?<!" + regex.escape(c.encode("utf-8")) + b")" for c in NON_ASCII_SPACES)
+    + rb") "
+)
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 

@@ -6,9 +6,10 @@ cannot change how it is split into special tokens and pre-tokens:
 
 1. the start of a special token (preferred, as in the CS336 handout), or
 2. when no special token is near (or the corpus has none): a space byte that follows a
-   printable ASCII character (``b"x y"`` -> cut before ``b" y"``). No pre-token of the
-   GPT-2, cl100k or o200k pattern contains a non-space character followed by a space, so
-   every pre-token stays whole.
+   character that is not whitespace (``b"x y"`` -> cut before ``b" y"``; the same after
+   ``я``, ``日`` or ``é``: :data:`core.engine.pretokenize.SAFE_CUT_BYTES`). No pre-token of
+   the GPT-2, cl100k or o200k pattern contains a non-space character followed by a space,
+   so every pre-token stays whole.
 
 Either way a candidate is rejected when a special token occurrence straddles it.
 Boundaries are always at ASCII bytes, so each chunk is whole UTF-8 characters and can be
@@ -17,8 +18,8 @@ decoded on its own; a decoding error names the byte offset in the whole file.
 >>> data = b"first document<|endoftext|>second document"
 >>> find_safe_boundary(data, 0, [b"<|endoftext|>"])
 14
->>> find_safe_boundary(b"no specials here", 0, [])
-2
+>>> find_safe_boundary("без специальных".encode(), 0, [])  # after a letter that is not ASCII
+6
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ __all__ = [
 DEFAULT_CHUNK_SIZE = 1 << 20
 
 _WINDOW = 1 << 16  # bytes read per look-ahead while searching for a boundary
+_LOOK_BEHIND = 3  # SAFE_CUT_BYTES looks at the (up to) 3 bytes of the character before a space
 _ERRORS = ("strict", "replace")
 
 
@@ -83,7 +85,9 @@ def find_safe_boundary(data: bytes, start: int, specials: Sequence[bytes]) -> in
     """
     longest = max((len(s) for s in specials), default=1)
     limit = len(data) - longest  # subtle: beyond here a special could still straddle the cut
-    start = max(start, longest - 1, 1)  # ... and before here one could start out of sight
+    # ... and before here one could start out of sight, or the character before a space
+    # (up to _LOOK_BEHIND bytes: SAFE_CUT_BYTES checks that it is no whitespace) be cut off
+    start = max(start, longest - 1, _LOOK_BEHIND)
     # 1. the start of a special token (the earliest one found)
     best: int | None = None
     for sp in specials:
@@ -122,7 +126,8 @@ def find_chunk_boundaries(
     with open(path, "rb") as fh:
         target = chunk_size
         while target < size:
-            base = max(0, target - keep)  # subtle: context to see a special straddling `target`
+            # subtle: context to see a special straddling `target`, and the character before it
+            base = max(0, target - keep - _LOOK_BEHIND)
             fh.seek(base)
             buf = b""
             found: int | None = None
@@ -131,7 +136,7 @@ def find_chunk_boundaries(
                 if not more:
                     break
                 # a sliding window: keep only enough old bytes to see a special split across reads
-                drop = max(0, len(buf) - 2 * keep)
+                drop = max(0, len(buf) - 2 * keep - _LOOK_BEHIND)
                 base += drop
                 buf = buf[drop:] + more
                 found = find_safe_boundary(buf, max(0, target - base), specials)

@@ -8,7 +8,7 @@ globs, ``hf://datasets/...``; plain, ``.gz``, ``.zst`` and Parquet), read as tra
 it (:mod:`core.train.corpus_readers`):
 
 - plain text is cut into byte ranges at safe places (the start of a special token, or a space
-  after a printable character: :func:`core.train.corpus.find_chunk_boundaries`), and each worker
+  after a character that is not whitespace: :func:`core.train.corpus.find_chunk_boundaries`), and each worker
   reads and encodes its ranges; compressed files are decompressed here and their safe chunks
   sent to the workers; Parquet rows are sent a batch at a time;
 - a special token written in the text (``<|endoftext|>`` between the documents of a file)
