@@ -33,8 +33,7 @@ def write_corpus(path: Path, at_least: int = MIN_BYTES) -> int:
     subtle: the words are Cyrillic, so counting takes seconds, not a fraction of one: ASCII
     text is counted in C at hundreds of MB/s (200 MB in 0.8 s, three of the page's polls),
     and the test must see the line while counting is under way. Cyrillic goes through the
-    `regex` pattern (200 MB in about 15 s on one core); the special token lets the file be
-    cut into chunks (its spaces follow letters that are not ASCII: no safe cut there)."""
+    `regex` pattern (200 MB in about 15 s on one core), a chunk at a time."""
     rng = random.Random(0)
     words = ["".join(rng.choice("етаоинсхрдлукмфвыпзбгж") for _ in range(rng.randint(2, 9)))
              for _ in range(5000)]
