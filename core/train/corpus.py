@@ -98,7 +98,7 @@ def find_safe_boundary(data: bytes, start: int, specials: Sequence[bytes]) -> in
             best = i
     if best is not None:
         return best
-    # 2. a space after a printable ASCII byte
+    # 2. a space after a character that is not whitespace
     for m in SAFE_CUT_BYTES.finditer(data, start):
         i = m.start()
         if i > limit:
