@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, charts, chips, display, keys, kinds, links, state, widgets
+from ui import cache, charts, chips, display, keys, kinds, limits, links, state, widgets
 
 setup("Vocabulary")
 
@@ -58,7 +58,10 @@ try:
 except Exception as err:  # noqa: BLE001
     widgets.show_error(err, what="Cannot list the vocabulary")
     st.stop()
-st.caption(f"{len(table):,} token(s) match. Click a column header to sort, a row to select it.")
+shown = table.head(limits.VOCAB_TABLE_ROWS)
+listed = (f"; the first {len(shown):,} are listed (search, or change the order, for the others)"
+          if len(shown) < len(table) else "")
+st.caption(f"{len(table):,} token(s) match{listed}. Click a column header to sort, a row to select it.")
 # the merge columns; hidden (None) when the model lists no merges: WordPiece, SentencePiece BPE
 merge_columns = {
     "merge": st.column_config.NumberColumn(
@@ -68,7 +71,7 @@ merge_columns = {
     "right": st.column_config.TextColumn(help="second part of the merge"),
 } if n_merges else dict.fromkeys(("merge", "left", "right"))
 picked = st.dataframe(
-    table, hide_index=True, width="stretch", height=390, key="voc.table",
+    shown, hide_index=True, width="stretch", height=390, key="voc.table",
     on_select="rerun", selection_mode="single-cell",  # a click anywhere in a row selects it
     placeholder="",  # a byte or special token has no merge or parts: a blank cell
     column_config={
@@ -81,7 +84,7 @@ picked = st.dataframe(
     },
 )
 rows = [row for row, _ in picked.selection.cells] if picked is not None else []
-selected = int(table.iloc[rows[0]]["ID"]) if rows and rows[0] < len(table) else None
+selected = int(shown.iloc[rows[0]]["ID"]) if rows and rows[0] < len(shown) else None
 if selected is not None and selected != state.value(keys.VOC_PICKED):
     # a new click (not the selection still standing from an earlier run, which would undo a
     # token typed below or opened from a link)

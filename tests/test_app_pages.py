@@ -519,3 +519,21 @@ def test_tokenize_export_warns_about_a_format_it_cannot_write(monkeypatch) -> No
     labels = sorted(b.label for b in at.get("download_button"))
     assert labels == sorted(f"⬇️ {name}" for name in
                             ("vocab.pkl", "merges.pkl", "encoder.json", "vocab.bpe", "tokenizer.json"))
+
+
+def test_vocabulary_sends_at_most_a_bounded_table_and_says_so() -> None:
+    # GPT-2's 50,257 rows were 5.2 MB on every run of the page: the first rows go, in the
+    # order chosen; search and the order reach the rest
+    from ui.limits import VOCAB_TABLE_ROWS
+
+    at = open_page(VOCAB)  # the default tokenizer: GPT-2
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert len(table) == VOCAB_TABLE_ROWS and table["ID"].iloc[0] == 0
+    assert any(f"50,257 token(s) match; the first {VOCAB_TABLE_ROWS:,} are listed" in c.value
+               for c in at.caption)
+    at.selectbox(key="_w.voc.order").set_value("newest merges first").run()
+    assert at.dataframe[0].value["ID"].iloc[0] == 50_255  # the others by the order: the last merge
+    at.text_input(key="_w.voc.search").set_value("ing").run()
+    assert len(at.dataframe[0].value) < VOCAB_TABLE_ROWS
+    assert not any("are listed" in c.value for c in at.caption)
