@@ -7,7 +7,7 @@ from core.engine.details import parse_ids
 from core.interface import TokenizerInterface
 
 from ui.page import setup
-from ui import cache, chips, keys, links, live_input, state, widgets
+from ui import cache, chips, copy_line, keys, links, live_input, state, widgets
 from ui.display import escaped
 
 setup("Decode")
@@ -112,7 +112,7 @@ def ids_and_text(key: str, tok: TokenizerInterface) -> None:
                 f"position {where + 1}. Either the IDs were not what this tokenizer would produce "
                 "(another tokenizer, or a different split of the same text), or they contain "
                 "bytes that are not valid UTF-8 and were replaced by U+FFFD.")
-            st.code(", ".join(map(str, again[:500])), language=None, wrap_lines=True)
+            copy_line.show(", ".join(map(str, again[:500])), wrap=True)
 
 
 ids_and_text(key, tok)

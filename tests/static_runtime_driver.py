@@ -74,6 +74,7 @@ def main(out: str) -> None:
     import streamlit
     from streamlit.testing.v1 import AppTest
 
+    from tests.copy_lines import copied
     from ui import runtime
 
     report: dict = {"streamlit": streamlit.__version__, "pages": {},
@@ -114,7 +115,8 @@ def main(out: str) -> None:
     at.switch_page("pages/2_Tokenize.py").run()
     at.text_area[0].set_value(text).run()
     report["tokenize"] = {"problems": _problems(at), "text": text,
-                          "codes": [c.value for c in at.code],
+                          # the copy lines: st.code where st.html runs no script (ui.copy_line)
+                          "codes": [c.value for c in at.code] + copied(at),
                           "metrics": {m.label: m.value for m in at.metric},
                           "query": dict(at.query_params)}
 

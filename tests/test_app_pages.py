@@ -16,6 +16,7 @@ from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
 from ui.state import fingerprint
 from ui.site import page
+from tests.copy_lines import copy_lines
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -222,14 +223,14 @@ def test_tokenize_word_baseline(tok: Tokenizer) -> None:
 
 
 def test_tokenize_ids_are_on_the_page_ready_to_copy(tok: Tokenizer) -> None:
-    """One click copies the IDs: they are an ``st.code`` line under the chips (Streamlit's
+    """One click copies the IDs: they are a copy line under the chips (``ui.copy_line``'s
     copy button), not inside a tab that must be opened first."""
     at = open_page(TOKENIZE, ("mine", tok))
     text = "the cat sat on the mat."
     at.text_area[0].set_value(text).run()
     assert not at.exception
-    (ids,) = [c for c in at.main.code if c.value == ", ".join(map(str, tok.encode(text)))]
-    assert not ids.proto.wrap_lines
+    (wraps,) = [w for t, w in copy_lines(at.main) if t == ", ".join(map(str, tok.encode(text)))]
+    assert not wraps
     assert "🔢 IDs" not in [t.label for t in at.tabs]
 
 

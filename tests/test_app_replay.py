@@ -16,6 +16,7 @@ from core.formats.presets import load_preset
 from core.explain.replay import encode_with_first_merges
 from ui.site import page
 from ui.state import SAMPLE_TEXT, fingerprint
+from tests.copy_lines import copied
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -64,7 +65,7 @@ def open_replay(params: dict[str, str] | None = None, *tokenizers: tuple[str, To
 
 def shown_ids(at: AppTest) -> list[int]:
     """The IDs the page shows: its copy row, and the chips' own IDs (which must agree)."""
-    row = next(c.value for c in at.code if not c.value.startswith(("/", "http")))
+    row = next(t for t in copied(at) if not t.startswith(("/", "http")))
     ids = [int(x) for x in row.split(", ")] if row else []
     chips = "\n".join(h.proto.body for h in at.get("html"))
     assert [int(x) for x in re.findall(r'title="ID (\d+) · #', chips)] == ids
@@ -101,7 +102,7 @@ def test_gpt2_link_reopens_a_step_with_its_merge(tmp_path) -> None:
     html = "\n".join(h.proto.body for h in at.get("html"))
     assert "Merge 300 adds" in html and "(ID 555)" in html
     assert "<img" not in html and ">&lt;<sub>" in html  # the text is escaped in the chips
-    link = next(c.value for c in at.code if c.value.startswith("/"))
+    link = next(t for t in copied(at) if t.startswith("/"))
     assert "k=300" in link and link.startswith("/Replay?")
     assert len(at.get("plotly_chart")) == 1  # no training here: token lengths by rank
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 from ui import site
+from tests.copy_lines import copied
 
 pytestmark = pytest.mark.xdist_group("jobs")  # starts training workers: share one xdist worker
 
@@ -252,7 +253,7 @@ def test_a_listed_corpus_from_a_link_trains_where_it_lies(corpus_dir):
     assert not at.exception and not at.warning, (at.exception, texts(at.warning))
     assert at.radio[0].value == "Server corpus"
     assert at.selectbox(key="_w.train.server_corpus").value == "books/stories.txt"
-    assert any("corpus=books%2Fstories.txt" in c.value for c in at.code)  # the link names it
+    assert any("corpus=books%2Fstories.txt" in t for t in copied(at))  # the link names it
     at.number_input[0].set_value(300).run()
     start_button(at).click().run()
     run_until(at, lambda a: "merges.pkl" in downloads(a))

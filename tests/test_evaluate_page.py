@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.explain.evaluate import evaluate, parallel_texts
 from core.formats.presets import load_preset
+from tests.copy_lines import copied
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "7_Evaluate.py")
 
@@ -70,7 +71,7 @@ def test_an_upload_is_kept_and_a_link_brings_it_back(tiktoken_cache):
     rows = _table(opened)
     assert [r["text"] for r in rows] == ["📄 my notes.txt (740 B)"]
     assert rows[0]["tokens"] == evaluate(load_preset("gpt2"), [text]).stats.tokens
-    link = next(c.value for c in opened.code if "?" in c.value)
+    link = next(t for t in copied(opened) if "?" in t)
     assert parse_qs(urlsplit(link).query)["src"] == [sid]
 
 

@@ -17,6 +17,7 @@ from core.train import train_bpe
 from ui import links, state
 from ui.state import fingerprint
 from ui.site import page
+from tests.copy_lines import copy_lines, copied
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -80,7 +81,7 @@ def metric(at: AppTest, label: str) -> str:
 
 def the_link(at: AppTest) -> str:
     """The link in the "Copy link" popover."""
-    found = [c.value for c in at.code if "?" in c.value or c.value.endswith("/")]
+    found = [t for t in copied(at) if "?" in t or t.endswith("/")]
     assert found, "no link shown"
     return found[0]
 
@@ -157,13 +158,13 @@ def test_the_link_never_names_a_word_the_text_lost(gpt2: Tokenizer) -> None:
 
 
 def test_the_link_is_on_the_page_ready_to_copy(gpt2: Tokenizer) -> None:
-    """One click copies the link: it is an ``st.code`` block on the page itself (Streamlit's
+    """One click copies the link: it is a copy line on the page itself (``ui.copy_line``'s
     copy button), not inside a popover that must be opened first."""
     for name in PAGES:
         at = open_url(name, {"tok": GPT2})
         assert not at.get("popover"), name  # nothing to open: the session has no unsaved tokenizer
-        (code,) = [c for c in at.code if c.value.startswith("/" + name)]
-        assert not code.proto.wrap_lines  # one line
+        (wraps,) = [w for t, w in copy_lines(at) if t.startswith("/" + name)]
+        assert not wraps  # one line
 
 
 def params_of(link: str) -> dict[str, list[str]]:

@@ -21,6 +21,7 @@ from tests.chat_templates import GEMMA
 from ui.chat_view import DEFAULT_CONVERSATION, messages_of
 from ui.site import page
 from ui.state import fingerprint
+from tests.copy_lines import copied
 
 pytestmark = pytest.mark.xdist_group("apptest")
 
@@ -56,7 +57,7 @@ def metric(at: AppTest, label: str) -> str:
 
 
 def the_link(at: AppTest) -> str:
-    return next(c.value for c in at.code if "/Tokenize?" in c.value)
+    return next(t for t in copied(at) if "/Tokenize?" in t)
 
 
 def reopen(link: str) -> AppTest:

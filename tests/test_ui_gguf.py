@@ -24,6 +24,7 @@ from tests.test_formats_gguf import read_cases
 from tests.test_gguf_local import ollama_model
 from tests.test_links import open_url, params_of, reopen, the_link, warnings
 from ui import local_models
+from tests.copy_lines import copied
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -102,7 +103,7 @@ def notes(at: Any) -> str:
 
 
 def ids_shown(at: Any, ids: list[int]) -> bool:
-    return ", ".join(map(str, ids)) in [c.value for c in at.code]
+    return ", ".join(map(str, ids)) in copied(at)
 
 
 # ---- listing on: a one-person run -----------------------------------------------------------

@@ -16,6 +16,7 @@ from tests.hub_stub import GPT2, LLAMA3, MISTRAL_SP, HubStub, real_repos
 from tests.test_app_pages import DECODE, VOCAB
 from tests.test_links import open_url, params_of, reopen, the_link, warnings
 from ui import hub_models, keys
+from tests.copy_lines import copied
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -45,7 +46,7 @@ def test_a_model_link_opens_the_model_and_the_link_names_it(hub: HubStub) -> Non
     at = open_url("Tokenize", {"model": GPT2, "text": "hello world"})
     assert at.selectbox(key="tok.tokenizer").value == GPT2_LABEL
     assert not warnings(at)
-    assert "31373, 995" in [c.value for c in at.code]  # GPT-2's IDs of "hello", " world"
+    assert "31373, 995" in copied(at)  # GPT-2's IDs of "hello", " world"
     link = the_link(at)
     assert params_of(link)["model"] == [GPT2] and "tok" not in params_of(link)
     again = reopen(link)
@@ -116,7 +117,7 @@ def test_a_server_without_the_hub_says_the_model_is_not_cached_there(tmp_path: P
     assert picker.value == "GPT-2 (gpt2)"
     assert not [o for o in picker.options if "uncached-model" in o]  # not remembered either
     assert "`GPT-2 (gpt2)`" in [m.value for m in at.sidebar.markdown]  # the active one
-    assert "15496, 995" in [c.value for c in at.code]  # GPT-2's "Hello", " world"
+    assert "15496, 995" in copied(at)  # GPT-2's "Hello", " world"
 
 
 def test_pickers_offer_popular_opened_and_cached_models_but_not_in_the_static_build(
@@ -155,7 +156,7 @@ def test_a_model_that_cannot_load_leaves_the_tokenizer_in_use(hub: HubStub) -> N
     assert not [o for o in picker.options if "no-such-model" in o]
     opened = at.session_state[keys.HUB_MODELS] if keys.HUB_MODELS in at.session_state else []
     assert "nobody/no-such-model" not in opened
-    assert "15496, 995" in [c.value for c in at.code]  # GPT-2's "Hello", " world"
+    assert "15496, 995" in copied(at)  # GPT-2's "Hello", " world"
     at.query_params.clear()  # as the menu opens a page
     at.switch_page(DECODE)
     at.run()

@@ -12,6 +12,7 @@ from core.pipeline.pre_tokenizers import Whitespace
 from core.pipeline.tokenizer import PipelineTokenizer
 from tests.test_app_pages import COMPARE, DECODE, HOME, TOKENIZE, open_page
 from ui.state import fingerprint
+from tests.copy_lines import copied
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -26,8 +27,8 @@ def word_level(*, lowercase: bool) -> PipelineTokenizer:
 
 
 def code_lines(at) -> list[str]:
-    """The page's ``st.code`` lines: the link and the IDs under the chips."""
-    return [c.value for c in at.main.code]
+    """The page's copy lines: the link and the IDs under the chips."""
+    return copied(at.main)
 
 
 def test_a_normalizer_alone_changes_the_fingerprint() -> None:

@@ -8,7 +8,7 @@ How it works
   parameter becomes a note ("what was wrong, what the page shows instead"), never an error.
 - :func:`share` (called by each page under its title) writes the current view back to
   ``st.query_params``, so the address bar always names the view, and shows the full link on
-  one line with Streamlit's own copy button (``st.code``): one click copies it.
+  one line with a copy button (``ui.copy_line``): one click copies it.
 
 Where the rest lives
 --------------------

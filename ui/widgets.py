@@ -13,7 +13,7 @@ from core.engine.tokenizer import Tokenizer
 from core.errors import PatternNeededError, PlaygroundError
 from core.formats.detect import export_all, files_to_open
 from core.interface import TokenizerInterface
-from ui import cache, display, limits, model_picker, runtime, site, state, workspace
+from ui import cache, copy_line, display, limits, model_picker, runtime, site, state, workspace
 from ui.live_input import key_class
 from ui.training import sidebar_status
 
@@ -31,13 +31,13 @@ def later(data: bytes) -> Callable[[], bytes]:
     return lambda: data
 
 def copy_row(label: str, text: str, *, key: str, help: str | None = None) -> Any:
-    """``label`` and ``text`` on one line, with Streamlit's own copy button (``st.code``):
-    one click copies the text (a link, token IDs). Returns the row, for a control at its
-    right (``with copy_row(...):``)."""
+    """``label`` and ``text`` on one line, with a copy button (:mod:`ui.copy_line`): one
+    click copies the text (a link, token IDs). Returns the row, for a control at its right
+    (``with copy_row(...):``)."""
     row = st.container(horizontal=True, vertical_alignment="center", gap="small", key=key)
     with row:
         st.caption(label, help=help, width="content")
-        st.code(text, language=None, width="stretch")
+        copy_line.show(text)
     return row
 
 

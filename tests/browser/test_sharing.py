@@ -41,13 +41,12 @@ session = browser_session  # another fresh browser context (= Streamlit session)
 
 
 def copy_with_one_click(app: AppBrowser, row_key: str) -> str:
-    """Click the copy button of the ``st.code`` line in the row keyed ``row_key`` (Streamlit's
-    own button, shown on hover) and read what it put on the clipboard."""
+    """Click the copy button of the copy line (``ui.copy_line``) in the row keyed ``row_key``
+    and read what it put on the clipboard."""
     page = app.page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app.base_url)
     page.evaluate("navigator.clipboard.writeText('')")  # nothing left from an earlier copy
     row = page.locator(f".st-key-{row_key}")
-    row.locator('[data-testid="stCode"]').hover()
     row.get_by_role("button", name="Copy to clipboard").click()
     row.get_by_role("button", name="Copied").wait_for()  # the button says so once it is done
     return str(page.evaluate("navigator.clipboard.readText()"))
@@ -210,7 +209,7 @@ def test_one_click_copies_the_link_on_every_page(app: AppBrowser, path: str) -> 
     app.goto(path)
     link = copied_link(app)
     assert link.startswith(f"{app.base_url}/{path}"), link
-    shown = app.page.locator(f'.st-key-links-{path or "Home"} [data-testid="stCode"]').inner_text()
+    shown = app.page.locator(f'.st-key-links-{path or "Home"} .tp-copy-text').inner_text()
     assert link == shown.replace("\n", "")  # the line on the page is what was copied
     assert app.page.locator('[data-testid="stPopover"]').count() == 0  # nothing to open first
     app.assert_healthy()

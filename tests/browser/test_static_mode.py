@@ -31,6 +31,8 @@ from tests.browser.test_train_control import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
+COPY_LINE = ".tp-copy-text"  # the text of a copy line (ui.copy_line): a link, token IDs
+
 
 @pytest.fixture(scope="module")
 def static_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
@@ -88,17 +90,17 @@ def test_a_link_names_its_page_in_the_query_and_opens_that_view(
     and a fresh browser opening it lands on Tokenize with the same text and IDs."""
     app = static_app
     app.goto("Tokenize?text=hello%20static%20world")
-    link = app.page.locator('[data-testid="stCode"]').filter(has_text="?page=Tokenize")
+    link = app.page.locator(COPY_LINE).filter(has_text="?page=Tokenize")
     url = link.first.inner_text().strip()
     assert url.startswith(static_server.url + "/?page=Tokenize&"), url
-    ids = app.page.locator('[data-testid="stCode"]').filter(has_text=re.compile(r"^\d+(, \d+)*$"))
+    ids = app.page.locator(COPY_LINE).filter(has_text=re.compile(r"^\d+(, \d+)*$"))
     expected = ids.first.inner_text().strip()
     with browser_session(browser, static_server.url, screenshot_dir) as other:
         other.page.goto(url)
         other.page.get_by_role("heading", name="Tokenize").wait_for()
         other.wait()
         assert other.page.get_by_role("textbox", name="Text").input_value() == "hello static world"
-        got = other.page.locator('[data-testid="stCode"]').filter(
+        got = other.page.locator(COPY_LINE).filter(
             has_text=re.compile(r"^\d+(, \d+)*$")).first.inner_text().strip()
         assert got == expected
         assert "/Tokenize?" in other.page.url

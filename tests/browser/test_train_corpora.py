@@ -71,7 +71,7 @@ def test_a_200_mb_server_corpus_trains_from_the_page_showing_the_bytes_read(
         picker.wait_for()
         main = page.locator('[data-testid="stMain"]')
         assert picker.input_value() == f"{NAME} · {size / 1e6:.1f} MB"
-        assert "corpus=owt%2Fstories.txt" in main.locator('[data-testid="stCode"]').inner_text()
+        assert "corpus=owt%2Fstories.txt" in main.locator('.tp-copy-text').inner_text()
         app.screenshot("train-server-corpus")
         vocab = page.get_by_label("Vocab size", exact=True)
         vocab.fill("300")
