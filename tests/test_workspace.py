@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from core.errors import InvalidIdError, LibraryStorageError, UnknownIdError
 from core.services.workspace import WorkspaceStore, blob_id_of, is_blob_id
 from ui import keys, site
+from tests.copy_lines import copied
 from tests.markdown_text import shown as read
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,7 +173,7 @@ def test_a_link_made_in_one_session_opens_the_same_tokenizer_in_another():
     teammate = _page("Vocabulary", ws, tok=label)
     assert teammate.session_state[keys.ACTIVE] == label
     assert not teammate.warning, [w.value for w in teammate.warning]
-    link = [c.value for c in teammate.code if "Vocabulary?" in str(c.value)]
+    link = [text for text in copied(teammate) if "Vocabulary?" in text]
     assert link and f"ws={ws}" in link[0]
 
 
