@@ -38,7 +38,14 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script: deploy/ is on the path, the repo is not
     sys.path.insert(0, str(REPO))
 
-from deploy.launch import ServerError, free_port, stop, streamlit_command, wait_healthy  # noqa: E402
+from deploy.launch import (  # noqa: E402
+    NO_FILE_WATCHER,
+    ServerError,
+    free_port,
+    stop,
+    streamlit_command,
+    wait_healthy,
+)
 
 TEMPLATE = Path(__file__).resolve().parent / "haproxy.cfg"
 #: ui.local_models.ENV_ENABLE (not imported: this script runs without Streamlit loaded).
@@ -84,7 +91,11 @@ def start_workers(n: int, *, cookie_secret: str, python: str) -> tuple[list[subp
     procs, ports = [], []
     for _ in range(n):
         port = free_port()
-        cmd = streamlit_command(port, app=REPO / "app.py", python=python, warm=True)
+        # No file watcher: a served checkout does not change under its users, and Streamlit's
+        # watcher looks over the imported modules after each script run (the single-process
+        # benchmarks, deploy.launch.start_streamlit, run without it too).
+        cmd = streamlit_command(port, app=REPO / "app.py", python=python, warm=True,
+                                extra=NO_FILE_WATCHER)
         env = dict(os.environ, STREAMLIT_SERVER_COOKIE_SECRET=cookie_secret)  # no CLI flag for it
         procs.append(subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True))  # noqa: S603
         ports.append(port)

@@ -13,8 +13,8 @@
 - ``.nojekyll``: many stlite chunks start with ``_``, which GitHub Pages' Jekyll would drop;
 - ``manifest.json``: versions, requirements, each bundled file's size and SHA-256, sizes.
 
-On first load the browser downloads Pyodide and its packages from cdn.jsdelivr.net (and
-plotly from PyPI); everything after that runs in the tab. The npm package is installed once
+On first load the browser downloads Pyodide and its packages from cdn.jsdelivr.net;
+everything after that runs in the tab. The npm package is installed once
 into ``.cache/stlite`` (git-ignored) and reused, so later builds are offline.
 
     python deploy/static.py --out dist
@@ -39,9 +39,9 @@ STLITE_VERSION = "1.9.2"
 # from silently changing the Python the site runs on.
 PYODIDE_URL = "https://cdn.jsdelivr.net/pyodide/v0.29.3/full/pyodide.mjs"
 # What the app imports beyond what stlite brings (streamlit, numpy, pandas): regex and jinja2
-# (chat templates, core.chat.sandbox) are in Pyodide's own package set; plotly comes from
-# PyPI, pinned to the version tested here.
-REQUIREMENTS = ["regex", "plotly==7.1.0", "jinja2"]
+# (chat templates, core.chat.sandbox), both in Pyodide's own package set (charts are SVG
+# drawn by ui.charts: no chart library).
+REQUIREMENTS = ["regex", "jinja2"]
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE_NAME = "@stlite/browser"
@@ -213,9 +213,9 @@ def index_html() -> str:
  border-radius: 0.5rem; font-family: sans-serif; font-size: 0.9rem; line-height: 1.45">
 <p><strong>Loading the {TITLE}&hellip;</strong></p>
 <p>On first load this page downloads Python (Pyodide {pyodide_version}) and its packages from
-cdn.jsdelivr.net (and plotly from PyPI). That takes some seconds; after that the playground
-runs entirely in this browser tab, with no server. If it never starts, check that this
-browser can reach cdn.jsdelivr.net and pypi.org.</p>
+cdn.jsdelivr.net. That takes some seconds; after that the playground runs entirely in this
+browser tab, with no server. If it never starts, check that this browser can reach
+cdn.jsdelivr.net.</p>
 </div>
 <div id="root"></div>
 <noscript>The {TITLE} runs Python in your browser and needs JavaScript; please enable it.</noscript>

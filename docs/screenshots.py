@@ -58,7 +58,7 @@ def main() -> None:
             _settle(page)
             page.screenshot(path=ASSETS / "screenshot-tokenize.png", full_page=True)
             for name, path, ready in [("decode", "Decode", ".tp-chips"),
-                                      ("vocabulary", "Vocabulary", ".js-plotly-plot"),
+                                      ("vocabulary", "Vocabulary", '[data-chart="voc.lengths"] svg'),
                                       ("compare", "Compare", ".tp-chips"),
                                       ("train", "Train", "button"),
                                       ("replay", "Replay", ".tp-chips")]:  # fmt: skip

@@ -1,11 +1,10 @@
 """Vocabulary: every token with its bytes, merge rank and parts (or its score, for Unigram
 models); a token's merge tree. Its captions follow the tokenizer's kind (ui.kinds)."""
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, charts, chips, display, keys, kinds, limits, links, state, widgets
+from ui import cache, charts, display, keys, kinds, limits, links, merge_tree, state, widgets
 
 setup("Vocabulary")
 
@@ -118,7 +117,7 @@ with left:
         elif merged:
             try:
                 tree = cache.merge_tree(key, int(token_id), tok)
-                st.graphviz_chart(chips.merge_tree_dot(tree, leaf=kind.leaf), width="stretch")
+                st.html(merge_tree.merge_tree_html(tree, leaf=kind.leaf))
             except Exception as err:  # noqa: BLE001
                 widgets.show_error(err, what="Cannot draw the merge tree")
     else:
@@ -126,14 +125,7 @@ with left:
 
 with right:
     st.subheader("Token lengths")
-    counts = cache.length_counts(key, tok)
-    fig = go.Figure(go.Bar(x=list(counts), y=list(counts.values()), marker_color="#5b6cf0",
-                           hovertemplate="%{y:,} tokens of %{x} bytes<extra></extra>"))
-    fig.update_layout(xaxis_title="token length (bytes)", yaxis_title="tokens", height=340,
-                      xaxis=charts.integer_axis(min(counts, default=0), max(counts, default=1)),
-                      yaxis=charts.integer_axis(0, max(counts.values(), default=1)),
-                      margin=dict(l=10, r=10, t=10, b=10), bargap=0.15)
-    st.plotly_chart(fig, key="voc.lengths", width="stretch")
+    charts.show(charts.token_length_chart(cache.length_counts(key, tok)))
 
 with st.expander("⬇️ Export this tokenizer"):
     widgets.export_buttons(tok, key="voc.export")

@@ -13,6 +13,7 @@ import pytest
 
 from core.formats.detect import load_tokenizer_files
 from core.formats.presets import load_preset
+from tests.chart_svg import merge_trees
 from tests.conftest import need_module
 from tests.test_app_pages import TOKENIZE, VOCAB, all_html, metric, open_page
 from tests.test_interface import WORD_PIECE_DOC
@@ -95,11 +96,9 @@ def test_vocabulary_calls_a_special_token_special_not_a_byte() -> None:
     at = open_page(VOCAB, ("GPT-2", tok))
     at.number_input(key="_w.voc.token").set_value(50256).run()
     assert not at.exception and not at.error
-    (chart,) = at.get("graphviz_chart")
-    assert 'label="<|endoftext|>\\nID 50256 · special"' in chart.proto.spec
-    at.number_input(key="_w.voc.token").set_value(32).run()  # a space: a byte
-    (chart,) = at.get("graphviz_chart")
-    assert "ID 32 · byte" in chart.proto.spec
+    assert merge_trees(at) == [[("<|endoftext|>", "ID 50256 · special")]]
+    at.number_input(key="_w.voc.token").set_value(32).run()  # GPT-2's ID 32: the byte "A"
+    assert merge_trees(at) == [[("A", "ID 32 · byte")]]
 
 
 def test_vocabulary_merge_tree_of_sentencepiece_bpe_ends_at_base_pieces() -> None:
@@ -108,12 +107,13 @@ def test_vocabulary_merge_tree_of_sentencepiece_bpe_ends_at_base_pieces() -> Non
     at = open_page(VOCAB, ("spm bpe", tok))
     at.number_input(key="_w.voc.token").set_value(word_id).run()
     assert not at.exception and not at.error
-    (chart,) = at.get("graphviz_chart")
-    assert "· base piece" in chart.proto.spec and "· byte" not in chart.proto.spec
+    (tree,) = merge_trees(at)
+    kinds_drawn = [line.split(" · ")[1] for _, line in tree]
+    assert "base piece" in kinds_drawn and "byte" not in kinds_drawn, tree
+    assert tree[0] == ("▁return", f"ID {word_id} · merge #{tok.merge_tree(word_id).rank + 1}")
     special = tok.special_token_ids["</s>"]
     at.number_input(key="_w.voc.token").set_value(special).run()
-    (chart,) = at.get("graphviz_chart")
-    assert f"ID {special} · special" in chart.proto.spec
+    assert merge_trees(at) == [[("</s>", f"ID {special} · special")]]
 
 
 # ---- Tokenize --------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tests.markdown_text import shown
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
 from ui.state import fingerprint
 from ui.site import page
+from tests.chart_svg import bars, chart, merge_trees, ticks
 from tests.copy_lines import copy_lines
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
@@ -320,8 +322,12 @@ def test_vocabulary_table_search_and_tree(tok: Tokenizer) -> None:
     the_id = next(i for i, b in tok.vocab.items() if b == b" the")
     at.number_input(key="_w.voc.token").set_value(the_id).run()
     assert not at.exception
-    assert at.get("graphviz_chart")
-    assert at.get("plotly_chart")
+    (tree,) = merge_trees(at)
+    assert tree[0] == ("·the", f"ID {the_id} · merge #{tok.merge_tree(the_id).rank + 1}")
+    t_id = next(i for i, b in tok.vocab.items() if b == b"t")
+    assert ("t", f"ID {t_id} · byte") in tree and len(tree) == 7  # " the" down to 4 bytes
+    lengths = {int(x): n for _, x, n, _ in bars(chart(at, "voc.lengths"))}
+    assert lengths == Counter(len(t) for t in tok.vocab.values())  # a bar per length
     at.text_input(key="_w.voc.search").set_value("").run()
     at.selectbox(key="_w.voc.order").set_value("newest merges first").run()
     assert not at.exception
@@ -331,14 +337,15 @@ def test_vocabulary_table_search_and_tree(tok: Tokenizer) -> None:
 
 def test_vocabulary_length_chart_has_whole_number_ticks(tok: Tokenizer) -> None:
     """Token lengths and token counts are whole numbers: no tick at 2.5 bytes or 7.5 tokens."""
-    import json
-
     at = open_page(VOCAB, ("mine", tok))
-    (chart,) = at.get("plotly_chart")
-    layout = json.loads(chart.proto.spec)["layout"]
-    for axis in ("xaxis", "yaxis"):
-        assert isinstance(layout[axis]["dtick"], int) and layout[axis]["dtick"] >= 1, layout[axis]
-        assert layout[axis]["tick0"] == 0 and layout[axis]["tickformat"] == ",d"
+    lengths = chart(at, "voc.lengths")
+    for axis in ("x", "y"):
+        written = ticks(lengths, axis)
+        assert written and all(t.replace(",", "").isdigit() for t in written), written
+    counts = [int(t.replace(",", "")) for t in ticks(lengths, "y")]
+    assert counts[0] == 0 and len({b - a for a, b in zip(counts, counts[1:])}) == 1, counts
+    hovers = [label for _, _, _, label in bars(lengths)]
+    assert "256 tokens of 1 byte" in hovers, hovers  # the 256 bytes
 
 
 def test_vocabulary_a_click_on_any_cell_selects_its_row(tok: Tokenizer) -> None:

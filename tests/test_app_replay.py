@@ -16,6 +16,7 @@ from core.formats.presets import load_preset
 from core.explain.replay import encode_with_first_merges
 from ui.site import page
 from ui.state import SAMPLE_TEXT, fingerprint
+from tests.chart_svg import chart, charts, cursor, points
 from tests.copy_lines import copied
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
@@ -88,8 +89,15 @@ def test_slider_at_k_shows_core_encoding_with_the_first_k_merges(trained) -> Non
         assert shown_ids(at) == encode_with_first_merges(tok, SAMPLE_TEXT, k), k
         assert any(m.label == "Vocab size" and m.value == f"{257 + k:,}" for m in at.metric)
     assert shown_ids(at) == tok.encode(SAMPLE_TEXT)
-    # the training charts, with the cursor (a vertical line) at step n
-    assert len(at.get("plotly_chart")) == 2
+    # the training charts, with the cursor (a vertical line) at step n: merge n, its count
+    assert list(charts(at)) == ["rep.chart.counts", "rep.chart.growth"]
+    counts, growth = chart(at, "rep.chart.counts"), chart(at, "rep.chart.growth")
+    assert [(x, y) for x, y, _ in points(counts)] == [(r[0] + 1, r[1]) for r in rows]
+    assert cursor(counts) == (n, rows[-1][1], f"step {n:,}\ncount {rows[-1][1]:,}")
+    assert cursor(growth)[:2] == pytest.approx((rows[-1][5], 257 + n), rel=1e-5)  # seconds, size
+    at.slider[0].set_value(0).run()
+    assert cursor(chart(at, "rep.chart.counts")) is None  # step 0: no merge yet
+    assert cursor(chart(at, "rep.chart.growth"))[:2] == (0, 257)
     assert "red mark is step k" in " ".join(c.value for c in at.caption)
 
 
@@ -104,7 +112,11 @@ def test_gpt2_link_reopens_a_step_with_its_merge(tmp_path) -> None:
     assert "<img" not in html and ">&lt;<sub>" in html  # the text is escaped in the chips
     link = next(t for t in copied(at) if t.startswith("/"))
     assert "k=300" in link and link.startswith("/Replay?")
-    assert len(at.get("plotly_chart")) == 1  # no training here: token lengths by rank
+    # no training here: the length of each merge's token, the cursor at merge 300
+    assert list(charts(at)) == ["rep.chart.lengths"]
+    lengths = chart(at, "rep.chart.lengths")
+    assert cursor(lengths) == (300, len(tok.vocab[555]), f"step 300\n{len(tok.vocab[555])} bytes")
+    assert points(lengths)[0][:2] == (1, 2)  # merge 1 ("Ġt") makes a 2-byte token
 
 
 def test_home_quick_start_tokenizer_shows_its_training(tmp_path) -> None:
@@ -121,7 +133,7 @@ def test_home_quick_start_tokenizer_shows_its_training(tmp_path) -> None:
     captions = " ".join(c.value for c in at.caption)
     assert "not recorded" not in captions
     assert "This session's training" in captions
-    assert len(at.get("plotly_chart")) == 2
+    assert list(charts(at)) == ["rep.chart.counts", "rep.chart.growth"]
     rows = at.session_state["ui.tokenizers"][label]["meta"]["rows"]
     assert [r[3] for r in rows] == tok.merges  # the rows are this tokenizer's merges
     assert [r[4] for r in rows] == list(range(len(tok.vocab) - len(rows) + 1, len(tok.vocab) + 1))
@@ -133,7 +145,7 @@ def test_home_quick_start_tokenizer_shows_its_training(tmp_path) -> None:
     reloaded.run()
     assert not reloaded.exception, [e.value for e in reloaded.exception]
     assert reloaded.session_state["ui.tokenizers"][label]["meta"]["rows"] == rows
-    assert len(reloaded.get("plotly_chart")) == 2
+    assert list(charts(reloaded)) == ["rep.chart.counts", "rep.chart.growth"]
 
 
 @pytest.mark.parametrize(("value", "note"), [

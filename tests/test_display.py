@@ -7,8 +7,8 @@ checked in chromium and is kept by tests/browser/test_literal_tokens.py.
 
 from __future__ import annotations
 
-import json
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from core.train import train_bpe
 from ui import charts, display, site
 from ui.display import code_span, escaped, merge_number, merge_table
 from ui.limits import readable_token
+from tests.chart_svg import chart, points
 
 #: The syntax issue 27 lists: each must show as itself.
 SYNTAX = ["**", "~~", "##", "__", ">", "*", "`", "$x$", ":smile:", "<b>", "&amp;", "[a](b)",
@@ -113,9 +114,10 @@ def test_merge_table_cells_are_code_spans() -> None:
 
 
 def test_chart_hover_text_is_html_escaped() -> None:
-    counts, _ = charts.training_figures([(0, 3, b"<b>&", (b"<b>", b"&"), 257, 0.1)], 257)
-    trace = counts.data[0]
-    assert list(trace.text) == ["&lt;b&gt;&amp;"] and list(trace.x) == [1]
+    counts, _ = charts.training_charts([(0, 3, b"<b>&", (b"<b>", b"&"), 257, 0.1)], 257)
+    assert "<title>merge 1&#10;count 3&#10;&lt;b&gt;&amp;</title>" in counts
+    assert [(x, y, label) for x, y, label in points(ET.fromstring(counts))] == [
+        (1, 3, "merge 1\ncount 3\n<b>&")]
 
 
 # ---- the Train page (AppTest): its table is built by merge_table ------------------------------
@@ -149,5 +151,5 @@ def test_train_table_shows_markdown_tokens_as_code_spans() -> None:
         expected = [code_span(readable_token(part(a, b))) for a, b in reversed(merges)]
         assert list(table[column]) == expected, column
     assert table["token"].iloc[-1] == "`**`" and table["left"].iloc[-1] == "`*`"
-    (counts, _) = (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
-    assert "&lt;&gt;" in counts["data"][0]["text"]  # the token <> in the chart's hover
+    hovers = [label for _, _, label in points(chart(at, "train.chart.counts"))]
+    assert any(label.endswith("\n<>") for label in hovers)  # the token <> in the chart's hover

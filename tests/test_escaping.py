@@ -27,7 +27,7 @@ from streamlit.testing.v1 import AppTest
 from core.engine.bytes_unicode import to_gpt2_str
 from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
-from ui import chips
+from ui import chips, copy_line, merge_tree
 from ui.display import escaped
 from ui.state import fingerprint
 from ui.site import page
@@ -151,6 +151,23 @@ def assert_only_our_markup(markup: str) -> None:
     for tag, attrs, _ in elements(markup):
         assert tag in OUR_TAGS, f"<{tag}> is not one of our tags"
         assert set(attrs) <= OUR_ATTRS, f"<{tag}> has attributes {sorted(attrs)}"
+
+
+#: The elements of a chart (ui.charts: inline SVG through HTML-enabled Markdown).
+CHART_TAGS = {"div", "span", "svg", "g", "rect", "circle", "path", "line", "polyline", "text",
+              "title"}
+
+
+def assert_only_chart_markup(markup: str) -> None:
+    """A chart: only the chart's own elements (one ``<svg>``, its root), no event handler, no
+    raw attack piece."""
+    assert markup.count("<svg") == 1, "an <svg> that is not the chart's own"
+    for raw in RAW:
+        if raw != "<svg":
+            assert raw not in markup, f"raw {raw!r} in the chart"
+    for tag, attrs, _ in elements(markup):
+        assert tag in CHART_TAGS, f"<{tag}> is not one of a chart's tags"
+        assert not [a for a in attrs if a.startswith("on")], f"<{tag}> has {sorted(attrs)}"
 
 
 def assert_in_one_chip(markup: str, label: str, *, cls: str = "tp-chip") -> list:
@@ -281,26 +298,23 @@ def test_regions_escape_text_pieces_and_names(tok: Tokenizer) -> None:
         assert f"<code>{html.escape(chips.visible(region.text))}</code>" in out
 
 
-def dot_labels(dot: str) -> list[str]:
-    """Each node's label in a merge-tree DOT, DOT escapes undone; every node line must be a
-    well-formed ``nK [label="...", fillcolor="..."];`` (an unescaped quote breaks it)."""
-    labels = []
-    for line in dot.splitlines():
-        if "[label=" not in line:
-            continue
-        m = re.fullmatch(r'\s*n\d+ \[label="((?:[^"\\]|\\.)*)", fillcolor="#[0-9a-f]+"\];', line)
-        assert m, f"malformed DOT node line: {line!r}"
-        labels.append(re.sub(r"\\(.)", lambda g: "\n" if g[1] == "n" else g[1], m[1]))
-    return labels
+def tree_labels(markup: str) -> list[str]:
+    """Each box of a merge tree (``ui.merge_tree``): its token as shown, a line
+    break, its ID line; after checking that the markup is only ours."""
+    assert_only_our_markup(markup)
+    found = elements(markup)
+    tokens = [text for tag, attrs, text in found if tag == "code"]
+    ids = [text for tag, attrs, text in found if attrs.get("class") == "tp-mt-id"]
+    assert len(tokens) == len(ids) == sum("tp-mt-box" in a.get("class", "") for _, a, _ in found)
+    return [f"{t}\n{i}" for t, i in zip(tokens, ids, strict=True)]
 
 
 @pytest.mark.parametrize("attack", [ATTACK, ATTACK2], ids=["img", "script"])
-def test_merge_tree_dot_quotes_a_whole_token(tok: Tokenizer, attack: str) -> None:
-    """The Vocabulary page's merge tree is Graphviz DOT, not HTML: quotes and backslashes in a
-    token must stay inside its label string."""
+def test_merge_tree_escapes_a_whole_token(tok: Tokenizer, attack: str) -> None:
+    """The Vocabulary page's merge tree is HTML: each token is one escaped box label."""
     token_id = attack_id(tok, attack)
     tree = tok.merge_tree(token_id)
-    labels = dot_labels(chips.merge_tree_dot(tree))
+    labels = tree_labels(merge_tree.merge_tree_html(tree))
     assert labels[0] == f"{shown(attack)}\nID {token_id} · merge #{tree.rank + 1}"
 
 
@@ -327,13 +341,26 @@ def page_html(at: AppTest) -> list[str]:
     hold HTML carries user text."""
     assert not at.exception, [e.value for e in at.exception]
     for m in (*at.markdown, *at.caption):
-        if m.proto.allow_html:
+        if m.proto.allow_html and m.proto.body.startswith('<div class="tp-chart"'):
+            assert_only_chart_markup(m.proto.body)  # a chart: its own <svg>
+        elif m.proto.allow_html:
             for raw in RAW:
                 assert raw not in m.proto.body, f"HTML-enabled markdown holds {raw!r}"
-    bodies = [h.proto.body for h in at.get("html")]
+    bodies = [without_copy_script(h.proto.body) for h in at.get("html")]
     for body in bodies:
         assert_only_our_markup(body)
     return bodies
+
+
+def without_copy_script(body: str) -> str:
+    """A copy line's body (``ui.copy_line``: a link, IDs) without its button and script, which
+    are constants of ours; any other script or button is still reported."""
+    if copy_line._JS not in body:
+        return body
+    assert body.count(copy_line._JS) == 1, "a copy line with two scripts"
+    button = re.search(r'<button type="button" class="tp-copy-button"[^>]*>.*?</button>', body)
+    assert button, "a copy line without its button"
+    return body.replace(copy_line._JS, "").replace(button[0], "")
 
 
 def uses_class(markup: str, cls: str) -> bool:
@@ -423,7 +450,7 @@ def test_compare_page_escapes_chips_regions_and_labels(tok: Tokenizer) -> None:
 
 def test_vocabulary_page_escapes_row_and_merge_tree(tok: Tokenizer) -> None:
     """Vocabulary: the attack's row (a data grid), its GPT-2 form (markdown without HTML) and
-    its merge tree (DOT)."""
+    its merge tree (HTML)."""
     at = open_page(VOCAB, ("attack", tok))
     at.text_input(key="_w.voc.search").set_value("alert(").run()
     page_html(at)
@@ -434,11 +461,10 @@ def test_vocabulary_page_escapes_row_and_merge_tree(tok: Tokenizer) -> None:
     for attack in (ATTACK, ATTACK2):
         token_id = attack_id(tok, attack)
         at.number_input(key="_w.voc.token").set_value(token_id).run()
-        page_html(at)
+        bodies = page_html(at)
         assert any(to_gpt2_str(attack.encode()) in m.proto.body and not m.proto.allow_html
                    for m in at.markdown)
-        (chart,) = at.get("graphviz_chart")
-        labels = dot_labels(chart.proto.spec)
+        labels = tree_labels(one_view(bodies, "tp-mtree"))
         rank = tok.merge_tree(token_id).rank
         assert labels[0] == f"{shown(attack)}\nID {token_id} · merge #{rank + 1}"
 

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.explain.evaluate import evaluate, parallel_texts
 from core.formats.presets import load_preset
+from tests.chart_svg import bars, chart, charts, points, ticks
 from tests.copy_lines import copied
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "7_Evaluate.py")
@@ -107,11 +108,18 @@ def test_a_file_name_is_shown_literally_in_charts_and_notes(tiktoken_cache):
         default_timeout=60)
     helper.run()
     at = open_page({"tok": "gpt2", "src": [helper.session_state["sid"]]})
-    import json
-
-    shown = json.dumps([json.loads(c.proto.spec)["data"] for c in at.get("plotly_chart")])
-    assert "&lt;b&gt;bold&lt;/b&gt; **x**.txt" in json.loads(shown)[0][0]["x"][0]
-    assert "<b>bold" not in json.loads(shown).__repr__()
+    assert list(charts(at)) == ["eva.chart.bytes", "eva.chart.curve", "eva.chart.parity"]
+    name = "📄 <b>bold</b> **x**.txt (11 B)"
+    (bar,) = bars(chart(at, "eva.chart.bytes"))  # one tokenizer, one text
+    row = _table(at)[0]
+    assert bar[:3] == ("GPT-2 (gpt2)", name, row["bytes / token"])  # the text, as typed
+    assert bar[3] == f"GPT-2 (gpt2)\n{name}\n{row['bytes / token']:.3f} bytes per token"
+    assert ticks(chart(at, "eva.chart.bytes"), "x") == [name]
+    curve = chart(at, "eva.chart.curve")  # GPT-2's curve on it, and its diamond
+    assert points(curve)[-1][:2] == (50257, row["bytes / token"])
+    assert points(curve)[-1][2].startswith(f"GPT-2 (gpt2) · {name} (whole)")
+    for element in charts(at).values():  # (markup in a name would have been an element)
+        assert not [e for e in element.iter() if e.tag in ("b", "i", "img", "script")]
     gone = open_page({"tok": "gpt2", "src": ["file:0123456789abcdef:<i>y</i>.txt"]})
     note = "\n".join(w.value for w in gone.warning)
     assert "`<i>y</i>.txt`" in note  # a code span: shown literally

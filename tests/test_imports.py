@@ -16,21 +16,21 @@ _BLOCK = """
 import sys
 class _Block:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("streamlit", "plotly", "numpy", "pandas"):
+        if name.split(".")[0] in ("streamlit", "numpy", "pandas"):
             raise ImportError(f"{name} is blocked in this test")
 sys.meta_path.insert(0, _Block())
 """
 
 
 def test_importing_core_imports_no_ui_library():
-    code = "import sys, core; print(sorted(m for m in ('streamlit', 'plotly') if m in sys.modules))"
+    code = "import sys, core; print(sorted(m for m in ('streamlit', 'numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("module", ["core", "ui.keys", "ui.limits", "ui.display", "ui.chips",
-                                    "ui.charts", "training.snapshot", "training.inputs",
-                                    "training.slots", "training.protocol", "training.manager",
+                                    "ui.charts", "ui.merge_tree", "training.snapshot",
+                                    "training.inputs", "training.slots", "training.protocol", "training.manager",
                                     "training.worker", "training.inpage"])
 def test_streamlit_free_modules_import_with_ui_libraries_blocked(module):
     code = _BLOCK + f"import {module}; print('ok')"

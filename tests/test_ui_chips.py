@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ui import chips
+from ui import chips, merge_tree
 
 INJECTION = "<img src=x onerror=alert(1)>"
 
@@ -176,7 +176,7 @@ def test_regions_and_pretokens_escape() -> None:
     assert "<img" not in out
 
 
-def test_merge_tree_dot_escapes_quotes() -> None:
+def test_merge_tree_escapes_quotes_and_markup() -> None:
     @dataclass
     class Node:
         id: int
@@ -186,10 +186,10 @@ def test_merge_tree_dot_escapes_quotes() -> None:
         right: Node | None = None
         special: bool = False
 
-    tree = Node(300, b'"\\', 0, Node(34, b'"'), Node(92, b"\\"))
-    dot = chips.merge_tree_dot(tree)
-    assert dot.count("->") == 2
-    assert 'label="\\"\\\\\\nID 300' in dot
+    tree = Node(300, b'"\\<', 0, Node(34, b'"'), Node(92, b"\\<"))
+    out = merge_tree.merge_tree_html(tree)
+    assert out.count('class="tp-mt-box') == 3
+    assert '<code>&quot;\\&lt;</code><span class="tp-mt-id">ID 300 · merge #1</span>' in out
 
 
 def test_control_bytes_shown_as_escapes() -> None:
@@ -507,26 +507,34 @@ class Node:  # same fields as core.engine.details.MergeNode
     special: bool = False
 
 
-def test_merge_tree_dot_exact() -> None:
-    dot = chips.merge_tree_dot(Node(300, b"ab", 0, Node(97, b"a"), Node(98, b"b")))
-    assert dot.splitlines() == [
-        "digraph merge_tree {",
-        '  node [shape=box, style="rounded,filled", fontname="monospace", fontsize=11];',
-        "  edge [arrowsize=0.6];",
-        '  n0 [label="ab\\nID 300 · merge #1", fillcolor="#cfe8ff"];',  # rank 0: merge 1
-        '  n1 [label="a\\nID 97 · byte", fillcolor="#eeeeee"];',
-        "  n0 -> n1;",
-        '  n2 [label="b\\nID 98 · byte", fillcolor="#eeeeee"];',
-        "  n0 -> n2;",
-        "}",
-    ]
+def test_merge_tree_html_exact() -> None:
+    out = merge_tree.merge_tree_html(Node(300, b"ab", 0, Node(97, b"a"), Node(98, b"b")))
+    tree, css = out.split("<style>")
+    assert tree == (
+        # the font size fitting 11.0 em (two leaves of 5.3 em) in the column's width
+        '<div class="tp-mtree">'
+        '<div class="tp-mt-node" style="font-size:clamp(9px,calc(100cqw / 11.0),14px)">'
+        '<div class="tp-mt-box tp-mt-merge" title="bytes 61 62"><code>ab</code>'
+        '<span class="tp-mt-id">ID 300 · merge #1</span></div>'  # rank 0: merge 1
+        '<div class="tp-mt-kids">'
+        '<div class="tp-mt-node"><div class="tp-mt-box" title="bytes 61"><code>a</code>'
+        '<span class="tp-mt-id">ID 97 · byte</span></div></div>'
+        '<div class="tp-mt-node"><div class="tp-mt-box" title="bytes 62"><code>b</code>'
+        '<span class="tp-mt-id">ID 98 · byte</span></div></div>'
+        "</div></div></div>")
+    assert ".tp-mt-merge{background:#cfe8ff}" in css  # a merged token's colour
 
 
-def test_merge_tree_dot_draws_at_most_200_nodes_by_default() -> None:
+def test_merge_tree_draws_at_most_200_nodes_by_default() -> None:
     tree = Node(97, b"a")
-    for i in range(150):  # 301 nodes
+    for i in range(150):  # 301 nodes, each merge's left part the one before
         tree = Node(1000 + i, b"a" * (i + 2), i, tree, Node(97, b"a"))
-    dot = chips.merge_tree_dot(tree)
-    assert dot.count("[label=") == 200 and dot.count(" -> ") == 199
-    assert "  n199 [" in dot and "n200" not in dot
-    assert chips.merge_tree_dot(tree, max_nodes=3).count("[label=") == 3
+    out = merge_tree.merge_tree_html(tree)
+    assert out.count('class="tp-mt-box') == 200
+    assert "… and 101 more node(s), not drawn" in out
+    ids = re.findall(r"ID (\d+) ·", out)
+    assert ids[:3] == ["1149", "1148", "1147"]  # parents first, left parts before right
+    three = merge_tree.merge_tree_html(tree, max_nodes=3)
+    assert re.findall(r"ID (\d+) ·", three) == ["1149", "1148", "1147"]
+    assert "298 more" in three
+    assert "more node" not in merge_tree.merge_tree_html(Node(97, b"a"))

@@ -1,46 +1,71 @@
-"""The pages' plotly charts: layout settings and figures built from plain rows. plotly is
-imported by :func:`_plotly` on the first figure only, so this module imports without plotly,
-numpy or Streamlit (training workers and tools import it).
+"""The pages' charts, drawn on the server as inline SVG: small pure functions from plain rows
+to one string of HTML (:func:`show` puts it on the page).
 
->>> integer_axis(257, 258)["dtick"]
-1
+subtle: why SVG, and why through ``st.markdown``. Streamlit's chart elements fetch a big
+frontend script the first time a page draws one (PlotlyChart 4.7 MB, GraphVizChart 0.8 MB):
+seconds before a new visitor's first view of every page with a chart. An SVG string costs
+nothing to fetch. ``st.html`` sanitizes with DOMPurify's HTML profile, which strips ``<svg>``;
+``st.markdown(..., unsafe_allow_html=True)`` keeps it (rehype-raw, no sanitizer), ``<title>``
+hover labels included. So a chart is ONE line of HTML (Markdown reads a blank line or an
+indented line as a paragraph or a code block), and every text in it goes through
+:func:`_esc`: HTML-escaped, and ``:`` and ``$`` as character references, because
+Streamlit's Markdown rewrites ``:material/`` in the raw source and fetches its emoji and
+math renderers when the source holds ``:name:`` or ``$...$``.
+
+Each chart is a ``<div class="tp-chart" data-chart="ID">``: tests find it by its ID and read
+its numbers from the ``data-x`` and ``data-y`` of every point and bar. The output is
+well-formed XML. Nothing here imports Streamlit until :func:`show` (training workers and
+tools import this module).
+
+>>> integer_ticks(257, 258)
+[257, 258]
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from ui import display, limits
 
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
+__all__ = ["CHART_POINTS", "COLOURS", "CURSOR", "PRIMARY", "Axis", "Bars", "Cursor", "Series",
+           "bar_chart", "compact", "integer_ticks", "log_ticks", "merge_length_chart",
+           "nice_ticks", "show", "thin", "tick_step", "token_length_chart", "training_charts",
+           "xy_chart"]
 
-__all__ = ["CHART_POINTS", "hover_text", "integer_axis", "merge_length_figure", "thin",
-           "training_figures"]
-
-#: plotly gets at most this many points per trace.
+#: A chart draws at most this many points per series (each is an SVG element with a label).
 CHART_POINTS = 1500
-_MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
-_CURSOR = "#e45756"
+#: The theme's colours (``.streamlit/config.toml``): primary, the step cursor, text.
+PRIMARY = "#5b6cf0"
+CURSOR = "#e45756"
+TEXT = "#1f2430"
+_MUTED = "#5c6373"  # tick labels
+_GRID = "#e8eaf1"
+_AXIS = "#9aa0b4"
+#: Series colours in order (no red: red is the cursor).
+COLOURS: tuple[str, ...] = (PRIMARY, "#f58518", "#54a24b", "#b279a2", "#4c78a8", "#9d755d",
+                            "#eeca3b", "#72b7b2", "#ff9da6", "#79706e")
+_FONT = 11  # tick labels (px in the viewBox)
+_CHAR = 6.2  # the width of an average character at _FONT: labels are laid out without measuring
+_LABEL_CHARS = 24  # a category label longer than this is cut (the bars' hover labels say it whole)
 
 
-def integer_axis(low: float, high: float, *, max_ticks: int = 8) -> dict[str, Any]:
-    """Plotly axis settings with ticks on whole numbers only, for integer quantities (vocab
-    sizes, merge ranks, token lengths, counts): plotly's own ticks fall on fractions such as
-    257.2 when the range is small.
+# ---------------------------------------------------------------------------------------------
+# Ticks
 
-    The step is the smallest of 1, 2, 5, 10, 20, 50, ... that gives at most ``max_ticks``
-    ticks between ``low`` and ``high``.
 
-    >>> integer_axis(0, 3)
-    {'tick0': 0, 'dtick': 1, 'tickformat': ',d'}
-    >>> integer_axis(256, 2000)["dtick"], integer_axis(0, 50_000)["dtick"]
-    (500, 10000)
+def tick_step(span: float, *, max_ticks: int = 8) -> int:
+    """The whole-number step between ticks of an integer quantity (vocab sizes, merge numbers,
+    token lengths, counts): the smallest of 1, 2, 5, 10, 20, 50, ... that cuts ``span`` in
+    at most ``max_ticks`` steps (no tick at 257.2 or 2.5 bytes).
+
+    >>> tick_step(3), tick_step(1744), tick_step(50_000)
+    (1, 500, 10000)
     """
-    span = max(high - low, 1)
+    span = max(span, 1)
     step, scale = 1, 1
     while span / step > max_ticks:
         for factor in (2, 5, 10):
@@ -48,7 +73,73 @@ def integer_axis(low: float, high: float, *, max_ticks: int = 8) -> dict[str, An
             if span / step <= max_ticks:
                 break
         scale *= 10
-    return {"tick0": 0, "dtick": step, "tickformat": ",d"}
+    return step
+
+
+def integer_ticks(low: float, high: float, *, max_ticks: int = 8) -> list[int]:
+    """Whole-number ticks covering ``low`` to ``high``, a :func:`tick_step` apart, from a
+    multiple of the step to the next one past ``high`` (the axis's ends).
+
+    >>> integer_ticks(0, 3)
+    [0, 1, 2, 3]
+    >>> integer_ticks(1, 143)
+    [0, 20, 40, 60, 80, 100, 120, 140, 160]
+    """
+    step = tick_step(high - low, max_ticks=max_ticks)
+    first = math.floor(low / step) * step
+    last = max(math.ceil(high / step) * step, first + step)
+    return list(range(first, last + 1, step))
+
+
+def nice_ticks(low: float, high: float, *, max_ticks: int = 6) -> list[float]:
+    """Ticks for a real quantity (seconds, bytes per token): 1, 2 or 5 times a power of ten
+    apart, at most about ``max_ticks`` steps, from ``low`` to ``high`` rounded out.
+
+    >>> nice_ticks(0, 4.31)
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    >>> nice_ticks(1.02, 1.31)
+    [1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3, 1.35]
+    """
+    span = high - low if high > low else (abs(high) or 1.0)
+    raw = span / max_ticks
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    step = next(f * magnitude for f in (1, 2, 5, 10) if f * magnitude >= raw * (1 - 1e-9))
+    digits = max(0, -math.floor(math.log10(step) + 1e-9))
+    first = math.floor(low / step + 1e-9)
+    last = max(math.ceil(high / step - 1e-9), first + 1)
+    return [round(i * step, digits) for i in range(first, last + 1)]
+
+
+def log_ticks(low: float, high: float, *, max_ticks: int = 7) -> list[float]:
+    """Ticks for a log axis from ``low`` to ``high`` (both above 0): 1, 2 and 5 times the
+    powers of ten between them, or only the powers of ten (every one, then every other)
+    when those are too many.
+
+    >>> log_ticks(3, 40)
+    [5.0, 10.0, 20.0]
+    >>> log_ticks(200, 120_000)
+    [1000.0, 10000.0, 100000.0]
+    """
+    ticks: list[float] = []
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    for factors, every in (((1, 2, 5), 1), ((1,), 1), ((1,), 2), ((1,), 3)):
+        ticks = [f * 10.0 ** e for e in range(first, last + 1) if e % every == 0
+                 for f in factors if low <= f * 10.0 ** e <= high]
+        if len(ticks) <= max_ticks:
+            break
+    return ticks
+
+
+def compact(value: float) -> str:
+    """A short tick label: thousands as ``k``, millions as ``M``.
+
+    >>> compact(500), compact(2000), compact(1_500_000), compact(0.5)
+    ('500', '2k', '1.5M', '0.5')
+    """
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:g}{suffix}"
+    return f"{value:g}"
 
 
 def thin(rows: Sequence[Any], limit: int = CHART_POINTS) -> list[Any]:
@@ -63,95 +154,433 @@ def thin(rows: Sequence[Any], limit: int = CHART_POINTS) -> list[Any]:
     return [rows[int(i * step)] for i in range(limit - 1)] + [rows[-1]]
 
 
-def hover_text(token: bytes) -> str:
-    """A token for a plotly hover label, which reads ``<b>``, ``<br>`` and the like as markup:
-    :func:`ui.limits.readable_token`, HTML-escaped (plotly shows ``&lt;`` as ``<``).
+# ---------------------------------------------------------------------------------------------
+# What a chart is made of
 
-    >>> hover_text(b"<br>&")
-    '&lt;br&gt;&amp;'
+
+@dataclass(frozen=True)
+class Axis:
+    """An axis: its title, and how its values are spaced. ``integer``: whole-number ticks
+    (:func:`integer_ticks`); ``number``: :func:`nice_ticks`; ``log``: :func:`log_ticks`
+    (values above 0 only). ``from_zero``: the axis starts at 0 whatever the values."""
+
+    title: str
+    kind: Literal["integer", "number", "log"] = "number"
+    from_zero: bool = False
+
+
+@dataclass(frozen=True)
+class Series:
+    """A named set of points ``(x, y, hover label)``, drawn as dots, a line (each point still
+    has its hover label) or diamonds. Series with the same name share a colour and one entry
+    in the legend; ``colour`` None takes the next of :data:`COLOURS`."""
+
+    name: str
+    points: Sequence[tuple[float, float, str]]
+    mode: Literal["markers", "lines", "diamonds"] = "markers"
+    colour: str | None = None
+
+
+@dataclass(frozen=True)
+class Bars:
+    """One named group member of a bar chart: a value (or None: no bar) and a hover label
+    per category."""
+
+    name: str
+    values: Sequence[float | None]
+    labels: Sequence[str]
+    colour: str | None = None
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A step marked on a chart: a vertical line at ``x`` and a diamond at ``(x, y)``."""
+
+    x: float
+    y: float
+    label: str
+
+
+@dataclass(frozen=True)
+class _Scale:
+    """Where an axis's values go: ``low`` and ``high`` are its ends, ``ticks`` its marks."""
+
+    low: float
+    high: float
+    ticks: list[float]
+    labels: list[str]
+    log: bool = False
+
+    def fraction(self, value: float) -> float:
+        """How far along the axis ``value`` lies: 0 at ``low``, 1 at ``high``."""
+        if self.log:
+            value = max(value, self.low)
+            return (math.log10(value) - math.log10(self.low)) / (
+                math.log10(self.high) - math.log10(self.low))
+        return (value - self.low) / (self.high - self.low)
+
+
+def _scale(axis: Axis, values: Iterable[float]) -> _Scale:
+    if axis.kind == "log":
+        positive = [v for v in values if v > 0] or [1.0]
+        low, high = min(positive) / 1.25, max(positive) * 1.25  # room for the end points
+        ticks = log_ticks(low, high)
+        return _Scale(low, high, ticks, [compact(t) for t in ticks], log=True)
+    numbers = [*values, *([0.0] if axis.from_zero else [])] or [0.0, 1.0]
+    low, high = min(numbers), max(numbers)
+    if axis.kind == "integer":
+        whole = integer_ticks(low, high)
+        return _Scale(whole[0], whole[-1], [float(t) for t in whole], [f"{t:,}" for t in whole])
+    ticks = nice_ticks(low, high)
+    return _Scale(ticks[0], ticks[-1], ticks, [_decimal(t) for t in ticks])
+
+
+def _decimal(value: float) -> str:
+    """A real tick's label: thousands separated, no trailing zeros.
+
+    >>> _decimal(0.0), _decimal(1.5), _decimal(12500.0), _decimal(0.05)
+    ('0', '1.5', '12,500', '0.05')
     """
-    return html.escape(limits.readable_token(token), quote=False)
+    label = f"{value:,.6f}"
+    return label.rstrip("0").rstrip(".") if "." in label else label
 
 
-def training_figures(rows: Sequence[Any], base_vocab_size: int, *,
-                     cursor: int | None = None) -> tuple[go.Figure, go.Figure]:
-    """The Train page's two charts from its merge rows (``training.snapshot.MergeRow``:
+# ---------------------------------------------------------------------------------------------
+# Drawing
+
+
+def _esc(text: str) -> str:
+    r"""Text for the chart's HTML: escaped, one line, nothing Streamlit's Markdown reads.
+
+    >>> _esc('<b> & "a":x: $1$\n')
+    '&lt;b&gt; &amp; &quot;a&quot;&#58;x&#58; &#36;1&#36;&#10;'
+    """
+    return (html.escape(text, quote=True).replace(":", "&#58;").replace("$", "&#36;")
+            .replace("\r", "&#13;").replace("\n", "&#10;"))
+
+
+def _num(value: float) -> str:
+    """A coordinate in the viewBox (one decimal is finer than a pixel)."""
+    return f"{value:.1f}"
+
+
+def _data(value: float) -> str:
+    """A value for a ``data-`` attribute, exact for whole numbers.
+
+    >>> _data(3.0), _data(2.5), _data(1 / 3)
+    ('3', '2.5', '0.333333')
+    """
+    return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
+
+
+def _colours(names: Iterable[str]) -> dict[str, str]:
+    """A colour per distinct name, in order of first appearance."""
+    distinct = list(dict.fromkeys(names))
+    return {name: COLOURS[i % len(COLOURS)] for i, name in enumerate(distinct)}
+
+
+def _legend(entries: Mapping[str, tuple[str, str]]) -> str:
+    """An HTML legend (it wraps long names, which SVG text cannot): name -> (colour, mode)."""
+    if len(entries) < 2:
+        return ""
+    items = []
+    for name, (colour, mode) in entries.items():
+        swatch = ("width:.55rem;height:.55rem;transform:rotate(45deg)" if mode == "diamonds"
+                  else "width:.9rem;height:.2rem" if mode == "lines"
+                  else "width:.7rem;height:.7rem;border-radius:2px")
+        items.append(f'<span class="tp-key" data-name="{_esc(name)}"><span style="display:'
+                     f'inline-block;{swatch};background:{colour};margin-right:.35rem;'
+                     f'vertical-align:middle"></span>{_esc(name)}</span>')
+    return ('<div class="tp-legend" style="display:flex;flex-wrap:wrap;gap:.15rem 1rem;'
+            f'font-size:.8rem;color:{TEXT};margin:.15rem 0 .6rem">{"".join(items)}</div>')
+
+
+def _frame(chart_id: str, title: str, width: int, height: int, body: str, legend: str = "") -> str:
+    # as wide as its column (the viewBox scales), but at most 1.3 times its drawn size: on a
+    # wide screen a chart stays a chart, not a poster
+    svg = (f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" '
+           f'aria-label="{_esc(title)}" font-size="{_FONT}" fill="{TEXT}" display="block" '
+           f'style="max-width:{round(width * 1.3)}px">{body}</svg>')
+    return f'<div class="tp-chart" data-chart="{_esc(chart_id)}">{svg}{legend}</div>'
+
+
+@dataclass(frozen=True)
+class _Box:
+    """The plot area inside the viewBox."""
+
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+
+def _margins(width: int, height: int, title: str, y: _Scale, *, bottom: float = 40,
+             right: float = 16) -> _Box:
+    widest = max((len(label) for label in y.labels), default=1)
+    left = 22 + widest * _CHAR + 6  # the y title (turned), then the tick labels
+    return _Box(left, 30 if title else 10, width - right, height - bottom)
+
+
+def _axes(box: _Box, title: str, x_title: str, y_title: str, y: _Scale,
+          x_ticks: Sequence[tuple[float, str]], *, x_turned: bool = False,
+          x_grid: bool = False) -> str:
+    """Title, grid, the two axis lines, tick labels and axis titles (none on a turned x axis:
+    its names say what they are)."""
+    out = []
+    if title:
+        out.append(f'<text class="tp-title" x="{_num(box.left)}" y="18" font-size="14" '
+                   f'font-weight="600">{_esc(title)}</text>')
+    for tick, label in zip(y.ticks, y.labels, strict=True):
+        at = box.bottom - y.fraction(tick) * (box.bottom - box.top)
+        out.append(f'<line x1="{_num(box.left)}" x2="{_num(box.right)}" y1="{_num(at)}" '
+                   f'y2="{_num(at)}" stroke="{_GRID}"/>')
+        out.append(f'<text class="tp-ytick" data-value="{_data(tick)}" x="{_num(box.left - 6)}" '
+                   f'y="{_num(at)}" dy="0.32em" text-anchor="end" fill="{_MUTED}">'
+                   f'{_esc(label)}</text>')
+    for at, label in x_ticks:
+        if x_grid:
+            out.append(f'<line x1="{_num(at)}" x2="{_num(at)}" y1="{_num(box.top)}" '
+                       f'y2="{_num(box.bottom)}" stroke="{_GRID}"/>')
+        if x_turned:  # long category names: turned, ending under their bars
+            out.append(f'<text class="tp-xtick" x="{_num(at)}" y="{_num(box.bottom + 12)}" '
+                       f'text-anchor="end" fill="{_MUTED}" transform="rotate(-35 {_num(at)} '
+                       f'{_num(box.bottom + 12)})">{_esc(label)}</text>')
+        else:
+            out.append(f'<text class="tp-xtick" x="{_num(at)}" y="{_num(box.bottom + 15)}" '
+                       f'text-anchor="middle" fill="{_MUTED}">{_esc(label)}</text>')
+    out.append(f'<path d="M{_num(box.left)} {_num(box.top)}V{_num(box.bottom)}H{_num(box.right)}" '
+               f'fill="none" stroke="{_AXIS}"/>')
+    if x_title and not x_turned:
+        out.append(f'<text class="tp-xtitle" x="{_num((box.left + box.right) / 2)}" '
+                   f'y="{_num(box.bottom + 34)}" text-anchor="middle" font-size="12">'
+                   f'{_esc(x_title)}</text>')
+    if y_title:
+        middle = (box.top + box.bottom) / 2
+        out.append(f'<text class="tp-ytitle" x="12" y="{_num(middle)}" text-anchor="middle" '
+                   f'font-size="12" transform="rotate(-90 12 {_num(middle)})">'
+                   f'{_esc(y_title)}</text>')
+    return "".join(out)
+
+
+def _diamond(x: float, y: float, size: float) -> str:
+    return (f"M{_num(x)} {_num(y - size)}L{_num(x + size)} {_num(y)}L{_num(x)} "
+            f"{_num(y + size)}L{_num(x - size)} {_num(y)}Z")
+
+
+def xy_chart(chart_id: str, series: Sequence[Series], *, x: Axis, y: Axis, title: str = "",
+             cursor: Cursor | None = None, width: int = 420, height: int = 300) -> str:
+    """A chart of points over two numeric axes (one or more named series, with a legend when
+    there are several), and a ``cursor``; every point has its hover label. Series longer than
+    :data:`CHART_POINTS` are thinned (:func:`thin`).
+
+    >>> svg = xy_chart("demo", [Series("a", [(1, 2, "one"), (3, 4, "<b>")])],
+    ...                x=Axis("x", "integer"), y=Axis("y", "integer"))
+    >>> svg.startswith('<div class="tp-chart" data-chart="demo"><svg'), "<title>&lt;b&gt;" in svg
+    (True, True)
+    """
+    shown = [Series(s.name, thin(s.points), s.mode, s.colour) for s in series]
+    extra = [cursor] if cursor is not None else []
+    sx = _scale(x, [p[0] for s in shown for p in s.points] + [c.x for c in extra])
+    sy = _scale(y, [p[1] for s in shown for p in s.points] + [c.y for c in extra])
+    right = max(16.0, len(sx.labels[-1]) * _CHAR / 2 + 4) if sx.labels else 16.0
+    box = _margins(width, height, title, sy, right=right)
+
+    def at(px: float, py: float) -> tuple[float, float]:
+        return (box.left + sx.fraction(px) * (box.right - box.left),
+                box.bottom - sy.fraction(py) * (box.bottom - box.top))
+
+    x_ticks = [(at(t, sy.low)[0], label) for t, label in zip(sx.ticks, sx.labels, strict=True)]
+    parts = [_axes(box, title, x.title, y.title, sy, x_ticks, x_grid=True)]
+    auto = _colours(s.name for s in shown if s.colour is None)
+    legend: dict[str, tuple[str, str]] = {}
+    for s in shown:
+        colour = s.colour or auto[s.name]
+        legend.setdefault(s.name, (colour, s.mode))
+        parts.append(_series(s, colour, at))
+    if cursor is not None:
+        cx, cy = at(cursor.x, cursor.y)
+        parts.append(f'<g class="tp-cursor" data-x="{_data(cursor.x)}" data-y="{_data(cursor.y)}" '
+                     f'fill="{CURSOR}"><line x1="{_num(cx)}" x2="{_num(cx)}" y1="{_num(box.top)}" '
+                     f'y2="{_num(box.bottom)}" stroke="{CURSOR}" stroke-width="2"/>'
+                     f'<path d="{_diamond(cx, cy, 6)}"><title>{_esc(cursor.label)}</title></path></g>')
+    return _frame(chart_id, title, width, height, "".join(parts), _legend(legend))
+
+
+def _series(s: Series, colour: str, at: Any) -> str:
+    """One series: its line (``lines``), then a shape per point carrying the hover label
+    (for a line, an invisible dot a little wider than the line: its hover target)."""
+    points = [(at(px, py), px, py, label) for px, py, label in s.points]
+    out = [f'<g class="tp-series" data-name="{_esc(s.name)}" data-mode="{s.mode}" '
+           f'data-n="{len(points)}" fill="{colour}">']
+    if s.mode == "lines" and points:
+        path = " ".join(f"{_num(cx)},{_num(cy)}" for (cx, cy), *_ in points)
+        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+    for (cx, cy), px, py, label in points:
+        data = f'data-x="{_data(px)}" data-y="{_data(py)}"'
+        tip = f"<title>{_esc(label)}</title>"
+        if s.mode == "diamonds":
+            out.append(f'<path class="tp-point" d="{_diamond(cx, cy, 6)}" {data}>{tip}</path>')
+        elif s.mode == "lines":
+            out.append(f'<circle class="tp-point" cx="{_num(cx)}" cy="{_num(cy)}" r="4" '
+                       f'fill-opacity="0" {data}>{tip}</circle>')
+        else:
+            out.append(f'<circle class="tp-point" cx="{_num(cx)}" cy="{_num(cy)}" r="2.5" '
+                       f'{data}>{tip}</circle>')
+    out.append("</g>")
+    return "".join(out)
+
+
+def bar_chart(chart_id: str, categories: Sequence[str], bars: Sequence[Bars], *, y: Axis,
+              x_title: str = "", title: str = "", labelled: Sequence[int] | None = None,
+              line_at: float | None = None, width: int = 760, height: int = 340) -> str:
+    """Bars per category, grouped side by side when there are several :class:`Bars` (a
+    legend names them). ``labelled``: the categories whose name is written under the axis
+    (default all; names too wide for their place are turned, and cut when long);
+    ``line_at``: a dotted level line (parity 1.0). The value axis starts at 0.
+
+    >>> svg = bar_chart("demo", ["1", "2"], [Bars("n", [3, None], ["three", "none"])],
+    ...                 y=Axis("count", "integer"))
+    >>> svg.count('class="tp-bar"'), 'data-x="1" data-y="3"' in svg
+    (1, True)
+    """
+    values = [v for b in bars for v in b.values if v is not None]
+    sy = _scale(Axis(y.title, y.kind, from_zero=True),
+                values + ([line_at] if line_at is not None else []))
+    shown = list(range(len(categories))) if labelled is None else list(labelled)
+    room = (width - 80) / max(len(shown), 1)  # about the width each written name gets
+    turned = max((len(categories[i]) for i in shown), default=0) * _CHAR > room - 4
+    names = {i: _cut(categories[i]) if turned else categories[i] for i in shown}
+    widest = max((len(n) for n in names.values()), default=0)
+    bottom = (widest * _CHAR * 0.58 + 24) if turned else 40  # sin(35°) of the longest name
+    box = _margins(width, height, title, sy, bottom=bottom)
+    slot = (box.right - box.left) / max(len(categories), 1)
+    group = slot * (0.85 if len(bars) == 1 else 0.8)
+    each = group / max(len(bars), 1)
+    x_ticks = [(box.left + (i + 0.5) * slot, names[i]) for i in shown]
+    parts = [_axes(box, title, x_title, y.title, sy, x_ticks, x_turned=turned)]
+    colours = _colours(b.name for b in bars if b.colour is None)
+    legend: dict[str, tuple[str, str]] = {}
+
+    def height_of(value: float) -> float:
+        return sy.fraction(value) * (box.bottom - box.top)
+
+    for j, b in enumerate(bars):
+        colour = b.colour or colours[b.name]
+        legend.setdefault(b.name, (colour, "bars"))
+        out = [f'<g class="tp-series" data-name="{_esc(b.name)}" fill="{colour}">']
+        for i, (value, label) in enumerate(zip(b.values, b.labels, strict=True)):
+            if value is None:
+                continue
+            left = box.left + i * slot + (slot - group) / 2 + j * each
+            tall = height_of(value)
+            out.append(f'<rect class="tp-bar" x="{_num(left)}" y="{_num(box.bottom - tall)}" '
+                       f'width="{_num(max(each - 1, 1))}" height="{_num(tall)}" '
+                       f'data-x="{_esc(categories[i])}" data-y="{_data(value)}">'
+                       f'<title>{_esc(label)}</title></rect>')
+        out.append("</g>")
+        parts.append("".join(out))
+    if line_at is not None:
+        level = box.bottom - height_of(line_at)
+        parts.append(f'<line class="tp-level" data-y="{_data(line_at)}" x1="{_num(box.left)}" '
+                     f'x2="{_num(box.right)}" y1="{_num(level)}" y2="{_num(level)}" '
+                     f'stroke="{TEXT}" stroke-dasharray="3 3"/>')
+    return _frame(chart_id, title, width, height, "".join(parts), _legend(legend))
+
+
+def _cut(name: str) -> str:
+    """A category name short enough to write under its bars.
+
+    >>> _cut("a" * 30)
+    'aaaaaaaaaaaaaaaaaaaaaaa…'
+    """
+    return name if len(name) <= _LABEL_CHARS else name[: _LABEL_CHARS - 1] + "…"
+
+
+def show(chart: str) -> None:
+    """Draw a chart of this module: ``st.markdown`` keeps inline SVG, ``st.html`` strips it
+    (see the module's note)."""
+    import streamlit as st  # only to draw: workers and tools import this module without it
+
+    st.markdown(chart, unsafe_allow_html=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The pages' charts
+
+
+def _plural(n: int, word: str) -> str:
+    """A count and its noun.
+
+    >>> _plural(1, "byte"), _plural(1234, "token")
+    ('1 byte', '1,234 tokens')
+    """
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def token_length_chart(counts: Mapping[int, int]) -> str:
+    """The Vocabulary page's bars: how many tokens have each length in bytes.
+
+    >>> 'data-x="2" data-y="5"' in token_length_chart({1: 256, 2: 5})
+    True
+    """
+    lengths = range(min(counts, default=0), max(counts, default=0) + 1)
+    ticks = [t for t in integer_ticks(lengths[0], lengths[-1]) if t in lengths]
+    bars = Bars("tokens", [counts.get(n) for n in lengths],
+                [f"{_plural(counts.get(n, 0), 'token')} of {_plural(n, 'byte')}" for n in lengths],
+                colour=PRIMARY)
+    return bar_chart("voc.lengths", [str(n) for n in lengths], [bars],
+                     y=Axis("tokens", "integer"), x_title="token length (bytes)",
+                     labelled=[lengths.index(t) for t in ticks], width=420, height=320)
+
+
+def training_charts(rows: Sequence[Any], base_vocab_size: int, *, cursor: int | None = None,
+                    key: str = "train.chart") -> tuple[str, str]:
+    """The two charts of a training from its merge rows (``training.snapshot.MergeRow``:
     rank, count, token, pair, vocab size, seconds): the count of each new merge over its
-    number (``ui.display.merge_number``), and the vocab size over time. ``cursor``: a step
-    ``k`` (merges done, 0 to ``len(rows)``) marked on both, at merge k, as the Replay page
-    does.
+    number (``ui.display.merge_number``), on a log scale, and the vocab size over time.
+    ``cursor``: a step ``k`` (merges done, 0 to ``len(rows)``) marked on both, at merge k, as
+    the Replay page does. Their IDs: ``key`` + ``.counts`` and ``.growth``.
     """
-    go = _plotly()
     shown = thin(rows)
-    numbers = [display.merge_number(r[0]) for r in shown]
-    counts = go.Figure(go.Scattergl(
-        x=numbers, y=[r[1] for r in shown], mode="markers",
-        marker={"size": 4, "color": "#4c78a8"},
-        text=[hover_text(r[2]) for r in shown],
-        hovertemplate="merge %{x:,}<br>count %{y:,}<br>%{text}<extra></extra>",
-    ))  # fmt: skip
-    counts.update_layout(
-        title="Count of each new merge", xaxis_title="merge number",
-        yaxis_title="pair count",
-        xaxis=integer_axis(numbers[0], numbers[-1]) if shown else {},
-        yaxis={"type": "log", "dtick": 1, "tickformat": "~s"}, height=320, margin=_MARGIN,
-        showlegend=False,
-    )  # fmt: skip
-    times = [0.0] + [r[5] for r in shown]
-    sizes = [base_vocab_size] + [r[4] for r in shown]
-    growth = go.Figure(go.Scatter(x=times, y=sizes, mode="lines", line={"color": "#f58518"}))
-    growth.update_layout(
-        title="Vocab size over time", xaxis_title="seconds since start", yaxis_title="vocab size",
-        yaxis=integer_axis(base_vocab_size, sizes[-1]), height=320, margin=_MARGIN,
-        showlegend=False,
-    )  # fmt: skip
+    number = display.merge_number
+    counts = [(number(r[0]), r[1], f"merge {number(r[0]):,}\ncount {r[1]:,}\n"
+               f"{limits.readable_token(r[2])}") for r in shown]
+    growth = [(0.0, base_vocab_size, f"start\nvocab size {base_vocab_size:,}")] + [
+        (r[5], r[4], f"{r[5]:.2f} s\nvocab size {r[4]:,}") for r in shown]
+    count_mark = size_mark = None
     if cursor is not None and rows:
         k = max(0, min(cursor, len(rows)))
         row = rows[k - 1] if k else None
         if row is not None:
-            counts.add_vline(x=display.merge_number(row[0]), line={"color": _CURSOR, "width": 2})
-            counts.add_trace(go.Scatter(
-                x=[display.merge_number(row[0])], y=[row[1]], mode="markers", showlegend=False,
-                marker={"size": 11, "color": _CURSOR, "symbol": "diamond"},
-                hovertemplate=f"step {k:,}<br>count %{{y:,}}<extra></extra>"))  # fmt: skip
+            count_mark = Cursor(number(row[0]), row[1], f"step {k:,}\ncount {row[1]:,}")
         at, size = (row[5], row[4]) if row is not None else (0.0, base_vocab_size)
-        growth.add_vline(x=at, line={"color": _CURSOR, "width": 2})
-        growth.add_trace(go.Scatter(
-            x=[at], y=[size], mode="markers", showlegend=False,
-            marker={"size": 11, "color": _CURSOR, "symbol": "diamond"},
-            hovertemplate=f"step {k:,}<br>vocab size %{{y:,}}<extra></extra>"))  # fmt: skip
-    return counts, growth
+        size_mark = Cursor(at, size, f"step {k:,}\nvocab size {size:,}")
+    return (
+        xy_chart(f"{key}.counts", [Series("count", counts, colour=PRIMARY)],
+                 x=Axis("merge number", "integer"), y=Axis("pair count", "log"),
+                 title="Count of each new merge", cursor=count_mark),
+        xy_chart(f"{key}.growth", [Series("vocab size", growth, "lines", colour="#f58518")],
+                 x=Axis("seconds since start", from_zero=True), y=Axis("vocab size", "integer"),
+                 title="Vocab size over time", cursor=size_mark),
+    )
 
 
-def merge_length_figure(lengths: Sequence[int], *, cursor: int | None = None) -> go.Figure:
+def merge_length_chart(lengths: Sequence[int], *, cursor: int | None = None) -> str:
     """What is known of any merge list without its training: the length in bytes of the
     token each merge makes, over its number (``lengths[r]`` for the merge at rank ``r``,
     merge ``r + 1``); ``cursor``: a step ``k`` (merges done), marked at merge k, the one
-    it adds."""
-    go = _plotly()
+    it adds.
+
+    >>> 'data-x="2" data-y="3"' in merge_length_chart([2, 3], cursor=2)
+    True
+    """
     ranks = thin(range(len(lengths)))
-    fig = go.Figure(go.Scattergl(
-        x=[display.merge_number(r) for r in ranks], y=[lengths[r] for r in ranks],
-        mode="markers", marker={"size": 4, "color": "#4c78a8"},
-        hovertemplate="merge %{x:,}<br>%{y} bytes<extra></extra>",
-    ))  # fmt: skip
-    fig.update_layout(
-        title="Length of each new token", xaxis_title="merge number",
-        yaxis_title="bytes", xaxis=integer_axis(1, max(len(lengths), 2)),
-        yaxis=integer_axis(0, max(lengths, default=1)), height=320, margin=_MARGIN,
-        showlegend=False,
-    )  # fmt: skip
+    points = [(display.merge_number(r), lengths[r],
+               f"merge {display.merge_number(r):,}\n{_plural(lengths[r], 'byte')}") for r in ranks]
+    mark = None
     if cursor is not None and 0 < cursor <= len(lengths):
-        fig.add_vline(x=cursor, line={"color": _CURSOR, "width": 2})
-        fig.add_trace(go.Scatter(
-            x=[cursor], y=[lengths[cursor - 1]], mode="markers", showlegend=False,
-            marker={"size": 11, "color": _CURSOR, "symbol": "diamond"},
-            hovertemplate=f"step {cursor:,}<br>%{{y}} bytes<extra></extra>"))  # fmt: skip
-    return fig
-
-
-def _plotly() -> ModuleType:
-    """``plotly.graph_objects``, imported on the first figure (see the module's note)."""
-    import plotly.graph_objects  # only to draw: workers and tools import this without plotly
-
-    return plotly.graph_objects
+        mark = Cursor(cursor, lengths[cursor - 1],
+                      f"step {cursor:,}\n{_plural(lengths[cursor - 1], 'byte')}")
+    return xy_chart("rep.chart.lengths", [Series("length", points, colour=PRIMARY)],
+                    x=Axis("merge number", "integer"), y=Axis("bytes", "integer", from_zero=True),
+                    title="Length of each new token", cursor=mark, width=760, height=300)

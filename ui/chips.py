@@ -18,13 +18,10 @@ from __future__ import annotations
 import html
 import unicodedata
 from collections.abc import Collection, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from core.engine.bytes_unicode import to_gpt2_str
 from ui.display import merge_number
-
-if TYPE_CHECKING:
-    from core.engine.details import MergeNode
 
 # Pastel palette, cycled by token index; special tokens and problems get their own colours.
 PALETTE: tuple[str, ...] = (
@@ -538,48 +535,3 @@ def pieces_table(pieces: Sequence[Any]) -> list[dict[str, Any]]:
         }
         for p in pieces
     ]
-
-
-# ---------------------------------------------------------------------------------------------
-# Merge tree (Graphviz DOT, drawn by st.graphviz_chart in the browser)
-
-
-def _dot_label(text: str) -> str:
-    # subtle: DOT strings need backslashes and quotes escaped; the label is not HTML.
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def merge_tree_dot(node: MergeNode, *, leaf: str = "byte", max_nodes: int = 200) -> str:
-    """Graphviz DOT for a ``core.engine.details.MergeNode`` tree (token down to its bytes);
-    ``leaf`` names a node no merge made ("byte", or "base piece" for BPE over characters),
-    a special token says "special".
-
-    >>> from core.engine.details import MergeNode
-    >>> a, b = MergeNode(97, b"a", None, None, None), MergeNode(98, b"b", None, None, None)
-    >>> dot = merge_tree_dot(MergeNode(300, b"ab", 0, a, b))
-    >>> dot.count("->"), "ID 97 · byte" in dot
-    (2, True)
-    """
-    lines = [
-        "digraph merge_tree {",
-        '  node [shape=box, style="rounded,filled", fontname="monospace", fontsize=11];',
-        "  edge [arrowsize=0.6];",
-    ]
-    counter = 0
-    stack: list[tuple[MergeNode, str | None]] = [(node, None)]
-    while stack and counter < max_nodes:
-        cur, parent = stack.pop()
-        name = f"n{counter}"
-        counter += 1
-        rank = (f"merge #{merge_number(cur.rank)}" if cur.rank is not None
-                else "special" if cur.special else leaf)
-        label = _dot_label(token_label(cur.token)) + "\\n" + f"ID {cur.id} · {rank}"
-        fill = PALETTE[0] if cur.rank is not None else "#eeeeee"
-        lines.append(f'  {name} [label="{label}", fillcolor="{fill}"];')
-        if parent is not None:
-            lines.append(f"  {parent} -> {name};")
-        for child in (cur.right, cur.left):  # stack: push right first so left is drawn first
-            if child is not None:
-                stack.append((child, name))
-    lines.append("}")
-    return "\n".join(lines)

@@ -15,12 +15,10 @@ Texts are named by IDs that a link carries (``src=``): ``typed`` (the text box, 
 from __future__ import annotations
 
 import csv
-import html
 import io
 from collections.abc import Callable
 from typing import Any
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from core.errors import PlaygroundError
@@ -35,7 +33,7 @@ from core.explain.evaluate import (
 )
 from core.interface import TokenizerInterface
 from training.evaluation import EvaluationJobs
-from ui import cache, display, keys, limits, runtime, state, widgets
+from ui import cache, charts, display, keys, limits, runtime, state, widgets
 from ui.eval_sources import (
     DEFAULT_SOURCES,
     add_upload,
@@ -46,8 +44,9 @@ from ui.eval_sources import (
     uploads,
 )
 
-__all__ = ["DEFAULT_SOURCES", "DEFAULT_TOKENIZERS", "MAX_TOKENIZERS", "csv_bytes", "curve_view",
-           "jobs", "parity_view", "results", "table", "texts_picker", "tokens_view"]
+__all__ = ["DEFAULT_SOURCES", "DEFAULT_TOKENIZERS", "MAX_TOKENIZERS", "bytes_chart", "csv_bytes",
+           "curve_view", "jobs", "parity_view", "results", "table", "texts_picker",
+           "tokens_view"]
 
 MAX_TOKENIZERS = 6
 MAX_TEXTS = 8  # with 6 tokenizers, 48 jobs: within what the server keeps (EvaluationJobs)
@@ -155,16 +154,6 @@ def _done(snaps: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
 # Drawing
 
 
-def _plot(text: str) -> str:
-    """A name for a chart: plotly reads a few HTML tags in trace names and labels, so user
-    text (a file name) is escaped to show literally.
-
-    >>> _plot("<b>notes</b>.txt")
-    '&lt;b&gt;notes&lt;/b&gt;.txt'
-    """
-    return html.escape(text, quote=False)
-
-
 def _rows(done: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
     rows = []
     for (label, sid), result in done.items():
@@ -203,19 +192,30 @@ def table(snaps: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
     st.dataframe(rows, hide_index=True, width="stretch", key="eva.table")
     st.download_button("⬇️ Table as CSV", csv_bytes(rows), file_name="evaluation.csv",
                        mime="text/csv", key="eva.csv")
-    fig = go.Figure()
-    for label in dict.fromkeys(r["tokenizer"] for r in rows):
-        mine = [r for r in rows if r["tokenizer"] == label]
-        fig.add_bar(name=_plot(label), x=[_plot(r["text"]) for r in mine],
-                    y=[r["bytes / token"] for r in mine])
-    fig.update_layout(barmode="group", title="Bytes per token (higher: fewer tokens)",
-                      height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10})
-    st.plotly_chart(fig, key="eva.chart.bytes")
+    charts.show(bytes_chart(rows))
     if any(r["exact"] != "✓" for r in rows):
         st.caption("≈: this tokenizer's output may depend on the whole text (a SentencePiece "
                    "model's leading space, a custom pattern), and a long text was encoded in "
                    "pieces cut at line breaks: its counts are close, not exact.")
     return done
+
+
+def bytes_chart(rows: list[dict[str, Any]]) -> str:
+    """Bytes per token: a group of bars per text, a bar per tokenizer (the table's rows).
+
+    >>> 'data-x="t" data-y="4.2"' in bytes_chart([{"tokenizer": "a", "text": "t",
+    ...                                            "bytes / token": 4.2}])
+    True
+    """
+    texts = list(dict.fromkeys(r["text"] for r in rows))
+    bars = []
+    for label in dict.fromkeys(r["tokenizer"] for r in rows):
+        mine = {r["text"]: r["bytes / token"] for r in rows if r["tokenizer"] == label}
+        bars.append(charts.Bars(label, [mine.get(t) for t in texts],
+                                [f"{label}\n{t}\n{mine.get(t, 0):.3f} bytes per token"
+                                 for t in texts]))
+    return charts.bar_chart("eva.chart.bytes", texts, bars, y=charts.Axis("bytes per token"),
+                            title="Bytes per token (higher: fewer tokens)")
 
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
@@ -228,19 +228,22 @@ def parity_view(tokenizers: dict[str, TokenizerInterface]) -> None:
     if not tokenizers:
         return
     rows: list[dict[str, Any]] = []
-    fig = go.Figure()
+    bars = []
+    languages = {code: name for code, (name, _) in parallel().items()}
     for label, tok in tokenizers.items():
         counts = _parallel_counts(state.tokenizer_key(label), tok)
         ratios = parity(counts)
-        names = [parallel()[c][0] for c in counts]
-        fig.add_bar(name=_plot(label), x=names, y=[round(ratios[c], 3) for c in counts])
+        bars.append(charts.Bars(
+            label, [round(ratios[c], 3) if c in counts else None for c in languages],
+            [f"{label}\n{name}\n{counts.get(c, 0):,} tokens, {ratios.get(c, 0):.2f}× English"
+             for c, name in languages.items()]))
         for code, n in counts.items():
             rows.append({"tokenizer": label, "language": parallel()[code][0], "tokens": n,
                          "parity vs English": round(ratios[code], 3)})
-    fig.update_layout(barmode="group", title="Tokens for the same text, relative to English",
-                      height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10})
-    fig.add_hline(y=1.0, line_dash="dot")
-    st.plotly_chart(fig, key="eva.chart.parity")
+    charts.show(charts.bar_chart(
+        "eva.chart.parity", list(languages.values()), bars, line_at=1.0,
+        y=charts.Axis("tokens relative to English"),
+        title="Tokens for the same text, relative to English"))
     with st.expander("Parity table"):
         st.dataframe(rows, hide_index=True, width="stretch", key="eva.parity")
         st.download_button("⬇️ Parity as CSV", csv_bytes(rows), file_name="parity.csv",
@@ -261,29 +264,33 @@ def _thin_steps(n: int) -> list[int]:
 def curve_view(tokenizers: dict[str, Any], done: dict[tuple[str, str], Any]) -> None:
     """Bytes per token after the first k merges, against the vocab size at k: one curve per
     byte-level BPE tokenizer and text; every tokenizer also as a point at its full size."""
-    fig = go.Figure()
+    series: list[charts.Series] = []
     curves = 0
     for (label, sid), result in done.items():
-        name = _plot(f"{label} · {source_label(sid)}")
+        name = f"{label} · {source_label(sid)}"  # a curve and its diamond: one colour, one key
         tok = tokenizers.get(label)
         if tok is None or not result.stats.tokens:
             continue
         if result.curve is not None:
             sizes = cache.replay_sizes(state.tokenizer_key(label), tok)
-            steps = _thin_steps(len(result.curve) - 1)
-            fig.add_scatter(x=[sizes[k] for k in steps],
-                            y=[result.stats.bytes / result.curve[k] for k in steps],
-                            mode="lines", name=name)
+            points = [(sizes[k], result.stats.bytes / result.curve[k], k)
+                      for k in _thin_steps(len(result.curve) - 1)]
+            series.append(charts.Series(name, [
+                (x, y, f"{name}\nstep {k:,}, vocab size {x:,}\n{y:.3f} bytes per token")
+                for x, y, k in points], mode="lines"))
             curves += 1
-        fig.add_scatter(x=[tok.n_vocab], y=[result.stats.bytes_per_token], mode="markers",
-                        marker={"size": 11, "symbol": "diamond"}, name=f"{name} (whole)")
+        whole = result.stats.bytes_per_token
+        series.append(charts.Series(name, [(tok.n_vocab, whole, f"{name} (whole)\nvocab size "
+                                            f"{tok.n_vocab:,}\n{whole:.3f} bytes per token")],
+                                    mode="diamonds"))
     if not curves:
         st.info("Pick a byte-level BPE tokenizer (one you trained, a saved one or a preset) to "
                 "see its compression grow merge by merge.")
-    fig.update_layout(title="Bytes per token against vocab size (first k merges)", height=420,
-                      xaxis={"title": "vocab size", "type": "log"},
-                      yaxis={"title": "bytes per token"}, margin={"l": 10, "r": 10, "t": 40, "b": 10})
-    st.plotly_chart(fig, key="eva.chart.curve")
+    if series:
+        charts.show(charts.xy_chart(
+            "eva.chart.curve", series, x=charts.Axis("vocab size", "log"),
+            y=charts.Axis("bytes per token"), width=760, height=380,
+            title="Bytes per token against vocab size (first k merges)"))
     st.caption("Each line is a tokenizer cut to its first k merges (as on 🎞️ Replay), from the "
                "256 bytes to its whole vocabulary; each diamond is a whole tokenizer.")
 

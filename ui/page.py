@@ -2,16 +2,17 @@
 (``ui.workspace``), the link's view, the sidebar.
 
 Pages read like a short script: ``setup("Tokenize")``, then widgets, cached core calls
-(:mod:`ui.cache`), and rendering (:mod:`ui.chips`, plotly).
+(:mod:`ui.cache`), and rendering (:mod:`ui.chips`, :mod:`ui.charts`).
 """
 
 from __future__ import annotations
 
 # subtle: import numpy and pandas here, before any session draws. Streamlit imports them
-# lazily the first time a session draws a table; plotly looks them up in sys.modules without
-# importing them, so another session's chart drawn during that first import found a
-# half-loaded module and raised (seen by benchmarks/load_test.py). Every page imports this
-# module before drawing anything, so every thread waits on Python's import lock instead.
+# lazily the first time a session draws a table; plotly (the charts' library then) looked
+# them up in sys.modules without importing them, so another session's chart drawn during that
+# first import found a half-loaded module and raised (seen by benchmarks/load_test.py). Every
+# page imports this module before drawing anything, so every thread waits on Python's import
+# lock instead (anything else that peeks into sys.modules is safe too).
 import numpy  # noqa: F401
 import pandas  # noqa: F401
 import streamlit as st

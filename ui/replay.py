@@ -166,14 +166,15 @@ def _charts(label: str, key: str, tok: Tokenizer, k: int, n: int) -> None:
     rows = state.training_rows(label)
     if rows and len(rows) == n:
         base = len(tok.vocab) - n
-        counts, growth = charts.training_figures(rows, base, cursor=k)
+        counts, growth = charts.training_charts(rows, base, cursor=k, key="rep.chart")
         left, right = st.columns(2)
-        left.plotly_chart(counts, key="rep.chart.counts")
-        right.plotly_chart(growth, key="rep.chart.growth")
+        with left:
+            charts.show(counts)
+        with right:
+            charts.show(growth)
         st.caption("This session's training of the tokenizer; the red mark is step k.")
         return
-    st.plotly_chart(charts.merge_length_figure(cache.merge_lengths(key, tok), cursor=k),
-                    key="rep.chart.lengths")
+    charts.show(charts.merge_length_chart(cache.merge_lengths(key, tok), cursor=k))
     st.caption("Its training was not recorded in this session (a preset, a loaded file or a "
                "saved tokenizer), so this shows what the merge list itself tells: the length "
                "of the token each merge makes. The red mark is step k. Train a tokenizer on "

@@ -81,7 +81,7 @@ def prepare_process() -> int:
 
 
 def _import_ui() -> None:
-    """Import every ``ui`` module (and with them numpy, pandas, plotly and core's modules)."""
+    """Import every ``ui`` module (and with them numpy, pandas and core's modules)."""
     for module in pkgutil.iter_modules(ui.__path__):
         importlib.import_module(f"ui.{module.name}")
 

@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from training.protocol import Manager
-from training.snapshot import JobSnapshot, MergeRow
+from training.snapshot import JobSnapshot
 from ui import charts, click_probe, display, keys, limits, training as server_training
 
 __all__ = ["ECHO_STYLE", "POLL_SECONDS", "control_state", "draw_charts", "draw_controls",
@@ -23,7 +23,6 @@ __all__ = ["ECHO_STYLE", "POLL_SECONDS", "control_state", "draw_charts", "draw_c
 POLL_SECONDS = 2.0  # the charts: each redraw stalls the browser (1 s: lag p90 625 ms, 2 s: 278 ms)
 _STATUS_SECONDS = 0.25  # the progress line and newest merges: light, so refreshed often
 _TABLE_ROWS = 15
-_CHART_POINTS = 1500  # plotly gets at most this many points per trace
 _COUNT_SHARE = 0.1  # share of the progress bar for the counting phase
 _SHOWN_ECHO = "train.shown_echo"  # the widget whose label is the progress line (its count)
 #: The progress line is a number widget's label (:func:`progress_line`): show the label, not
@@ -33,20 +32,14 @@ ECHO_STYLE = ("<style>.st-key-train-shown-echo [data-testid='stNumberInputContai
 
 
 
-def _thin(rows: tuple[MergeRow, ...]) -> list[MergeRow]:
-    """At most _CHART_POINTS rows, evenly spread, always keeping the newest."""
-    if len(rows) <= _CHART_POINTS:
-        return list(rows)
-    step = len(rows) / _CHART_POINTS
-    picked = [rows[int(i * step)] for i in range(_CHART_POINTS - 1)]
-    return picked + [rows[-1]]
-
-
 def draw_charts(snap: JobSnapshot) -> None:
-    counts, growth = charts.training_figures(_thin(snap.rows), 256 + len(snap.special_tokens))
+    # (ui.charts thins the rows to its CHART_POINTS)
+    counts, growth = charts.training_charts(snap.rows, 256 + len(snap.special_tokens))
     left, right = st.columns(2)
-    left.plotly_chart(counts, key="train.chart.counts")
-    right.plotly_chart(growth, key="train.chart.growth")
+    with left:
+        charts.show(counts)
+    with right:
+        charts.show(growth)
 
 
 def draw_table(snap: JobSnapshot) -> None:
@@ -189,8 +182,8 @@ def progress_line(job_id: str, n: int, fraction: float, text: str) -> None:
 def live_view(job_id: str, drawn_controls: tuple[bool, bool, bool]) -> None:
     """Status, progress, the newest merges and charts; polled while the job runs.
 
-    subtle: two rates. Redrawing the two plotly charts keeps a browser busy for 0.1-1 s
-    (measured in headless chromium), so with everything in one fragment polled every 0.5 s
+    subtle: two rates. Redrawing the two charts kept a browser busy for 0.1-1 s when they
+    were plotly's (measured in headless chromium), so with everything in one fragment polled every 0.5 s
     the merge count shown lagged the worker by 0.7-2 s and a click on Stop waited behind
     the redraws. The charts refresh every POLL_SECONDS; the progress line and the table
     (plain text) every _STATUS_SECONDS, in a nested fragment.

@@ -19,10 +19,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 TEXT = "Tokenizers turn text into numbers: the unbelievable 日本語 🧩"
 GERMAN = parallel_texts()["de"][1]
 
-_CURVES = """() => [...document.querySelectorAll('.js-plotly-plot')]
-    .filter(p => (p.querySelector('.gtitle') || {}).textContent?.startsWith('Bytes per token against'))
-    .map(p => ({lines: p.querySelectorAll('.scatterlayer .trace .lines path').length,
-                legend: [...p.querySelectorAll('.legendtext')].map(t => t.textContent)}))"""
+_CURVES = """() => [...document.querySelectorAll('[data-chart="eva.chart.curve"]')]
+    .map(c => ({lines: c.querySelectorAll('svg g.tp-series[data-mode="lines"] polyline').length,
+                diamonds: c.querySelectorAll('svg g.tp-series[data-mode="diamonds"] path').length,
+                legend: [...c.querySelectorAll('.tp-key')].map(k => k.textContent)}))"""
 
 
 def _table_csv(app: AppBrowser) -> list[dict[str, str]]:
@@ -43,8 +43,9 @@ def test_two_tokenizers_two_texts_show_the_table_and_the_curves(app: AppBrowser)
     app.assert_healthy()
     app.page.wait_for_function(f"() => ({_CURVES})().some(c => c.lines >= 4)")  # type: ignore[attr-defined]
     curve = app.page.evaluate(_CURVES)[0]  # type: ignore[attr-defined]
-    assert curve["lines"] == 4  # 2 tokenizers x 2 texts, each a line, plus 4 diamonds
-    assert sum("GPT-2 (gpt2) ·" in name for name in curve["legend"]) == 4
+    assert curve["lines"] == 4 and curve["diamonds"] == 4  # 2 tokenizers x 2 texts
+    assert len(curve["legend"]) == 4  # one key per line (its diamond shares it)
+    assert sum(name.startswith("GPT-2 (gpt2) ·") for name in curve["legend"]) == 2
     rows = _table_csv(app)
     got = [{k: r[k] for k in ("tokenizer", "bytes", "chars", "words", "tokens", "bytes / token")}
            for r in rows]

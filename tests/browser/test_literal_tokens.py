@@ -1,7 +1,8 @@
 """Tokens made of Markdown and HTML syntax show as themselves, in a real browser (issue 27):
 Train's *Newest merges* table (``st.table`` renders every cell as Markdown) and its chart's
-hover label (plotly reads ``<...>`` as markup); and one merge has one number on Train, Replay
-and Vocabulary (merges are numbered from 1).
+hover label (an SVG ``<title>`` in HTML-enabled Markdown: ``<>`` is markup there unless
+escaped); and one merge has one number on Train, Replay and Vocabulary (merges are numbered
+from 1).
 
 Waits are for content (the page's own text, the script runs), never for time.
 """
@@ -48,19 +49,10 @@ def _table(app: AppBrowser) -> list[dict[str, str]]:
 
 
 def _hover(app: AppBrowser, number: int) -> str:
-    """The hover label of merge ``number`` on Train's count chart (the mouse on its point)."""
-    page = app.page
-    x, y = page.evaluate("""(n) => {
-        const gd = document.querySelector('.js-plotly-plot');
-        const i = gd._fullData[0].x.indexOf(n);
-        const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
-        return [box.left + gd._fullLayout.xaxis.d2p(n),
-                box.top + gd._fullLayout.yaxis.d2p(gd._fullData[0].y[i])];
-    }""", number)
-    page.mouse.move(x, y)
-    page.wait_for_function("() => document.querySelector('.hoverlayer').textContent !== ''")
-    return page.evaluate("() => [...document.querySelector('.hoverlayer .hovertext')"
-                         ".querySelectorAll('tspan.line')].map(t => t.textContent).join('\\n')")
+    """The hover label of merge ``number`` on Train's count chart: the text of its point's
+    SVG ``<title>`` (what the browser's tooltip shows), as the browser parsed it."""
+    point = app.page.locator(f'[data-chart="train.chart.counts"] svg .tp-point[data-x="{number}"]')
+    return point.locator("title").text_content()
 
 
 def test_newest_merges_show_markdown_tokens_literally_and_one_merge_number(
@@ -91,7 +83,7 @@ def test_newest_merges_show_markdown_tokens_literally_and_one_merge_number(
     assert shown == expected
     assert shown[-1] == {"merge": "1", "token": "**", "left": "*", "right": "*"}
 
-    # the chart's hover: the token `<>` (an empty HTML tag to plotly) as text, at its number
+    # the chart's hover: the token `<>` (an empty HTML tag if unescaped) as text, at its number
     number = ITEMS.index("<>") + 1
     assert _hover(app, number).split("\n") == [f"merge {number}", "count 60", "<>"]
 
@@ -116,7 +108,8 @@ def test_newest_merges_show_markdown_tokens_literally_and_one_merge_number(
     box.fill(str(new_id))
     with app.rerun():
         box.press("Enter")
-    root = page.locator('[data-testid="stGraphVizChart"] svg g.node').first
+    root = page.locator(".tp-mtree .tp-mt-box").first
     root.filter(has_text=f"ID {new_id}").wait_for()
-    assert root.locator("text").all_text_contents() == [">>", f"ID {new_id} · merge #{MERGE}"]
+    assert [root.locator("code").inner_text(), root.locator(".tp-mt-id").inner_text()] == [
+        ">>", f"ID {new_id} · merge #{MERGE}"]
     app.assert_healthy()

@@ -94,7 +94,11 @@ def test_replay_of_a_training_marks_the_step_on_its_charts(app: AppBrowser) -> N
         page.mouse.click(box["x"] + 0.35 * box["width"], box["y"] + box["height"] / 2)  # type: ignore[attr-defined]
     k, ids = _shown(app)
     assert 0 < k < 1743
-    assert len(page.locator(".js-plotly-plot").all()) == 2  # type: ignore[attr-defined]
+    for name in ("counts", "growth"):  # the two charts, each with the step's mark
+        chart = page.locator(f'[data-chart="rep.chart.{name}"] svg')  # type: ignore[attr-defined]
+        assert chart.locator(".tp-cursor line").count() == 1
+    mark = page.locator('[data-chart="rep.chart.counts"] .tp-cursor')  # type: ignore[attr-defined]
+    assert mark.get_attribute("data-x") == str(k)  # at merge k
     assert f"Merge {k:,} adds" in page.inner_text("body")  # type: ignore[attr-defined]
     app.assert_healthy()
     if os.environ.get("TOKPLAY_SCREENSHOT_DIR"):
