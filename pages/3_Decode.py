@@ -7,7 +7,7 @@ from core.engine.details import parse_ids
 from core.interface import TokenizerInterface
 
 from ui.page import setup
-from ui import cache, chips, copy_line, keys, links, live_input, state, widgets
+from ui import cache, chips, copy_line, html_table, keys, links, live_input, state, widgets
 from ui.display import escaped
 
 setup("Decode")
@@ -99,7 +99,7 @@ def ids_and_text(key: str, tok: TokenizerInterface) -> None:
     table = st.expander("Table of IDs, bytes and pieces", key="dec.table", on_change="rerun")
     if table.open:  # lazy: the table is built only while it is open
         with table:
-            st.dataframe(chips.pieces_table(details.pieces), hide_index=True, width="stretch")
+            html_table.show(chips.pieces_table(details.pieces))
 
     if st.button("🔁 Check the round trip", help="Encode the decoded text again and compare IDs."):
         again = cache.encode(key, details.text, tok)

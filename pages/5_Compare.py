@@ -5,7 +5,8 @@ import streamlit as st
 from core.explain.compare import boundaries, differing_regions, tokenization_stats
 
 from ui.page import setup
-from ui import cache, chips, display, keys, limits, links, live_input, model_picker, state, widgets
+from ui import (cache, chips, display, html_table, keys, limits, links, live_input, model_picker,
+                state, widgets)
 
 setup("Compare")
 
@@ -65,7 +66,7 @@ def text_and_results(labels: list[str]) -> None:
             "unknown rate": f"{stats.unknown_rate:.1%}",
             "round trip": "✓" if cov.round_trip else "✗ lossy",
         })
-    st.dataframe(rows, hide_index=True, width="stretch")
+    html_table.show(rows)
     byte_level_bpe = any(tok.capabilities.byte_level for tok, _, _ in results.values())
     if any(r["unknown tokens"] for r in rows) and byte_level_bpe:
         st.caption("Why byte-level BPE won: the baselines turn anything they did not see in "

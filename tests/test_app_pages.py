@@ -19,6 +19,7 @@ from ui.state import fingerprint
 from ui.site import page
 from tests.chart_svg import bars, chart, merge_trees, ticks
 from tests.copy_lines import copy_lines
+from tests.html_tables import tables
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -379,9 +380,9 @@ def test_compare_two_trained_and_baseline(tok: Tokenizer) -> None:
     assert not at.exception
     at.text_area[0].set_value("the tokenizers sat on the mat.").run()
     assert not at.exception
-    rows = at.dataframe[0].value
-    assert list(rows["tokenizer"]) == ["small", "big", "Word-level baseline"]
-    assert rows["tokens"][0] == len(tok.encode("the tokenizers sat on the mat."))
+    (rows,) = tables(at)
+    assert [r["tokenizer"] for r in rows] == ["small", "big", "Word-level baseline"]
+    assert rows[0]["tokens"] == len(tok.encode("the tokenizers sat on the mat."))
     assert "tp-regions" in all_html(at) or any("same places" in s.value for s in at.success)
 
 
@@ -391,7 +392,7 @@ def test_compare_says_why_byte_level_bpe_won_only_when_one_is_compared() -> None
     at.text_area[0].set_value("zxqv wibble 日本").run()  # unknown to both baselines
     at.multiselect[0].set_value(["Word-level baseline", "Char-level baseline"]).run()
     assert not at.exception
-    assert at.dataframe[0].value["unknown tokens"].sum() > 0
+    assert sum(r["unknown tokens"] for r in tables(at)[0]) > 0
     assert not [c for c in at.caption if why in c.value]
     at.multiselect[0].set_value(["GPT-2 (gpt2)", "Word-level baseline"]).run()
     assert not at.exception
@@ -418,13 +419,13 @@ def test_compare_stays_empty_once_cleared(how: str) -> None:
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         assert at.multiselect[0].value == []
-        assert not at.dataframe
+        assert not tables(at)
         assert any("Pick" in i.value and "tokenizers" in i.value for i in at.info)
     at.switch_page(TOKENIZE).run()
     at.switch_page(COMPARE).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.multiselect[0].value == []
-    assert not at.dataframe
+    assert not tables(at)
 
 
 # ---- Uploads (sidebar loader) ------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 
 from core.formats.detect import load_tokenizer_files
 from tests.conftest import need_module
+from tests.html_tables import tables
 from tests.test_app_pages import COMPARE, DECODE, TOKENIZE, VOCAB, all_html, metric, open_page
 
 pytestmark = pytest.mark.xdist_group("apptest")
@@ -111,8 +112,7 @@ def test_compare_puts_llama3_mistral_and_gpt4o_side_by_side(mistral, llama3):
     assert not at.exception and not at.error, [e.value for e in at.error]
     from core.formats.presets import load_preset
 
-    table = at.dataframe[0].value
-    rows = {r["tokenizer"]: r for r in table.to_dict("records")}
+    rows = {r["tokenizer"]: r for r in tables(at)[0]}
     expected = {"Llama 3": llama3, "Mistral v1": mistral, "GPT-4o (o200k_base)": load_preset("o200k_base")}
     for label, tok in expected.items():
         assert rows[label]["tokens"] == len(tok.encode(TEXT)), label

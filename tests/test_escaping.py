@@ -31,6 +31,8 @@ from ui import chips, copy_line, merge_tree
 from ui.display import escaped
 from ui.state import fingerprint
 from ui.site import page
+from tests.html_tables import parse as parse_tables
+from tests.html_tables import tables
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -421,11 +423,11 @@ def test_decode_page_escapes_text_and_id_chips(tok: Tokenizer) -> None:
     id_view = one_view(bodies, "tp-chip")
     for attack in (ATTACK, ATTACK2):
         assert_in_one_chip(id_view, shown(attack))
-    assert not at.dataframe  # the table's expander is lazy: built only while open
+    assert not tables(at)  # the table's expander is lazy: built only while open
     at.session_state["dec.table"] = True
     at.run()
-    table = at.dataframe[0].value  # a data grid, not HTML: the piece as text
-    assert list(table["piece"]) == [shown(ATTACK), shown(ATTACK2)]
+    table = one_view(page_html(at), "tp-table")  # HTML (ui.html_table): escaped, only ours
+    assert [r["piece"] for r in parse_tables(table)[0]] == [shown(ATTACK), shown(ATTACK2)]
 
 
 def test_compare_page_escapes_chips_regions_and_labels(tok: Tokenizer) -> None:
@@ -436,6 +438,8 @@ def test_compare_page_escapes_chips_regions_and_labels(tok: Tokenizer) -> None:
     bodies = page_html(at)
     regions = one_view(bodies, "tp-regions")
     assert html.escape(ATTACK_LABEL) in regions and "<b>tok</b>" not in regions
+    numbers = one_view(bodies, "tp-table")  # the numbers table (ui.html_table)
+    assert [r["tokenizer"] for r in parse_tables(numbers)[0]] == [ATTACK_LABEL, "plain"]
     chip_views = [b for b in bodies if 'title="ID ' in b]
     assert len(chip_views) == 2
     attack_view = next(b for b in chip_views if html.escape(shown(ATTACK)) in b)

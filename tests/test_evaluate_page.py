@@ -13,6 +13,7 @@ from core.explain.evaluate import evaluate, parallel_texts
 from core.formats.presets import load_preset
 from tests.chart_svg import bars, chart, charts, points, ticks
 from tests.copy_lines import copied
+from tests.html_tables import tables
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "7_Evaluate.py")
 
@@ -35,7 +36,7 @@ def open_page(params: dict[str, str | list[str]]) -> AppTest:
 
 
 def _table(at: AppTest) -> list[dict]:
-    return at.dataframe[0].value.to_dict("records")
+    return tables(at)[0]
 
 
 def test_a_link_opens_its_tokenizers_and_texts_with_cores_numbers(tiktoken_cache):
@@ -89,7 +90,7 @@ def test_the_focus_pair_is_in_the_link_and_checked(tiktoken_cache):
     assert at.selectbox[0].value == "1.1"
     tok = load_preset("cl100k_base")
     korean = parallel_texts()["ko"][1]
-    top = next(d.value for d in at.dataframe if "share" in d.value.columns).to_dict("records")[0]
+    top = next(t for t in tables(at) if "share" in t[0])[0]
     expected = evaluate(tok, [korean]).usage
     assert top["count"] == max(expected.values())
     assert at.query_params["focus"] == "1.1"  # the address bar names the focus

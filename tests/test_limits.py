@@ -29,6 +29,7 @@ from core.train import train_bpe
 from ui import cache, limits, links
 from ui.state import fingerprint
 from ui.site import page
+from tests.html_tables import tables
 from tests.test_app_pages import open_loader
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
@@ -176,14 +177,14 @@ def test_compare_page_text_at_n_and_n_plus_1(tok: Tokenizer) -> None:
     at.text_area[0].set_value("a" * TEXT_N).run()
     assert_ok(at)
     assert messages(at, "TOKPLAY_MAX_TEXT_CHARS") == []
-    rows = at.dataframe[0].value
-    assert list(rows["tokenizer"]) == COMPARE_PAIR
-    assert rows["tokens"][0] == len(tok.encode("a" * TEXT_N)) == TEXT_N
+    (rows,) = tables(at)
+    assert [r["tokenizer"] for r in rows] == COMPARE_PAIR
+    assert rows[0]["tokens"] == len(tok.encode("a" * TEXT_N)) == TEXT_N
     at.text_area[0].set_value("a" * (TEXT_N + 1)).run()
     assert_ok(at)
     assert messages(at, "TOKPLAY_MAX_TEXT_CHARS") == [text_message(TEXT_N + 1, "compares")]
-    rows = at.dataframe[0].value
-    assert rows["tokens"][0] == TEXT_N  # the first N characters only
+    (rows,) = tables(at)
+    assert rows[0]["tokens"] == TEXT_N  # the first N characters only
 
 
 def test_link_text_at_n_and_n_plus_1(tok: Tokenizer) -> None:

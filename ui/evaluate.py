@@ -33,7 +33,7 @@ from core.explain.evaluate import (
 )
 from core.interface import TokenizerInterface
 from training.evaluation import EvaluationJobs
-from ui import cache, charts, display, keys, limits, runtime, state, widgets
+from ui import cache, charts, display, html_table, keys, limits, runtime, state, widgets
 from ui.eval_sources import (
     DEFAULT_SOURCES,
     add_upload,
@@ -189,7 +189,7 @@ def table(snaps: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
     if not rows:
         st.info("Pick at least one tokenizer and one text.")
         return done
-    st.dataframe(rows, hide_index=True, width="stretch", key="eva.table")
+    html_table.show(rows)
     st.download_button("⬇️ Table as CSV", csv_bytes(rows), file_name="evaluation.csv",
                        mime="text/csv", key="eva.csv")
     charts.show(bytes_chart(rows))
@@ -245,7 +245,7 @@ def parity_view(tokenizers: dict[str, TokenizerInterface]) -> None:
         y=charts.Axis("tokens relative to English"),
         title="Tokens for the same text, relative to English"))
     with st.expander("Parity table"):
-        st.dataframe(rows, hide_index=True, width="stretch", key="eva.parity")
+        html_table.show(rows)
         st.download_button("⬇️ Parity as CSV", csv_bytes(rows), file_name="parity.csv",
                            mime="text/csv", key="eva.parity.csv")
     st.caption(f"1.0 costs as many tokens as English; 2.0 twice as many. {parallel_source()}")
@@ -320,18 +320,15 @@ def tokens_view(tokenizers: dict[str, TokenizerInterface], sources: list[str],
     with left:
         st.markdown("**Most used**")
         total = sum(usage.values()) or 1
-        st.dataframe([{"ID": i, "token": show(token_bytes(tok, i)), "count": n,
-                       "share": f"{n / total:.1%}"} for i, n in top_tokens(usage, 50)],
-                     hide_index=True, key="eva.top")
+        html_table.show([{"ID": i, "token": show(token_bytes(tok, i)), "count": n,
+                          "share": f"{n / total:.1%}"} for i, n in top_tokens(usage, 50)])
     with middle:
         st.markdown("**Longest used**")
-        st.dataframe([{"ID": i, "token": show(b), "bytes": len(b), "count": n}
-                      for i, b, n in longest_used(tok, usage, 50)], hide_index=True,
-                     key="eva.longest")
+        html_table.show([{"ID": i, "token": show(b), "bytes": len(b), "count": n}
+                         for i, b, n in longest_used(tok, usage, 50)])
     with right:
         unused = unused_tokens(tok, usage)
         st.markdown(f"**Unused**: {len(unused):,} of {tok.n_vocab:,}")
-        st.dataframe([{"ID": i, "token": show(token_bytes(tok, i))} for i in unused[:500]],
-                     hide_index=True, key="eva.unused")
+        html_table.show([{"ID": i, "token": show(token_bytes(tok, i))} for i in unused[:500]])
         if len(unused) > 500:
             st.caption("The first 500 by ID.")
