@@ -9,8 +9,8 @@ Callers read the attribute when they run (``native.bpe``), never bind it at impo
 that a test can set it to ``None`` to run the pure path. Few modules read it: each hot loop's
 one home (:mod:`core.engine.bpe`, :mod:`core.engine.vocab_index`,
 :mod:`core.pipeline.sentencepiece.packed`, :mod:`core.pipeline.models.unigram_lattice`,
-:mod:`core.train.merge`), which gives the same answer either way; everything else calls those
-(tests/test_speed_homes.py).
+:mod:`core.train.merge`, :mod:`core.engine.pretoken_split`), which gives the same answer
+either way; everything else calls those (tests/test_speed_homes.py).
 
 Decode's join lives here whole (:func:`join_tokens`, :func:`join_text`): a tokenizer calls
 one function, which takes the C twin where it was built and the pure join otherwise.
@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from operator import itemgetter
 from types import ModuleType
 
-__all__ = ["bpe", "count", "decode", "join_text", "join_tokens", "normalize", "spm", "status",
-           "tables", "train", "unigram"]  # fmt: skip
+__all__ = ["bpe", "count", "decode", "join_text", "join_tokens", "normalize", "pretok", "spm",
+           "status", "tables", "train", "unigram"]  # fmt: skip
 
 
 def _load(name: str) -> ModuleType | None:
@@ -57,16 +57,18 @@ spm: ModuleType | None = _load("spm")
 normalize: ModuleType | None = _load("normalize")
 #: Decode's join of the tokens' bytes (:func:`join_tokens`, :func:`join_text`).
 decode: ModuleType | None = _load("decode")
+#: The built-in patterns' pre-tokenization (:mod:`core.engine.pretoken_split`).
+pretok: ModuleType | None = _load("pretok")
 
 
 def status() -> dict[str, bool]:
     """Which compiled helpers this process uses (the benchmarks print it).
 
     >>> sorted(status())
-    ['bpe', 'count', 'decode', 'normalize', 'spm', 'tables', 'train', 'unigram']
+    ['bpe', 'count', 'decode', 'normalize', 'pretok', 'spm', 'tables', 'train', 'unigram']
     """
     return {"bpe": bpe is not None, "count": count is not None, "decode": decode is not None,
-            "normalize": normalize is not None, "spm": spm is not None,
+            "normalize": normalize is not None, "pretok": pretok is not None, "spm": spm is not None,
             "tables": tables is not None, "train": train is not None,
             "unigram": unigram is not None}  # fmt: skip
 

@@ -27,6 +27,7 @@ HOMES = {
     "(tokplay_native.unigram)",
     "train/merge.py": "training's merge loop (tokplay_native.train)",
     "train/count_table.py": "training's pre-token counts (tokplay_native.count)",
+    "engine/pretoken_split.py": "the built-in patterns' pre-token cuts (tokplay_native.pretok)",
 }
 #: The most modules that may read ``native`` (issue 37 asks for at most 8).
 MOST = 8

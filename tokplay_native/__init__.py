@@ -18,7 +18,10 @@ are the whole cost of what they do, and this package runs them in C when it was 
 - ``normalize``: SentencePiece's and Hugging Face's "precompiled" normalization
   (:mod:`core.pipeline.sentencepiece.normalizer`, :mod:`core.pipeline.precompiled`).
 - ``decode``: a byte-level tokenizer's decode, the tokens' bytes joined and read as UTF-8
-  (:func:`core.native.join_text`).
+  (:func:`core.native.join_text`);
+- ``pretok``: the built-in patterns' pre-tokens (GPT-2, cl100k, Llama 3, o200k, Tekken), cut
+  as ``regex``'s findall cuts them, with ``regex``'s own character classes
+  (:mod:`core.engine.pretoken_split`).
 
 core never imports this package directly: :mod:`core.native` does, and says what was found.
 Each function here has a pure-Python twin in core that gives the same result on every input;

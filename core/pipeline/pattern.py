@@ -13,9 +13,11 @@ r"""Hugging Face's patterns (``{"String": ...}`` / ``{"Regex": ...}``), matched 
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.engine.pretoken_split import splitter
 from core.engine.regex_compat import regex
 from core.errors import FormatError
 from core.pipeline.json_fields import show
@@ -46,6 +48,8 @@ class Pattern:
     is_regex: bool = False
     _compiled: regex.Pattern[str] = field(init=False, repr=False, compare=False)
     _literal_chars: frozenset[str] = field(init=False, repr=False, compare=False)
+    #: a built-in pattern's findall in C (core.engine.pretoken_split), else None
+    _cut: Callable[[str], list[str]] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         source = (
@@ -60,6 +64,13 @@ class Pattern:
             ) from None
         object.__setattr__(self, "_compiled", compiled)
         object.__setattr__(self, "_literal_chars", frozenset(self.source))
+        # GPT-2's, o200k's, Llama 3's and Tekken's regexes read the same in both syntaxes and
+        # hold no ^ or $ (which MULTILINE would change): their findall is the built-in cut's
+        object.__setattr__(self, "_cut", splitter(source) if self.is_regex else None)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # made again where it is unpickled (a worker process): the C cut holds buffers
+        return (type(self), (self.source, self.is_regex))
 
     @classmethod
     def string(cls, text: str) -> Pattern:
@@ -159,7 +170,7 @@ class Pattern:
                 as_unicode_16(text, keep=self._literal_chars) if self.is_regex else text
             )
             if haystack is text:
-                words = self._compiled.findall(text)
+                words = self._compiled.findall(text) if self._cut is None else self._cut(text)
                 # no empty match (see matches) and nothing between matches: these are the runs
                 if "" not in words and sum(map(len, words)) == len(text):
                     return words
