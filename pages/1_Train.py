@@ -41,8 +41,9 @@ def settings_section() -> tuple[int, list[str], str, float] | None:
         "Special tokens", help="Separated by commas or new lines. They are never split or merged.",
         **state.bind(keys.TRAIN_SPECIALS, defaults[keys.TRAIN_SPECIALS]),
     )
-    pattern = st.selectbox(
-        "Pre-tokenizer pattern", train_form.PATTERNS,
+    # (a radio, not a selectbox: three options, and the page fetches no dropdown code)
+    pattern = st.radio(
+        "Pre-tokenizer pattern", train_form.PATTERNS, horizontal=True,
         help="The regex that cuts text into pre-tokens before any merge (GPT-2, GPT-4, GPT-4o).",
         **state.bind(keys.TRAIN_PATTERN, defaults[keys.TRAIN_PATTERN]),
     )

@@ -62,7 +62,7 @@ def test_page_loads_with_its_widgets():
     assert at.radio[0].value == "Built-in corpus"
     assert at.number_input[0].label == "Vocab size" and at.number_input[0].value == 2000
     assert at.text_input[0].label == "Special tokens" and at.text_input[0].value == "<|endoftext|>"
-    assert at.selectbox[0].options == ["gpt2", "cl100k", "o200k"]
+    assert at.radio(key="_w.train.pattern").options == ["gpt2", "cl100k", "o200k"]
     assert not start_button(at).disabled
     assert "standard library" in texts(at.caption) or "standard-library" in texts(at.caption)
 
