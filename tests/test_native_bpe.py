@@ -244,7 +244,7 @@ SPM_MODELS = {
     "bytes": lambda: _trained_bpe((("byte_fallback", True),)),
     "no-bytes": lambda: _trained_bpe(()),  # <unk> runs merge: the pure loop
     "user": lambda: _trained_bpe((("byte_fallback", True),
-                                  ("user_defined_symbols", ("<ud>", "ab", "∑x", "▁the"))))
+                                  ("user_defined_symbols", "<ud>,ab,∑x,▁the")))
 }  # fmt: skip
 
 

@@ -1091,16 +1091,18 @@ fail:
     return NULL;
 }
 
-/* A word's IDs as a new tuple; NULL without an exception: the caller's compute decides. */
+/* A word's IDs as a new tuple; NULL without an exception: the caller's compute decides.
+ * check_user: a word holding a user-defined piece's first character goes back too (0: the
+ * caller knows the word holds no user-defined piece). */
 static PyObject *
-spm_word(const SpmWords *self, PyObject *word)
+spm_word(const SpmWords *self, PyObject *word, int check_user)
 {
     Py_ssize_t n = PyUnicode_GET_LENGTH(word);
     if (n > 256)
         return NULL;
     int kind = PyUnicode_KIND(word);
     const void *chars = PyUnicode_DATA(word);
-    if (self->n_user_first)
+    if (check_user && self->n_user_first)
         for (Py_ssize_t i = 0; i < n; i++) {
             Py_UCS4 c = PyUnicode_READ(kind, chars, i);
             if (bsearch(&c, self->user_first, (size_t)self->n_user_first, sizeof(Py_UCS4),
@@ -1175,8 +1177,28 @@ SpmWords_piece_id(SpmWords *self, PyObject *piece)
     return PyLong_FromLongLong(entry == NULL || entry->id < 0 ? -1 : entry->id);
 }
 
+PyDoc_STRVAR(SpmWords_plain_ids_doc,
+"plain_ids(word, /)\n--\n\n"
+"The IDs of a word that holds no user-defined piece (BPE over its characters), as a tuple;\n"
+"None where the table does not take it (over 256 characters, a lone surrogate, <unk>\n"
+"without byte fallback).");
+
+static PyObject *
+SpmWords_plain_ids(SpmWords *self, PyObject *word)
+{
+    if (!PyUnicode_Check(word)) {
+        PyErr_SetString(PyExc_TypeError, "plain_ids(word): a str");
+        return NULL;
+    }
+    PyObject *ids = spm_word(self, word, 0);
+    if (ids == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return ids;
+}
+
 static PyMethodDef SpmWords_methods[] = {
     {"piece_id", (PyCFunction)SpmWords_piece_id, METH_O, SpmWords_piece_id_doc},
+    {"plain_ids", (PyCFunction)SpmWords_plain_ids, METH_O, SpmWords_plain_ids_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1679,7 +1701,7 @@ encode_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             const unsigned char *data = NULL;
             Py_ssize_t size = -1;
             if (spm) {
-                ids = PyUnicode_CheckExact(word) ? spm_word((SpmWords *)table, word) : NULL;
+                ids = PyUnicode_CheckExact(word) ? spm_word((SpmWords *)table, word, 1) : NULL;
                 if (ids == NULL && PyErr_Occurred())
                     return NULL;
             }

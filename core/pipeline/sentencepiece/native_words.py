@@ -16,7 +16,7 @@ tests/test_native_bpe.py checks both paths give the same IDs and keep the same c
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from core.engine.bpe import (
@@ -26,6 +26,7 @@ from core.engine.bpe import (
     spm_words,
     spm_words_raw,
 )
+from core.pipeline.sentencepiece.normalizer import PrefixMatcher
 from core.pipeline.sentencepiece.packed import PieceColumns
 
 __all__ = ["NATIVE_WORDS", "columns_words", "encode_words", "packed_words"]
@@ -46,6 +47,7 @@ class _Model(Protocol):
     _heap_only: bool
     _has_unused: bool
     _user_first: frozenset[str]
+    _matcher: PrefixMatcher
     user_defined: list[str]
     _ids_cache: dict[str, tuple[int, ...]]
 
@@ -74,10 +76,23 @@ def encode_words(model: _Model, words: list[str], out: list[int]) -> None:
             if word:
                 out += model.encode_word(word)
         return
-    _c_words(
-        words, model._ids_cache, fast, lambda word: tuple(model.encode_word(word)),
-        CACHE_WORD, CACHE_MAX, out,
-    )  # fmt: skip
+    _c_words(words, model._ids_cache, fast, _fallback(model, fast), CACHE_WORD, CACHE_MAX, out)
+
+
+def _fallback(model: _Model, fast: Any) -> Callable[[str], tuple[int, ...]]:
+    """The IDs of a word the C loop hands back. One that only *starts* like a user-defined
+    piece somewhere (a "[" in Mistral's models, whose user pieces are "[INST]"...) but holds
+    none is plain BPE over its characters: the table's, without the model's Python loop."""
+    search = model._matcher.regex.search if model._matcher.regex is not None else None
+
+    def compute(word: str) -> tuple[int, ...]:
+        if search is not None and search(word) is None:
+            ids = fast.plain_ids(word)
+            if ids is not None:
+                return ids
+        return tuple(model.encode_word(word))
+
+    return compute
 
 
 def columns_words(
