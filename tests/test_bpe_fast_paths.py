@@ -243,14 +243,16 @@ ASCII_PIECES = st.one_of(
     pattern=st.sampled_from(list(PATTERNS)),
 )  # fmt: skip
 def test_sparse_non_ascii_text_is_cut_into_regions_exactly(pieces, inserts, pattern):
-    """Text with under 1% extra UTF-8 bytes goes through core.engine.pretokenize.mixed_regions (the
-    ASCII stretches by `re`); denser text straight to `regex`. Both as `regex` alone."""
+    """Without the C cut (core.engine.pretoken_split: not built, or Pyodide), text with under 1%
+    extra UTF-8 bytes goes through core.engine.pretokenize.mixed_regions (the ASCII stretches
+    by `re`); denser text straight to `regex`. Both as `regex` alone."""
     for at, char in inserts:
         pieces.insert(at, char)
     text = "".join(pieces)
-    encoder = TextEncoder(pattern=pattern, specials={}, bpe=lambda p: (), cache_size=0)
     calls = []
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(native, "pretok", None)
+        encoder = TextEncoder(pattern=pattern, specials={}, bpe=lambda p: (), cache_size=0)
         patch.setattr(text_encoder, "mixed_regions",
                       lambda t: calls.append(t) or mixed_regions(t))  # fmt: skip
         assert encoder.findall(text) == compile_pattern(pattern).findall(text)
