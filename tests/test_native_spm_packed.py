@@ -184,6 +184,9 @@ def test_char_cuts_split_as_word_cuts(pieces: list[str], text: str) -> None:
     cols = PieceColumns.pack(["<unk>", *pieces, "x▁é"], [0.0] * (len(pieces) + 2),
                              [UNKNOWN, *[NORMAL] * len(pieces), CONTROL])  # fmt: skip
     assert spm.char_cuts(cols.buf, cols.spans, cols.types).split(text) == want
+    longest = max(map(len, want), default=0)
+    assert WordCuts(pieces).split_longest(text) == (want, longest)
+    assert spm.char_cuts(pieces).split_longest(text) == (want, longest)
 
 
 def test_char_cuts_refuses_what_is_no_piece() -> None:
@@ -191,6 +194,8 @@ def test_char_cuts_refuses_what_is_no_piece() -> None:
         spm.char_cuts([1])
     with pytest.raises(TypeError):
         spm.char_cuts(["a"]).split(b"a")
+    with pytest.raises(TypeError):
+        spm.char_cuts(["a"]).split_longest(b"a")
     with pytest.raises(ValueError):
         spm.char_cuts(b"\xff", array("q", [0, 1]).tobytes(), b"\x01")
     with pytest.raises(ValueError):

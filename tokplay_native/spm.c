@@ -1026,9 +1026,11 @@ PyDoc_STRVAR(CharCuts_split_doc,
 "split(text, /)\n--\n\n"
 "The words of text no piece crosses: cuts.WordCuts(pieces).split(text), the same list.");
 
+/* The words of text (a new list); *longest gets the longest word's length. */
 static PyObject *
-CharCuts_split(CharCuts *self, PyObject *text)
+cuts_split(CharCuts *self, PyObject *text, Py_ssize_t *longest)
 {
+    *longest = 0;
     if (!PyUnicode_Check(text)) {
         PyErr_SetString(PyExc_TypeError, "split(): text must be a str");
         return NULL;
@@ -1051,6 +1053,8 @@ CharCuts_split(CharCuts *self, PyObject *text)
                   (prev == SPACE_CHAR && !bit_get(&self->after, c)) ||
                   (self->any_used && (!bit_get(&self->used, prev) || !bit_get(&self->used, c)));
         if (cut) {
+            if (p - start > *longest)
+                *longest = p - start;
             PyObject *word = PyUnicode_Substring(text, start, p);
             if (word == NULL || PyList_Append(out, word) < 0) {
                 Py_XDECREF(word);
@@ -1063,6 +1067,8 @@ CharCuts_split(CharCuts *self, PyObject *text)
         prev = c;
     }
     if (n > 0) {
+        if (n - start > *longest)
+            *longest = n - start;
         PyObject *word = start == 0 ? Py_NewRef(text) : PyUnicode_Substring(text, start, n);
         if (word == NULL || PyList_Append(out, word) < 0) {
             Py_XDECREF(word);
@@ -1074,8 +1080,30 @@ CharCuts_split(CharCuts *self, PyObject *text)
     return out;
 }
 
+static PyObject *
+CharCuts_split(CharCuts *self, PyObject *text)
+{
+    Py_ssize_t longest;
+    return cuts_split(self, text, &longest);
+}
+
+PyDoc_STRVAR(CharCuts_split_longest_doc,
+"split_longest(text, /)\n--\n\n"
+"(split(text), the length of its longest word).");
+
+static PyObject *
+CharCuts_split_longest(CharCuts *self, PyObject *text)
+{
+    Py_ssize_t longest;
+    PyObject *words = cuts_split(self, text, &longest);
+    if (words == NULL)
+        return NULL;
+    return Py_BuildValue("(Nn)", words, longest);
+}
+
 static PyMethodDef CharCuts_methods[] = {
     {"split", (PyCFunction)CharCuts_split, METH_O, CharCuts_split_doc},
+    {"split_longest", (PyCFunction)CharCuts_split_longest, METH_O, CharCuts_split_longest_doc},
     {NULL, NULL, 0, NULL},
 };
 

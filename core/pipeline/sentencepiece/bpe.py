@@ -439,8 +439,10 @@ class SentencePieceBPE:
 
     def _words(self, text: str) -> list[str]:
         # (the cuts give no empty word; a text of at most _LONG characters has no long one)
-        words = self._cut.split(text)
-        if len(text) > _LONG and max(map(len, words), default=0) > _LONG:
+        if len(text) <= _LONG:
+            return self._cut.split(text)
+        words, longest = self._cut.split_longest(text)
+        if longest > _LONG:
             out: list[str] = []
             for w in words:
                 out.extend(self._split_long(w) if len(w) > _LONG else (w,))

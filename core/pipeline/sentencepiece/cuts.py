@@ -79,6 +79,15 @@ class WordCuts:
             return self._runs.findall(text)
         return [w for w in self._full.split(text) if w]
 
+    def split_longest(self, text: str) -> tuple[list[str], int]:
+        """:meth:`split`'s words and the length of the longest (0 for none).
+
+        >>> WordCuts({"▁a": 0}).split_longest("▁a▁bcd")
+        (['▁a', '▁', 'b', 'c', 'd'], 2)
+        """
+        words = self.split(text)
+        return words, max(map(len, words), default=0)
+
 
 def piece_chars(pieces: Iterable[str]) -> tuple[set[str], set[str], set[str]]:
     """Every character of ``pieces``, and those seen right before and right after a ▁
