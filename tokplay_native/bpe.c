@@ -1091,6 +1091,46 @@ fail:
     return NULL;
 }
 
+/* A word of at most 256 characters as UTF-8 in buf (1,024 bytes), or its own bytes if it is
+ * ASCII; NULL for a lone surrogate (no UTF-8). Not PyUnicode_AsUTF8AndSize, which allocates a
+ * copy kept in each str: a new word's copy cost as much as its look-ups. */
+static const unsigned char *
+word_utf8(PyObject *word, unsigned char *buf, Py_ssize_t *size)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(word);
+    if (PyUnicode_IS_ASCII(word)) {
+        *size = n;
+        return PyUnicode_DATA(word);
+    }
+    int kind = PyUnicode_KIND(word);
+    const void *chars = PyUnicode_DATA(word);
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, chars, i);
+        if (c < 0x80)
+            buf[k++] = (unsigned char)c;
+        else if (c < 0x800) {
+            buf[k++] = (unsigned char)(0xC0 | c >> 6);
+            buf[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        }
+        else if (c < 0x10000) {
+            if (c >= 0xD800 && c <= 0xDFFF)
+                return NULL;
+            buf[k++] = (unsigned char)(0xE0 | c >> 12);
+            buf[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+            buf[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        }
+        else {
+            buf[k++] = (unsigned char)(0xF0 | c >> 18);
+            buf[k++] = (unsigned char)(0x80 | (c >> 12 & 0x3F));
+            buf[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+            buf[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        }
+    }
+    *size = k;
+    return buf;
+}
+
 /* A word's IDs as a new tuple; NULL without an exception: the caller's compute decides.
  * check_user: a word holding a user-defined piece's first character goes back too (0: the
  * caller knows the word holds no user-defined piece). */
@@ -1110,12 +1150,10 @@ spm_word(const SpmWords *self, PyObject *word, int check_user)
                 return NULL;
         }
     Py_ssize_t size;
-    const unsigned char *data = (const unsigned char *)PyUnicode_AsUTF8AndSize(word, &size);
-    if (data == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
-            PyErr_Clear(); /* a lone surrogate: compute raises what it raises */
-        return NULL;
-    }
+    unsigned char buf[1024];
+    const unsigned char *data = word_utf8(word, buf, &size);
+    if (data == NULL)
+        return NULL; /* a lone surrogate: compute raises what it raises */
     /* part i is data[b[i]:b[i + 1]], starting as the word's characters; r[i] ranks (i, i+1) */
     Py_ssize_t b[257];
     long long r[257];
@@ -1697,7 +1735,7 @@ encode_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         else if (PyErr_Occurred())
             return NULL;
         else {
-            PyObject *utf8 = NULL;
+            unsigned char buf[1024];
             const unsigned char *data = NULL;
             Py_ssize_t size = -1;
             if (spm) {
@@ -1705,20 +1743,10 @@ encode_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 if (ids == NULL && PyErr_Occurred())
                     return NULL;
             }
-            else if (PyUnicode_CheckExact(word)) {
-                if (PyUnicode_IS_ASCII(word)) { /* its own bytes are its UTF-8 */
-                    data = PyUnicode_DATA(word);
-                    size = PyUnicode_GET_LENGTH(word);
-                }
-                else if ((utf8 = PyUnicode_AsUTF8String(word)) != NULL) {
-                    data = (const unsigned char *)PyBytes_AS_STRING(utf8);
-                    size = PyBytes_GET_SIZE(utf8);
-                }
-                else if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
-                    PyErr_Clear(); /* a lone surrogate: compute() knows what to do */
-                else
-                    return NULL;
-            }
+            else if (PyUnicode_CheckExact(word) && PyUnicode_GET_LENGTH(word) <= 256)
+                /* NULL for a lone surrogate: compute() knows what to do (and a longer word
+                 * is over the tables' 256 bytes) */
+                data = word_utf8(word, buf, &size);
             if (spm) {
                 if (ids == NULL)
                     ids = PyObject_CallOneArg(compute, word);
@@ -1728,7 +1756,6 @@ encode_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                               : pair_encode((PairTable *)table, data, size);
             else
                 ids = PyObject_CallOneArg(compute, word);
-            Py_XDECREF(utf8);
             if (ids == NULL)
                 return NULL;
             if (PyUnicode_Check(word) && PyUnicode_GET_LENGTH(word) <= maxkey) {
