@@ -6,7 +6,8 @@
 Each part starts its own servers (an empty temporary library) and stops them:
 
 - **load**: Tokenize reruns by link (``tok=gpt2&text=<60 fresh characters>``: a whole-page
-  run each) from 1, 5 and 20 websocket sessions on one server process, closed loop, no think
+  run each) from 1, 5 and 20 websocket sessions on one server process started as ``make run``
+  starts it (``deploy/warm_start.py``, measured once its warm-up is done), closed loop, no think
   time (the client of ``benchmarks/load_protocol.py``); reruns/s, p50, p95 and the server's
   CPU per rerun, which is less noisy than the latencies on a shared machine;
 - **serve**: 20 such sessions through ``make serve WORKERS=2`` (``deploy/serve.py``: HAProxy
@@ -84,7 +85,8 @@ def _load_args(seconds: float) -> argparse.Namespace:
 def load_cells(repo: Path, sessions: list[int], seconds: float) -> list[Cell]:
     """Tokenize by link from each number of ``sessions`` on one server of ``repo``."""
     with tempfile.TemporaryDirectory(prefix="tokplay-bench-app-") as tmp:
-        proc, http, _ = start_server(repo, Path(tmp))
+        proc, http, _ = start_server(repo, Path(tmp),
+                                     warm=(repo / "deploy" / "warm_start.py").exists())
         try:
             _, ws_url = loopback_urls(http)
             cells = [Cell("Tokenize", 0, n) for n in sessions]

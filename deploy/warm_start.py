@@ -48,6 +48,7 @@ def warm_when_up(wait_s: float = RUNTIME_WAIT_S) -> None:
     logging.getLogger(CONTEXT_LOGGER).addFilter(_not_from_warm_up)
     t0 = time.perf_counter()
     problems = serving.warm()
+    serving.freeze_heap()
     note = f"; failed: {'; '.join(problems)}" if problems else ""
     print(f"warm-up done in {time.perf_counter() - t0:.1f} s{note}", file=sys.stderr, flush=True)
 

@@ -122,11 +122,13 @@ async def stop_training(s: Session) -> None:
 # ---- the server -----------------------------------------------------------------------------
 
 
-def start_server(repo: Path, workdir: Path, corpus_dir: Path | None = None
+def start_server(repo: Path, workdir: Path, corpus_dir: Path | None = None, *, warm: bool = False
                  ) -> tuple[subprocess.Popen[bytes], str, Path]:
     """``streamlit run app.py`` in ``repo`` on a free 127.0.0.1 port, with an empty library,
     once healthy (:func:`deploy.launch.start_streamlit`: no file watcher, its own group);
-    ``corpus_dir``: the folder it lists as server corpora (``TOKPLAY_CORPUS_DIRS``)."""
+    ``corpus_dir``: the folder it lists as server corpora (``TOKPLAY_CORPUS_DIRS``).
+    ``warm``: as ``make run`` starts it (``deploy/warm_start.py``), returned once its warm-up
+    is done (it says so in the log)."""
     library = workdir / "library"
     library.mkdir()
     log = workdir / "server.log"
@@ -135,7 +137,13 @@ def start_server(repo: Path, workdir: Path, corpus_dir: Path | None = None
     env = dict(os.environ, TOKPLAY_LIBRARY_DIR=str(library), PYTHONPATH=str(repo))
     if corpus_dir is not None:
         env["TOKPLAY_CORPUS_DIRS"] = str(corpus_dir)
-    server = start_streamlit(cwd=repo, env=env, log=log, timeout=SERVER_START_TIMEOUT_S)
+    server = start_streamlit(cwd=repo, env=env, log=log, timeout=SERVER_START_TIMEOUT_S,
+                             warm=warm)
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    while warm and "warm-up " not in log.read_text(errors="replace"):
+        if time.monotonic() > deadline or server.process.poll() is not None:
+            break  # (measured anyway: the figures then include the warm-up's work)
+        time.sleep(0.2)
     return server.process, server.url, log
 
 
