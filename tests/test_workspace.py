@@ -216,7 +216,7 @@ def test_a_reload_brings_back_the_whole_train_form_and_start_trains_what_it_show
     at.file_uploader(key="train.uploads").set_value([("mine.txt", data.encode(), "text/plain")]).run()
     at.number_input[0].set_value(300).run()
     at.text_input[0].set_value("<|endoftext|>, <|pad|>").run()
-    at.selectbox[0].set_value("o200k").run()
+    at.radio(key="_w.train.pattern").set_value("o200k").run()
     at.radio(key="_w.train.speed").set_value("20 merges/s").run()
     ws = _ws(at)
 
@@ -224,7 +224,7 @@ def test_a_reload_brings_back_the_whole_train_form_and_start_trains_what_it_show
     assert reloaded.radio[0].value == "Upload text files"
     assert reloaded.number_input[0].value == 300
     assert reloaded.text_input[0].value == "<|endoftext|>, <|pad|>"
-    assert reloaded.selectbox[0].value == "o200k"
+    assert reloaded.radio(key="_w.train.pattern").value == "o200k"
     assert reloaded.radio(key="_w.train.speed").value == "20 merges/s"
     assert "mine.txt" in " ".join(m.value for m in reloaded.markdown)
     reloaded.button(key="train.start").click().run()
