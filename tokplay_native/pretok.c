@@ -134,15 +134,30 @@ contraction(const Text *t, Py_ssize_t i, int ignore_case)
  * \s+(?!\S)  : the whole run at the end of the text, else the run but its last character
  *              (which is followed by whitespace then), if that leaves one;
  * \s+        : the whole run. */
+/* \s*[\r\n] in the run [i, j): the end of its last \r or \n, or 0 if it has none. */
 static Py_ssize_t
-spaces_lines_first(const Text *t, Py_ssize_t i, Py_ssize_t j)
+after_last_line_break(const Text *t, Py_ssize_t i, Py_ssize_t j)
 {
     for (Py_ssize_t k = j - 1; k >= i; k--)
         if (is_crlf(ch(t, k)))
             return k + 1;
+    return 0;
+}
+
+/* \s+(?!\S)|\s+ on the run [i, j) (j > i). */
+static Py_ssize_t
+spaces(const Text *t, Py_ssize_t i, Py_ssize_t j)
+{
     if (j == t->n)
         return j;
     return j - 1 > i ? j - 1 : j;
+}
+
+static Py_ssize_t
+spaces_lines_first(const Text *t, Py_ssize_t i, Py_ssize_t j)
+{
+    Py_ssize_t e = after_last_line_break(t, i, j);
+    return e ? e : spaces(t, i, j);
 }
 
 /* ---- the patterns: the end of the match at i (i < n), or i if none ---------------------- */
@@ -164,11 +179,7 @@ match_gpt2(const Text *t, Py_ssize_t i)
     if (other_char(t, p))
         return other_end(t, p);
     Py_ssize_t j = run_end(t, i, CL_S);
-    if (j == i)
-        return i;
-    if (j == t->n)
-        return j;
-    return j - 1 > i ? j - 1 : j;
+    return j == i ? i : spaces(t, i, j);
 }
 
 /* The letters and numbers of CL100K_PATTERN and LLAMA3_PATTERN:
@@ -216,10 +227,8 @@ match_cl100k(const Text *t, Py_ssize_t i)
         return i;
     if (j == t->n)
         return j;
-    for (Py_ssize_t k = j - 1; k >= i; k--)
-        if (is_crlf(ch(t, k)))
-            return k + 1;
-    return j - 1 > i ? j - 1 : i + 1;
+    Py_ssize_t after = after_last_line_break(t, i, j);
+    return after ? after : spaces(t, i, j);
 }
 
 /* LLAMA3_PATTERN's whitespace: \s*[\r\n]+|\s+(?!\S)|\s+ */
