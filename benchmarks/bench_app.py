@@ -11,7 +11,7 @@ Each part starts its own servers (an empty temporary library) and stops them:
   time (the client of ``benchmarks/load_protocol.py``); reruns/s, p50, p95 and the server's
   CPU per rerun, which is less noisy than the latencies on a shared machine;
 - **serve**: 20 such sessions through ``make serve WORKERS=2`` (``deploy/serve.py``: HAProxy
-  and two Streamlit processes, CPU counted over all of them);
+  and two Streamlit processes, CPU counted over all of them; measured once both warm-ups are done);
 - **first**: a new visitor's first view of every page on a warm server (each page opened once
   before): a fresh browser context, from the request until the title is drawn and no script
   run, running indicator or skeleton is left; the median of ``--visits``, beside a bare
@@ -102,12 +102,21 @@ def serve_cell(repo: Path, sessions: int, seconds: float, workers: int = 2) -> C
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="tokplay-bench-serve-") as tmp:
         env = dict(os.environ, TOKPLAY_LIBRARY_DIR=tmp, PYTHONPATH=str(repo))
-        proc = subprocess.Popen(  # noqa: S603
-            [sys.executable, str(repo / "deploy" / "serve.py"), "--workers", str(workers),
-             "--port", str(port), "--bind", "127.0.0.1"], cwd=repo, env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        log = Path(tmp) / "serve.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(  # noqa: S603
+                [sys.executable, str(repo / "deploy" / "serve.py"), "--workers", str(workers),
+                 "--port", str(port), "--bind", "127.0.0.1"], cwd=repo, env=env,
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             wait_healthy(f"http://127.0.0.1:{port}", [proc], timeout=180)
+            # Measured once every worker's warm-up is done, as the one-process cell is: the
+            # warm-ups would otherwise share the cores with the first seconds of the load.
+            deadline = time.monotonic() + 180
+            while log.read_text(errors="replace").count("warm-up ") < workers:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    break  # (measured anyway: the figures then include the warm-ups' work)
+                time.sleep(0.2)
             _, ws_url = loopback_urls(f"http://127.0.0.1:{port}")
             cell = Cell("Tokenize", 0, sessions)
             asyncio.run(measure(ws_url, cell, _load_args(seconds), None,
