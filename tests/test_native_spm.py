@@ -10,6 +10,7 @@ and errors rather than crashes on bad arguments.
 
 from __future__ import annotations
 
+import gc
 import math
 import struct
 from collections.abc import Callable
@@ -315,6 +316,25 @@ def test_made_up_model_encodes_alike(pieces: list[tuple[str, float, int]], text:
         return _outcome(lambda: sentencepiece_tokenizer(data, name="m.model").encode(text))
 
     assert run() == _pure(run)
+
+
+def test_word_ids_outlive_their_table() -> None:
+    """The table keeps one int per ID for the tuples it makes (no int allocated per new
+    word): the IDs are right, the same int across words (IDs above CPython's small ints),
+    and still valid once the table is gone."""
+    from core.pipeline.sentencepiece.native_words import columns_words
+
+    filler = [f"x{k}" for k in range(300)]  # IDs 1-300: the pieces below get IDs over 256
+    texts = ["<unk>", *filler, "a", "b", "ab", "▁", "▁ab"]
+    scores = [0.0] + [-9.0] * 300 + [-1.0, -1.0, -2.0, -1.0, -3.0]
+    table = columns_words(texts, scores, [UNKNOWN] + [NORMAL] * (len(texts) - 1), unk=0,
+                          byte_fallback=False, user_defined=[])
+    assert table is not None
+    first, again = table.plain_ids("▁abab"), table.plain_ids("ab▁ab")
+    del table
+    gc.collect()
+    assert first == (305, 303) and again == (303, 305)
+    assert first[1] is again[0]  # the one int the table kept for ID 303
 
 
 # ─── tables from arbitrary pieces ───────────────────────────────────────────────────────

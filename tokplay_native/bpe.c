@@ -1026,6 +1026,12 @@ typedef struct {
     long long unk;
     Py_UCS4 *user_first;  /* sorted first characters of user-defined pieces */
     Py_ssize_t n_user_first;
+    /* each ID's int, made the first time a word needs it and kept: a new word's tuple then
+     * allocates no int (most IDs are above CPython's small ints), which is most of what a
+     * cold cache costs beyond the merge loop; n_ids is 0 until the first word, -1 if the
+     * array could not be had (ints are then made each time) */
+    PyObject **id_objects;
+    Py_ssize_t n_ids;
 } SpmWords;
 
 static void
@@ -1033,7 +1039,39 @@ SpmWords_dealloc(SpmWords *self)
 {
     bytemap_free(&self->map);
     PyMem_Free(self->user_first);
+    for (Py_ssize_t i = 0; i < self->n_ids; i++)
+        Py_XDECREF(self->id_objects[i]);
+    PyMem_Free(self->id_objects);
     Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The int of `id`, a new reference: the one kept in self->id_objects (see there). */
+static PyObject *
+spm_id_object(SpmWords *self, long long id)
+{
+    if (self->n_ids == 0) {
+        long long top = self->unk;
+        for (Py_ssize_t e = 0; e < self->map.count; e++)
+            if (self->map.entries[e].id > top)
+                top = self->map.entries[e].id;
+        for (int b = 0; b < 256; b++)
+            if (self->byte_ids[b] > top)
+                top = self->byte_ids[b];
+        self->id_objects = top >= 0 && top < PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(PyObject *)
+            ? PyMem_Calloc((size_t)top + 1, sizeof(PyObject *)) : NULL;
+        self->n_ids = self->id_objects == NULL ? -1 : (Py_ssize_t)top + 1;
+    }
+    if (id < 0 || id >= self->n_ids)
+        return PyLong_FromLongLong(id);
+    PyObject *obj = self->id_objects[id];
+    if (obj == NULL) {
+        obj = PyLong_FromLongLong(id);
+        if (obj == NULL)
+            return NULL;
+        self->id_objects[id] = obj;
+    }
+    Py_INCREF(obj);
+    return obj;
 }
 
 static int
@@ -1135,7 +1173,7 @@ word_utf8(PyObject *word, unsigned char *buf, Py_ssize_t *size)
  * check_user: a word holding a user-defined piece's first character goes back too (0: the
  * caller knows the word holds no user-defined piece). */
 static PyObject *
-spm_word(const SpmWords *self, PyObject *word, int check_user)
+spm_word(SpmWords *self, PyObject *word, int check_user)
 {
     Py_ssize_t n = PyUnicode_GET_LENGTH(word);
     if (n > 256)
@@ -1182,7 +1220,7 @@ spm_word(const SpmWords *self, PyObject *word, int check_user)
     if (out == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *id = PyLong_FromLongLong(ids[i]);
+        PyObject *id = spm_id_object(self, ids[i]);
         if (id == NULL) {
             Py_DECREF(out);
             return NULL;
