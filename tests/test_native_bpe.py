@@ -12,6 +12,7 @@ import functools
 import io
 import operator
 import pickle
+import struct
 from collections.abc import Iterator
 from typing import Any
 
@@ -279,6 +280,70 @@ def test_sentencepiece_bpe_words_keep_what_the_pure_loop_computes():
         assert out_c == out_pure
         # (the pure loop also keeps the pieces it cuts a word into: a word is its pieces)
         assert all(tuple(model.encode_word(word)) == ids for word, ids in kept.items())
+
+
+@settings(max_examples=80)
+@given(text=TEXTS)
+@example(text="x" * 100 + " ab" * 40)  # a word over LONG_WORD: the word loop's bigram cuts
+@example(text="▁" * 300)
+@example(text="ab<ud>x ∑x ab∑ the\ud800 é")  # user-defined pieces; a lone surrogate
+@pytest.mark.parametrize("name", ["v7", "bytes", "user"])
+def test_encode_text_is_encode_words(name: str, text: str):
+    """The one-pass encode (word bounds, the table's own word cache) gives what the word
+    loop gives over model.words(text): cold, then from its cache, then cleared."""
+    tok, _ = SPM_MODELS[name]()
+    model = tok.model
+    if tok.normalizer is not None and "\ud800" not in text:  # (it refuses a lone surrogate)
+        text = tok.normalizer.normalize_str(text)
+
+    def outcome(encode: Any) -> Any:
+        out: list[int] = [7]
+        try:
+            encode(out)
+        except UnicodeEncodeError as err:  # a lone surrogate: the same error both ways
+            return type(err)
+        return out
+
+    model.clear_cache()
+    want = outcome(lambda out: model.encode_words(model.words(text), out))
+    for _ in range(2):  # the second time from the table's cache
+        assert outcome(lambda out: model.encode_text(text, out)) == want
+    model.clear_cache()
+    assert outcome(lambda out: model.encode_text(text, out)) == want
+
+
+def test_encode_text_runs_in_c_and_forgets_when_full():
+    """encode_text takes the C pass (no word in the model's dict), and its cache forgets
+    everything at its bound (200,000 words) and goes on giving the same IDs."""
+    tok, sp = SPM_MODELS["v7"]()
+    model = tok.model
+    model.clear_cache()
+    text = " ".join(f"w{k}x" for k in range(210_000))
+    got: list[int] = []
+    model.encode_text(tok.normalizer.normalize_str(text), got)
+    assert model._ids_cache == {}  # the C pass kept its words itself
+    assert got == sp.encode(text)
+    assert tok.encode("w5x w209999x") == sp.encode("w5x w209999x")
+
+
+def test_encode_bounds_refuses_bounds_of_another_text():
+    tok, _ = SPM_MODELS["v7"]()
+    model = tok.model
+    tok.encode("ab")  # builds the table
+    table = model.__dict__[native_words.NATIVE_WORDS]
+
+    def bounds(*at: int) -> bytes:
+        return struct.pack(f"{len(at)}n", *at)
+
+    compute = model.encode_word
+    for bad in (bounds(0, 3), bounds(1, 2), bounds(0, 2, 2), bounds(0, 1)[:-1], bounds()):
+        with pytest.raises(ValueError, match="bounds are not this text's"):
+            table.encode_bounds("ab", bad, compute, 256, [])
+    with pytest.raises(TypeError):
+        table.encode_bounds("ab", bounds(0, 2), compute, 256, ())
+    out: list[int] = []
+    table.encode_bounds("", b"", compute, 256, out)
+    assert out == []
 
 
 def test_the_constants_are_the_models():

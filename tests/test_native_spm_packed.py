@@ -187,6 +187,11 @@ def test_char_cuts_split_as_word_cuts(pieces: list[str], text: str) -> None:
     longest = max(map(len, want), default=0)
     assert WordCuts(pieces).split_longest(text) == (want, longest)
     assert spm.char_cuts(pieces).split_longest(text) == (want, longest)
+    # bounds: where those words start, and the text's end, with no word made
+    at, bound_longest = spm.char_cuts(pieces).bounds(text)
+    starts = list(memoryview(at).cast("n"))
+    assert [text[a:b] for a, b in zip(starts, starts[1:])] == want
+    assert (len(starts) == 0) == (text == "") and bound_longest == longest
 
 
 def test_char_cuts_refuses_what_is_no_piece() -> None:
@@ -196,6 +201,8 @@ def test_char_cuts_refuses_what_is_no_piece() -> None:
         spm.char_cuts(["a"]).split(b"a")
     with pytest.raises(TypeError):
         spm.char_cuts(["a"]).split_longest(b"a")
+    with pytest.raises(TypeError):
+        spm.char_cuts(["a"]).bounds(b"a")
     with pytest.raises(ValueError):
         spm.char_cuts(b"\xff", array("q", [0, 1]).tobytes(), b"\x01")
     with pytest.raises(ValueError):

@@ -1032,7 +1032,19 @@ typedef struct {
      * array could not be had (ints are then made each time) */
     PyObject **id_objects;
     Py_ssize_t n_ids;
+    /* the word cache (see words_keep): slots, then the words' UTF-8 and their IDs */
+    struct WordSlot *w_slots;
+    Py_ssize_t w_mask, w_count;
+    unsigned char *w_keys;
+    size_t w_keys_used, w_keys_cap;
+    int32_t *w_ids;
+    size_t w_ids_used, w_ids_cap;
 } SpmWords;
+
+typedef struct WordSlot {
+    uint64_t hash;
+    uint32_t key_at, key_len, ids_at, n_ids;
+} WordSlot;
 
 static void
 SpmWords_dealloc(SpmWords *self)
@@ -1042,6 +1054,9 @@ SpmWords_dealloc(SpmWords *self)
     for (Py_ssize_t i = 0; i < self->n_ids; i++)
         Py_XDECREF(self->id_objects[i]);
     PyMem_Free(self->id_objects);
+    PyMem_Free(self->w_slots);
+    PyMem_Free(self->w_keys);
+    PyMem_Free(self->w_ids);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1129,21 +1144,20 @@ fail:
     return NULL;
 }
 
-/* A word of at most 256 characters as UTF-8 in buf (1,024 bytes), or its own bytes if it is
- * ASCII; NULL for a lone surrogate (no UTF-8). Not PyUnicode_AsUTF8AndSize, which allocates a
- * copy kept in each str: a new word's copy cost as much as its look-ups. */
+/* text[start:end] (at most 256 characters) as UTF-8 in buf (1,024 bytes), or its own bytes
+ * if the text is ASCII; NULL for a lone surrogate (no UTF-8). Not PyUnicode_AsUTF8AndSize,
+ * which allocates a copy kept in each str: a new word's copy cost as much as its look-ups. */
 static const unsigned char *
-word_utf8(PyObject *word, unsigned char *buf, Py_ssize_t *size)
+span_utf8(PyObject *text, Py_ssize_t start, Py_ssize_t end, unsigned char *buf, Py_ssize_t *size)
 {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(word);
-    if (PyUnicode_IS_ASCII(word)) {
-        *size = n;
-        return PyUnicode_DATA(word);
+    if (PyUnicode_IS_ASCII(text)) {
+        *size = end - start;
+        return (const unsigned char *)PyUnicode_DATA(text) + start;
     }
-    int kind = PyUnicode_KIND(word);
-    const void *chars = PyUnicode_DATA(word);
+    int kind = PyUnicode_KIND(text);
+    const void *chars = PyUnicode_DATA(text);
     Py_ssize_t k = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (Py_ssize_t i = start; i < end; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, chars, i);
         if (c < 0x80)
             buf[k++] = (unsigned char)c;
@@ -1169,29 +1183,36 @@ word_utf8(PyObject *word, unsigned char *buf, Py_ssize_t *size)
     return buf;
 }
 
-/* A word's IDs as a new tuple; NULL without an exception: the caller's compute decides.
- * check_user: a word holding a user-defined piece's first character goes back too (0: the
- * caller knows the word holds no user-defined piece). */
-static PyObject *
-spm_word(SpmWords *self, PyObject *word, int check_user)
+/* A whole word (at most 256 characters): span_utf8 of all of it. */
+static const unsigned char *
+word_utf8(PyObject *word, unsigned char *buf, Py_ssize_t *size)
 {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(word);
-    if (n > 256)
-        return NULL;
-    int kind = PyUnicode_KIND(word);
-    const void *chars = PyUnicode_DATA(word);
-    if (check_user && self->n_user_first)
-        for (Py_ssize_t i = 0; i < n; i++) {
-            Py_UCS4 c = PyUnicode_READ(kind, chars, i);
-            if (bsearch(&c, self->user_first, (size_t)self->n_user_first, sizeof(Py_UCS4),
-                        compare_ucs4) != NULL)
-                return NULL;
-        }
-    Py_ssize_t size;
-    unsigned char buf[1024];
-    const unsigned char *data = word_utf8(word, buf, &size);
-    if (data == NULL)
-        return NULL; /* a lone surrogate: compute raises what it raises */
+    return span_utf8(word, 0, PyUnicode_GET_LENGTH(word), buf, size);
+}
+
+/* Whether text[start:end] holds the first character of a user-defined piece. */
+static int
+holds_user_first(const SpmWords *self, PyObject *text, Py_ssize_t start, Py_ssize_t end)
+{
+    if (!self->n_user_first)
+        return 0;
+    int kind = PyUnicode_KIND(text);
+    const void *chars = PyUnicode_DATA(text);
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, chars, i);
+        if (bsearch(&c, self->user_first, (size_t)self->n_user_first, sizeof(Py_UCS4),
+                    compare_ucs4) != NULL)
+            return 1;
+    }
+    return 0;
+}
+
+/* The IDs of a word of plain characters, data[0:size] in UTF-8 (at most 1,024 bytes), into
+ * ids (room for one per byte); their count, or -1 where the caller's compute decides (<unk>
+ * without byte fallback: its runs merge). */
+static Py_ssize_t
+spm_ids(const SpmWords *self, const unsigned char *data, Py_ssize_t size, long long *ids)
+{
     /* part i is data[b[i]:b[i + 1]], starting as the word's characters; r[i] ranks (i, i+1) */
     Py_ssize_t b[257];
     long long r[257];
@@ -1202,20 +1223,39 @@ spm_word(SpmWords *self, PyObject *word, int check_user)
     b[m] = size;
     Offsets ctx = {&self->map, data, b, NULL};
     m = bpe_loop(&ctx, m, r, offsets_rank, offsets_join);
-    /* the IDs: at most one per byte */
-    long long ids[1024];
     Py_ssize_t count = 0;
     for (Py_ssize_t i = 0; i < m; i++) {
         const ByteEntry *entry = bytemap_find(&self->map, data + b[i], b[i + 1] - b[i]);
         long long id = entry == NULL || entry->id < 0 ? self->unk : entry->id;
         if (id != self->unk)
             ids[count++] = id;
-        else if (!self->byte_fallback) /* runs of <unk> merge: compute's business */
-            return NULL;
+        else if (!self->byte_fallback)
+            return -1;
         else
             for (Py_ssize_t k = b[i]; k < b[i + 1]; k++)
                 ids[count++] = self->byte_ids[data[k]];
     }
+    return count;
+}
+
+/* A word's IDs as a new tuple; NULL without an exception: the caller's compute decides.
+ * check_user: a word holding a user-defined piece's first character goes back too (0: the
+ * caller knows the word holds no user-defined piece). */
+static PyObject *
+spm_word(SpmWords *self, PyObject *word, int check_user)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(word);
+    if (n > 256 || (check_user && holds_user_first(self, word, 0, n)))
+        return NULL;
+    Py_ssize_t size;
+    unsigned char buf[1024];
+    const unsigned char *data = word_utf8(word, buf, &size);
+    if (data == NULL)
+        return NULL; /* a lone surrogate: compute raises what it raises */
+    long long ids[1024];
+    Py_ssize_t count = spm_ids(self, data, size, ids);
+    if (count < 0)
+        return NULL;
     PyObject *out = PyTuple_New(count);
     if (out == NULL)
         return NULL;
@@ -1228,6 +1268,140 @@ spm_word(SpmWords *self, PyObject *word, int check_user)
         PyTuple_SET_ITEM(out, i, id);
     }
     return out;
+}
+
+/* ---- SpmWords' word cache: a word's UTF-8 -> its IDs, with no object per word ---------- */
+
+/* encode_bounds looks each word up here before it runs BPE: Python's dict would need a str
+ * per word to look up (and a tuple per new word to keep), and on a cold CPU cache those
+ * allocations cost more than the merges. A slot holds the word's hash and where its UTF-8
+ * and IDs sit in two growing arrays; an empty slot has key_len 0 (no word is empty). The
+ * cache forgets everything at once when it holds WORDS_MAX words or its keys WORD_BYTES_MAX
+ * bytes (as the model's dict does at CACHE_MAX). */
+#define WORDS_MAX 200000
+#define WORD_BYTES_MAX (64 << 20)
+
+static void
+words_forget(SpmWords *self)
+{
+    PyMem_Free(self->w_slots);
+    self->w_slots = NULL;
+    self->w_mask = -1;
+    self->w_count = 0;
+    self->w_keys_used = 0;
+    self->w_ids_used = 0;
+}
+
+/* The slot of data[0:size] (hash h): its own, or the empty one it would go in. */
+static WordSlot *
+words_slot(const SpmWords *self, uint64_t h, const unsigned char *data, Py_ssize_t size)
+{
+    for (Py_ssize_t i = (Py_ssize_t)h & self->w_mask;; i = (i + 1) & self->w_mask) {
+        WordSlot *slot = &self->w_slots[i];
+        if (slot->key_len == 0 || (slot->hash == h && (Py_ssize_t)slot->key_len == size &&
+                                   memcmp(self->w_keys + slot->key_at, data, (size_t)size) == 0))
+            return slot;
+    }
+}
+
+/* Keep ids[0:count] for data[0:size] (hash h); -1 on MemoryError. */
+static int
+words_keep(SpmWords *self, uint64_t h, const unsigned char *data, Py_ssize_t size,
+           const long long *ids, Py_ssize_t count)
+{
+    if (self->w_count >= WORDS_MAX || self->w_keys_used + (size_t)size > WORD_BYTES_MAX)
+        words_forget(self);
+    if (self->w_slots == NULL || (self->w_count + 1) * 2 > self->w_mask + 1) {
+        Py_ssize_t cap = self->w_slots == NULL ? 1024 : (self->w_mask + 1) * 2;
+        WordSlot *slots = PyMem_Calloc((size_t)cap, sizeof(WordSlot));
+        if (slots == NULL)
+            return -1;
+        for (Py_ssize_t i = 0; self->w_slots != NULL && i <= self->w_mask; i++) {
+            WordSlot *old = &self->w_slots[i];
+            if (old->key_len == 0)
+                continue;
+            Py_ssize_t j = (Py_ssize_t)old->hash & (cap - 1);
+            while (slots[j].key_len != 0)
+                j = (j + 1) & (cap - 1);
+            slots[j] = *old;
+        }
+        PyMem_Free(self->w_slots);
+        self->w_slots = slots;
+        self->w_mask = cap - 1;
+    }
+    if (reserve_items((void **)&self->w_keys, &self->w_keys_cap, self->w_keys_used + (size_t)size,
+                      1, 1 << 16) < 0 ||
+        reserve_items((void **)&self->w_ids, &self->w_ids_cap, self->w_ids_used + (size_t)count,
+                      sizeof(int32_t), 1 << 14) < 0)
+        return -1;
+    WordSlot *slot = words_slot(self, h, data, size);
+    if (slot->key_len != 0)
+        return 0; /* (kept meanwhile) */
+    memcpy(self->w_keys + self->w_keys_used, data, (size_t)size);
+    for (Py_ssize_t i = 0; i < count; i++)
+        self->w_ids[self->w_ids_used + (size_t)i] = (int32_t)ids[i];
+    *slot = (WordSlot){h, (uint32_t)self->w_keys_used, (uint32_t)size,
+                       (uint32_t)self->w_ids_used, (uint32_t)count};
+    self->w_keys_used += (size_t)size;
+    self->w_ids_used += (size_t)count;
+    self->w_count++;
+    return 0;
+}
+
+/* out.append(int) for each of ids[0:count] (the kept ints); -1 with an exception. */
+static int
+append_ids(SpmWords *self, PyObject *out, const long long *ids, Py_ssize_t count)
+{
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *id = spm_id_object(self, ids[i]);
+        if (id == NULL || PyList_Append(out, id) < 0) {
+            Py_XDECREF(id);
+            return -1;
+        }
+        Py_DECREF(id);
+    }
+    return 0;
+}
+
+/* compute(text[start:end]) appended to out (and kept when every item is an ID that fits);
+ * -1 with an exception. */
+static int
+encode_by_compute(SpmWords *self, PyObject *text, Py_ssize_t start, Py_ssize_t end,
+                  PyObject *compute, PyObject *out, uint64_t h, const unsigned char *data,
+                  Py_ssize_t size)
+{
+    PyObject *word = PyUnicode_Substring(text, start, end);
+    if (word == NULL)
+        return -1;
+    PyObject *got = PyObject_CallOneArg(compute, word);
+    Py_DECREF(word);
+    if (got == NULL)
+        return -1;
+    PyObject *items = PySequence_Fast(got, "compute(word) must give a sequence of IDs");
+    Py_DECREF(got);
+    if (items == NULL)
+        return -1;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(items);
+    int keep = data != NULL && count <= 1024;
+    long long ids[1024];
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(items, i);
+        if (PyList_Append(out, item) < 0) {
+            Py_DECREF(items);
+            return -1;
+        }
+        if (keep) {
+            long long id = PyLong_Check(item) ? PyLong_AsLongLong(item) : -1;
+            if (id < 0 || id > INT32_MAX) {
+                PyErr_Clear();
+                keep = 0;
+            }
+            else
+                ids[i] = id;
+        }
+    }
+    Py_DECREF(items);
+    return keep ? words_keep(self, h, data, size, ids, count) : 0;
 }
 
 PyDoc_STRVAR(SpmWords_piece_id_doc,
@@ -1272,9 +1446,95 @@ SpmWords_plain_ids(SpmWords *self, PyObject *word)
     return ids;
 }
 
+PyDoc_STRVAR(SpmWords_encode_bounds_doc,
+"encode_bounds(text, bounds, compute, maxkey, out, /)\n--\n\n"
+"out += the IDs of each word of text that bounds (CharCuts.bounds(text)[0]) marks: the\n"
+"table's word cache, else BPE over the word's characters, else compute(word) (a word\n"
+"holding a user-defined piece's first character, a lone surrogate, <unk> without byte\n"
+"fallback, over 256 characters). encode_words(words, ...) with those words, with no str\n"
+"made for a word the table takes. Words of at most maxkey characters are kept.");
+
+static PyObject *
+SpmWords_encode_bounds(SpmWords *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyUnicode_Check(args[0]) || !PyBytes_Check(args[1]) ||
+        !PyList_CheckExact(args[4])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "encode_bounds(text: str, bounds: bytes, compute, maxkey: int, out: list)");
+        return NULL;
+    }
+    PyObject *text = args[0], *compute = args[2], *out = args[4];
+    Py_ssize_t maxkey = PyLong_AsSsize_t(args[3]);
+    if (maxkey == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t n_bounds = PyBytes_GET_SIZE(args[1]) / (Py_ssize_t)sizeof(Py_ssize_t);
+    const Py_ssize_t *at = (const Py_ssize_t *)PyBytes_AS_STRING(args[1]);
+    if (PyBytes_GET_SIZE(args[1]) % (Py_ssize_t)sizeof(Py_ssize_t) ||
+        (n_bounds == 0) != (n == 0) || (n_bounds && (at[0] != 0 || at[n_bounds - 1] != n))) {
+        PyErr_SetString(PyExc_ValueError, "encode_bounds: bounds are not this text's");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k + 1 < n_bounds; k++)
+        if (at[k + 1] <= at[k]) {
+            PyErr_SetString(PyExc_ValueError, "encode_bounds: bounds are not this text's");
+            return NULL;
+        }
+    for (Py_ssize_t k = 0; k + 1 < n_bounds; k++) {
+        Py_ssize_t start = at[k], end = at[k + 1], size = 0;
+        unsigned char buf[1024];
+        const unsigned char *data =
+            end - start <= 256 ? span_utf8(text, start, end, buf, &size) : NULL;
+        int keep = data != NULL && end - start <= maxkey;
+        uint64_t h = keep ? hash_bytes(data, size) : 0;
+        if (keep && self->w_slots != NULL) {
+            const WordSlot *slot = words_slot(self, h, data, size);
+            if (slot->key_len != 0) {
+                const int32_t *kept = self->w_ids + slot->ids_at;
+                for (uint32_t i = 0; i < slot->n_ids; i++) {
+                    PyObject *id = spm_id_object(self, kept[i]);
+                    if (id == NULL || PyList_Append(out, id) < 0) {
+                        Py_XDECREF(id);
+                        return NULL;
+                    }
+                    Py_DECREF(id);
+                }
+                continue;
+            }
+        }
+        long long ids[1024];
+        Py_ssize_t count = data != NULL && !holds_user_first(self, text, start, end)
+            ? spm_ids(self, data, size, ids) : -1;
+        if (count < 0) {
+            if (encode_by_compute(self, text, start, end, compute, out, h, keep ? data : NULL,
+                                  size) < 0)
+                return NULL;
+            continue;
+        }
+        if (append_ids(self, out, ids, count) < 0 ||
+            (keep && words_keep(self, h, data, size, ids, count) < 0))
+            return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(SpmWords_clear_cache_doc,
+"clear_cache()\n--\n\n"
+"Forget the words encode_bounds kept (e.g. to time a cold encode).");
+
+static PyObject *
+SpmWords_clear_cache(SpmWords *self, PyObject *Py_UNUSED(ignored))
+{
+    words_forget(self);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef SpmWords_methods[] = {
     {"piece_id", (PyCFunction)SpmWords_piece_id, METH_O, SpmWords_piece_id_doc},
     {"plain_ids", (PyCFunction)SpmWords_plain_ids, METH_O, SpmWords_plain_ids_doc},
+    {"encode_bounds", (PyCFunction)(void (*)(void))SpmWords_encode_bounds, METH_FASTCALL,
+     SpmWords_encode_bounds_doc},
+    {"clear_cache", (PyCFunction)SpmWords_clear_cache, METH_NOARGS, SpmWords_clear_cache_doc},
     {NULL, NULL, 0, NULL},
 };
 

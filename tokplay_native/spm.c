@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <math.h>
 #include <string.h>
+#include "hash.h"
 
 /* A varint at buf[*pos:end] into *out; 0 when it is not read cleanly: it runs past end, or
  * it is longer than max_bytes (the pure reader then says why, or reads a value so large
@@ -1026,33 +1027,47 @@ PyDoc_STRVAR(CharCuts_split_doc,
 "split(text, /)\n--\n\n"
 "The words of text no piece crosses: cuts.WordCuts(pieces).split(text), the same list.");
 
+/* Whether a text is cut between prev and c: cut_regex's three rules at an inner position
+ * (the ends give only empty words). */
+static inline int
+cut_between(const CharCuts *self, Py_UCS4 prev, Py_UCS4 c)
+{
+    return (c == SPACE_CHAR && !bit_get(&self->before, prev)) ||
+           (prev == SPACE_CHAR && !bit_get(&self->after, c)) ||
+           (self->any_used && (!bit_get(&self->used, prev) || !bit_get(&self->used, c)));
+}
+
+static int
+check_text(PyObject *text, const char *what)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "%s(): text must be a str", what);
+        return -1;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0)
+        return -1;
+#endif
+    return 0;
+}
+
 /* The words of text (a new list); *longest gets the longest word's length. */
 static PyObject *
 cuts_split(CharCuts *self, PyObject *text, Py_ssize_t *longest)
 {
     *longest = 0;
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "split(): text must be a str");
+    if (check_text(text, "split") < 0)
         return NULL;
-    }
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(text) < 0)
-        return NULL;
-#endif
     Py_ssize_t n = PyUnicode_GET_LENGTH(text), start = 0;
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     PyObject *out = PyList_New(0);
     if (out == NULL)
         return NULL;
-    /* cut_regex's three rules at each inner position p (the ends give only empty words) */
     Py_UCS4 prev = n ? PyUnicode_READ(kind, data, 0) : 0;
     for (Py_ssize_t p = 1; p < n; p++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, p);
-        int cut = (c == SPACE_CHAR && !bit_get(&self->before, prev)) ||
-                  (prev == SPACE_CHAR && !bit_get(&self->after, c)) ||
-                  (self->any_used && (!bit_get(&self->used, prev) || !bit_get(&self->used, c)));
-        if (cut) {
+        if (cut_between(self, prev, c)) {
             if (p - start > *longest)
                 *longest = p - start;
             PyObject *word = PyUnicode_Substring(text, start, p);
@@ -1101,8 +1116,54 @@ CharCuts_split_longest(CharCuts *self, PyObject *text)
     return Py_BuildValue("(Nn)", words, longest);
 }
 
+PyDoc_STRVAR(CharCuts_bounds_doc,
+"bounds(text, /)\n--\n\n"
+"Where split(text)'s words start and the text ends, without making them: (a bytes of\n"
+"native Py_ssize_t offsets, one more than the words, b'' for an empty text; the longest\n"
+"word's length). SpmWords.encode_bounds reads it.");
+
+static PyObject *
+CharCuts_bounds(CharCuts *self, PyObject *text)
+{
+    if (check_text(text, "bounds") < 0)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), start = 0, longest = 0, count = 0;
+    if (n == 0)
+        return Py_BuildValue("(y#n)", "", (Py_ssize_t)0, (Py_ssize_t)0);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t *at = NULL;
+    size_t cap = 0;
+    if (reserve_items((void **)&at, &cap, 64, sizeof(Py_ssize_t), 64) < 0)
+        return PyErr_NoMemory();
+    at[count++] = 0;
+    Py_UCS4 prev = PyUnicode_READ(kind, data, 0);
+    for (Py_ssize_t p = 1; p < n; p++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, p);
+        if (cut_between(self, prev, c)) {
+            if (reserve_items((void **)&at, &cap, (size_t)count + 2, sizeof(Py_ssize_t), 64) < 0) {
+                PyMem_Free(at);
+                return PyErr_NoMemory();
+            }
+            if (p - start > longest)
+                longest = p - start;
+            at[count++] = p;
+            start = p;
+        }
+        prev = c;
+    }
+    if (n - start > longest)
+        longest = n - start;
+    at[count++] = n; /* (room: reserved two at each cut, and 64 > 1 at the start) */
+    PyObject *out = Py_BuildValue("(y#n)", (const char *)at, count * (Py_ssize_t)sizeof(Py_ssize_t),
+                                  longest);
+    PyMem_Free(at);
+    return out;
+}
+
 static PyMethodDef CharCuts_methods[] = {
     {"split", (PyCFunction)CharCuts_split, METH_O, CharCuts_split_doc},
+    {"bounds", (PyCFunction)CharCuts_bounds, METH_O, CharCuts_bounds_doc},
     {"split_longest", (PyCFunction)CharCuts_split_longest, METH_O, CharCuts_split_longest_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -82,7 +82,7 @@ def encode_plan(tok: PipelineTokenizer) -> EncodePlan:
     encode_word, encode_words = tok.model.encode_word, tok.model.encode_words
     plain, normalized = tok._plain_matcher, tok._normalized_matcher
     if plain.empty and normalized.empty and not positional and split:
-        return _plain_plan(normalize, split, encode_words)
+        return _plain_plan(normalize, _split_encode(pre, tok.model, split, encode_words))
     added = tok._added
 
     def plan(text: str) -> list[int]:
@@ -114,15 +114,38 @@ def encode_plan(tok: PipelineTokenizer) -> EncodePlan:
     return plan
 
 
-def _plain_plan(
-    normalize: Callable[[str], str] | None,
+def _split_encode(
+    pre_tokenizer: Any,
+    model: Model,
     split: Callable[[str], list[str]],
     encode_words: Callable[[list[str], list[int]], None],
+) -> Callable[[str, list[int]], None]:
+    """``encode_words(split(text), out)`` as one function: the pre-tokenizer's own
+    ``encode_str`` when it cuts the words of this very model (SentencePiece's words, in one
+    C pass that makes no str per word), else the two calls.
+
+    >>> f = _split_encode(None, None, str.split, lambda words, out: out.extend(map(len, words)))
+    >>> out = []; f("hi you", out); out
+    [2, 3]
+    """
+    own = getattr(pre_tokenizer, "encode_str", None)
+    if own is not None and getattr(pre_tokenizer, "model", None) is model:
+        return own
+
+    def split_encode(text: str, out: list[int]) -> None:
+        encode_words(split(text), out)
+
+    return split_encode
+
+
+def _plain_plan(
+    normalize: Callable[[str], str] | None,
+    split_encode: Callable[[str, list[int]], None],
 ) -> EncodePlan:
     """:func:`encode_plan`'s loop with no added token to look for (no cut to make) and a
-    model with its own word loop: normalize, split, encode the words, in three calls.
+    model with its own word loop: normalize, then split and encode the words.
 
-    >>> plan = _plain_plan(str.upper, str.split, lambda words, out: out.extend(map(len, words)))
+    >>> plan = _plain_plan(str.upper, lambda text, out: out.extend(map(len, text.split())))
     >>> plan("hi you"), plan("")
     ([2, 3], [])
     """
@@ -131,7 +154,7 @@ def _plain_plan(
         def plan(text: str) -> list[int]:
             ids: list[int] = []
             if text:
-                encode_words(split(text), ids)
+                split_encode(text, ids)
             return ids
 
         return plan
@@ -141,7 +164,7 @@ def _plain_plan(
         if text:
             text = normalize(text)
             if text:
-                encode_words(split(text), ids)
+                split_encode(text, ids)
         return ids
 
     return normalized_plan

@@ -26,8 +26,11 @@ from core.pipeline.sentencepiece.cuts import (  # (re-exported: their home was h
 from core.pipeline.sentencepiece.native_words import (
     CACHE_MAX,
     CACHE_WORD,
+    LONG_WORD,
     NATIVE_WORDS,
+    clear_cache as _clear_native_cache,
     columns_words,
+    encode_text,
     encode_words,
 )
 from core.pipeline.sentencepiece.normalizer import PrefixMatcher
@@ -63,7 +66,7 @@ __all__ = [
 
 
 # Words longer than this are cut further at character pairs that no piece contains.
-_LONG = 64
+_LONG = LONG_WORD
 # The word caches' bounds, shared with the C loop (native_words): entries before a clear,
 # and the longest word kept (longer ones would hold memory for one use).
 _CACHE_MAX, _CACHE_WORD = CACHE_MAX, CACHE_WORD
@@ -380,6 +383,18 @@ class SentencePieceBPE:
         """
         encode_words(self, words, out)
 
+    def encode_text(self, text: str, out: list[int]) -> None:
+        """``out += encode_word(w)`` for each of :meth:`words` of ``text``: with the C twin,
+        in one pass that makes no str for the words
+        (:func:`core.pipeline.sentencepiece.native_words.encode_text`).
+
+        >>> m = SentencePieceBPE([ProtoPiece("<unk>", 0, UNKNOWN), ProtoPiece("a", -1),
+        ...                       ProtoPiece("b", -2), ProtoPiece("ab", -3)])
+        >>> out = [7]; m.encode_text("abba", out); out
+        [7, 3, 2, 1]
+        """
+        encode_text(self, text, out)
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (to a worker process) without the C twin's objects: the copy makes its own."""
         state = self.__dict__.copy()
@@ -547,6 +562,7 @@ class SentencePieceBPE:
         """Forget cached words (e.g. to time a cold encode)."""
         self._cache.clear()
         self._ids_cache.clear()
+        _clear_native_cache(self)
 
     # -- explaining --
 

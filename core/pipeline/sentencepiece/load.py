@@ -88,6 +88,11 @@ class SentencePieceWords:
         """:meth:`split` on a plain string: the words alone."""
         return self.model.words(text)
 
+    def encode_str(self, text: str, out: list[int]) -> None:
+        """``self.model.encode_words(self.split_str(text), out)`` in one pass (the encode
+        plan's, :mod:`core.pipeline.fast_encode`, when this cuts for its tokenizer's model)."""
+        self.model.encode_text(text, out)
+
     def split(self, pieces: list[Piece]) -> list[Piece]:
         out: list[Piece] = []
         for piece in pieces:

@@ -29,7 +29,14 @@ from core.engine.bpe import (
 from core.pipeline.sentencepiece.normalizer import PrefixMatcher
 from core.pipeline.sentencepiece.packed import PieceColumns
 
-__all__ = ["NATIVE_WORDS", "columns_words", "encode_words", "packed_words"]
+__all__ = [
+    "NATIVE_WORDS",
+    "clear_cache",
+    "columns_words",
+    "encode_text",
+    "encode_words",
+    "packed_words",
+]
 
 #: The attribute of a model holding its SpmWords (built on first use; not pickled).
 NATIVE_WORDS = "_native_words"
@@ -37,6 +44,9 @@ NATIVE_WORDS = "_native_words"
 CACHE_WORD = 256
 #: Entries a model's word cache holds before it is cleared (by SentencePieceBPE too).
 CACHE_MAX = 200_000
+#: SentencePieceBPE.words splits a word longer than this many characters further (by its
+#: bigrams): :func:`encode_text` hands such texts to the word loop.
+LONG_WORD = 64
 
 
 class _Model(Protocol):
@@ -51,11 +61,15 @@ class _Model(Protocol):
     user_defined: list[str]
     _ids_cache: dict[str, tuple[int, ...]]
 
+    def words(self, text: str) -> list[str]: ...
+
     # (read-only: the model makes these on first use)
     @property
     def _tokens(self) -> list[str]: ...
     @property
     def scores(self) -> list[float]: ...
+    @property
+    def _cut(self) -> Any: ...
     @property
     def types(self) -> list[int]: ...
     @property
@@ -77,6 +91,31 @@ def encode_words(model: _Model, words: list[str], out: list[int]) -> None:
                 out += model.encode_word(word)
         return
     _c_words(words, model._ids_cache, fast, _fallback(model, fast), CACHE_WORD, CACHE_MAX, out)
+
+
+def encode_text(model: _Model, text: str, out: list[int]) -> None:
+    """``encode_words(model, model.words(text), out)``, in one C pass where it can be: the
+    word cutter gives where the words start (``CharCuts.bounds``), and ``SpmWords`` encodes
+    each from the text itself, with a word cache of its own keyed by the word's UTF-8. So
+    no str is made for a word the table takes, nor a tuple to keep it: on a cold CPU cache
+    those allocations cost more than the merges (a 50 KB mix of scripts: a third of the
+    time). Long words (which :meth:`SentencePieceBPE.words` splits further) and models
+    without the C twin take :func:`encode_words`."""
+    fast = _native_words(model) if text else None
+    bounds = getattr(model._cut, "bounds", None) if fast is not None else None
+    if fast is not None and bounds is not None:
+        at, longest = bounds(text)
+        if longest <= LONG_WORD:
+            fast.encode_bounds(text, at, _fallback(model, fast), CACHE_WORD, out)
+            return
+    encode_words(model, model.words(text), out)
+
+
+def clear_cache(model: _Model) -> None:
+    """Forget the words the model's C table kept (:func:`encode_text`), if it has one."""
+    fast = getattr(model, "__dict__", {}).get(NATIVE_WORDS)
+    if fast:
+        fast.clear_cache()
 
 
 def _fallback(model: _Model, fast: Any) -> Callable[[str], tuple[int, ...]]:
