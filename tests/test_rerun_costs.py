@@ -114,7 +114,8 @@ def test_the_link_and_the_address_come_from_one_pass_over_the_view(
     at.run()  # a rerun: the URL was applied already, the link is drawn again
     assert not at.exception
     assert len(passes) == 1  # the copied link and the address bar share one pass
-    assert any(c.value.startswith("🔗") for c in at.caption)
+    # the link's copy row (one st.html: ui.copy_line.row_html)
+    assert any('data-key="links-Tokenize"' in h.proto.body for h in at.get("html"))
 
 
 def test_the_picker_lists_the_tokenizers_and_the_hub_cache_once(

@@ -23,7 +23,7 @@ import inspect
 
 import streamlit as st
 
-__all__ = ["COPIED_LABEL", "COPY_LABEL", "html_line", "show"]
+__all__ = ["COPIED_LABEL", "COPY_LABEL", "html_line", "row_html", "runs_scripts", "show", "show_row"]
 
 #: The button's accessible name, before and just after a click (what screen readers say).
 COPY_LABEL = "Copy to clipboard"
@@ -73,15 +73,53 @@ def html_line(text: str, *, wrap: bool = False) -> str:
             f'aria-label="{COPY_LABEL}">{_ICON}</button>{_JS}</div>{_CSS}')
 
 
+_ROW_CSS = """<style>
+.tp-copy-row{display:flex;align-items:center;gap:.5rem;min-width:0}
+.tp-copy-row>.tp-copy{flex:1}
+.tp-copy-label{flex:none;font-size:.875rem;color:rgba(49,51,63,.6);white-space:nowrap}
+.tp-copy-help{display:inline-flex;align-items:center;justify-content:center;width:.85rem;
+ height:.85rem;margin-left:.3rem;border:1px solid currentColor;border-radius:50%;
+ font-size:.6rem;line-height:1;cursor:help;vertical-align:middle}
+</style>"""
+
+
+def row_html(label: str, text: str, *, key: str, help: str | None = None,
+             wrap: bool = False) -> str:
+    """A caption-like ``label`` (its ``help`` on hover), then :func:`html_line`, in one
+    block: the row ``ui.widgets.copy_row`` draws as one element. ``key`` names the row
+    (``data-key``) for a page's tests and styles.
+
+    >>> row = row_html("IDs", "1, 2", key="ids", help="the `IDs`")
+    >>> row.startswith('<div class="tp-copy-row" data-key="ids"><span class="tp-copy-label">IDs')
+    True
+    >>> 'title="the IDs"' in row, html_line("1, 2") in row
+    (True, True)
+    """
+    hint = ""
+    if help:
+        plain = html.escape(help.replace("`", ""))  # (a tooltip shows no Markdown)
+        hint = (f'<span class="tp-copy-help" title="{plain}" aria-label="{plain}" '
+                f'role="img">?</span>')
+    return (f'<div class="tp-copy-row" data-key="{html.escape(key)}"><span class="tp-copy-label">'
+            f'{html.escape(label)}{hint}</span>{html_line(text, wrap=wrap)}</div>{_ROW_CSS}')
+
+
 @functools.cache  # the installed Streamlit's signature: the same for every session
-def _runs_scripts() -> bool:
+def runs_scripts() -> bool:
     """Whether this Streamlit's ``st.html`` can run the button's script (1.5x and later)."""
     return "unsafe_allow_javascript" in inspect.signature(st.html).parameters
 
 
+def show_row(label: str, text: str, *, key: str, help: str | None = None) -> None:
+    """Draw :func:`row_html` as one element where ``st.html`` runs the button's script (see
+    :func:`show` for the other case, which the caller handles: ``ui.widgets.copy_row``)."""
+    st.html(row_html(label, text, key=key, help=help), unsafe_allow_javascript=True,
+            width="stretch")
+
+
 def show(text: str, *, wrap: bool = False) -> None:
     """Draw ``text`` with its copy button (``st.code`` where ``st.html`` runs no script)."""
-    if _runs_scripts():
+    if runs_scripts():
         st.html(html_line(text, wrap=wrap), unsafe_allow_javascript=True, width="stretch")
     else:
         st.code(text, language=None, wrap_lines=wrap, width="stretch")

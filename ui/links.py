@@ -282,14 +282,17 @@ def share(page: str) -> str:
     stored = "@" in str(params.get("text", "")) + str(params.get("ids", ""))
     unsaved = [label for label in _linked_labels(page) if link_name(label) is None
                and label in state.session_tokenizers()]
-    row = widgets.copy_row(
-        "🔗 Link to this view", link, key=f"links-{page}",
-        help="Copy it with the button at its right (shown on hover). Opening it in a new "
-             "browser shows the same tokenizer, text and selection."
-             + (" Long texts are stored on the server (`@<ID>` in the link)." if stored else ""))
-    if notes or unsaved:
-        with row, st.popover("What it leaves out", icon="ℹ️",
-                             help="What a teammate opening this link would not see."):
+    help = ("Copy it with the button at its right (shown on hover). Opening it in a new "
+            "browser shows the same tokenizer, text and selection."
+            + (" Long texts are stored on the server (`@<ID>` in the link)." if stored else ""))
+    if not (notes or unsaved):
+        widgets.copy_row("🔗 Link to this view", link, key=f"links-{page}", help=help)
+        return link
+    # what the link leaves out, in a popover at the row's right
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        widgets.copy_row("🔗 Link to this view", link, key=f"links-{page}", help=help)
+        with st.popover("What it leaves out", icon="ℹ️",
+                        help="What a teammate opening this link would not see."):
             for note in notes:
                 st.info(note, icon="ℹ️")
             if unsaved:

@@ -13,7 +13,18 @@ from core.engine.tokenizer import Tokenizer
 from core.errors import PatternNeededError, PlaygroundError
 from core.formats.detect import export_all, files_to_open
 from core.interface import TokenizerInterface
-from ui import cache, copy_line, display, limits, model_picker, runtime, site, state, workspace
+from ui import (
+    cache,
+    copy_line,
+    display,
+    limits,
+    model_picker,
+    page_menu,
+    runtime,
+    site,
+    state,
+    workspace,
+)
 from ui.live_input import key_class
 from ui.training import sidebar_status
 
@@ -30,15 +41,16 @@ def later(data: bytes) -> Callable[[], bytes]:
     """
     return lambda: data
 
-def copy_row(label: str, text: str, *, key: str, help: str | None = None) -> Any:
+def copy_row(label: str, text: str, *, key: str, help: str | None = None) -> None:
     """``label`` and ``text`` on one line, with a copy button (:mod:`ui.copy_line`): one
-    click copies the text (a link, token IDs). Returns the row, for a control at its right
-    (``with copy_row(...):``)."""
-    row = st.container(horizontal=True, vertical_alignment="center", gap="small", key=key)
-    with row:
+    click copies the text (a link, token IDs). One element where ``st.html`` runs the
+    button's script (a rerun pays per element), else a caption and ``st.code``."""
+    if copy_line.runs_scripts():
+        copy_line.show_row(label, text, key=key, help=help)
+        return
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key=key):
         st.caption(label, help=help, width="content")
         copy_line.show(text)
-    return row
 
 
 def show_error(err: BaseException, *, what: str = "") -> None:
@@ -265,12 +277,16 @@ def _loaded_from(key: str, held: frozenset[tuple[str, str]], files: dict[str, by
     st.session_state[key + ".choice"] = ((held, held), sorted(files))
 
 
-def _page_menu() -> None:
-    """The menu (Streamlit's own is hidden: it would call the home page "app")."""
+def _page_menu(page: str) -> None:
+    """The menu (Streamlit's own is hidden: it would call the home page "app"): one HTML
+    element (:mod:`ui.page_menu`) where ``st.html`` runs its script, else page links."""
+    if copy_line.runs_scripts() and not runtime.in_browser():
+        st.html(page_menu.html_menu(page), unsafe_allow_javascript=True)
+        return
     with st.container(key="ui-nav"):
         try:
-            for page in site.PAGES:
-                st.page_link(page.script, label=page.title, icon=page.icon)
+            for each in site.PAGES:
+                st.page_link(each.script, label=each.title, icon=each.icon)
         except (StreamlitAPIException, KeyError):
             pass  # subtle: AppTest runs one page script alone, with no app.py to link to
             # (Streamlit 1.62, as in the static build, raises KeyError there instead)
@@ -280,7 +296,7 @@ def sidebar(page: str = "") -> None:
     """The shared sidebar block: the page menu, a running training (``ui.training``), the
     active tokenizer, the file loader and the Hugging Face model box (``ui.model_picker``)."""
     with st.sidebar:
-        _page_menu()
+        _page_menu(page)
         sidebar_status(page)
         st.divider()
         info = st.container()

@@ -57,7 +57,7 @@ def test_two_tokenizers_two_texts_show_the_table_and_the_curves(app: AppBrowser)
     body = app.page.inner_text("body")  # type: ignore[attr-defined]
     assert "Tokens for the same text, relative to English" in body and "Most used" in body
     # the link names the same view
-    link = app.page.locator('.st-key-links-Evaluate .tp-copy-text').inner_text()  # type: ignore[attr-defined]
+    link = app.page.locator('[data-key="links-Evaluate"] .tp-copy-text').inner_text()  # type: ignore[attr-defined]
     assert "tok=GPT-2" in link and "src=typed&src=lang%3Ade" in link
     app.assert_healthy()
 

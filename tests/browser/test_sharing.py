@@ -46,7 +46,7 @@ def copy_with_one_click(app: AppBrowser, row_key: str) -> str:
     page = app.page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app.base_url)
     page.evaluate("navigator.clipboard.writeText('')")  # nothing left from an earlier copy
-    row = page.locator(f".st-key-{row_key}")
+    row = page.locator(f'[data-key="{row_key}"]')
     row.get_by_role("button", name="Copy to clipboard").click()
     row.get_by_role("button", name="Copied").wait_for()  # the button says so once it is done
     return str(page.evaluate("navigator.clipboard.readText()"))
@@ -209,7 +209,7 @@ def test_one_click_copies_the_link_on_every_page(app: AppBrowser, path: str) -> 
     app.goto(path)
     link = copied_link(app)
     assert link.startswith(f"{app.base_url}/{path}"), link
-    shown = app.page.locator(f'.st-key-links-{path or "Home"} .tp-copy-text').inner_text()
+    shown = app.page.locator(f'[data-key="links-{path or "Home"}"] .tp-copy-text').inner_text()
     assert link == shown.replace("\n", "")  # the line on the page is what was copied
     assert app.page.locator('[data-testid="stPopover"]').count() == 0  # nothing to open first
     app.assert_healthy()
