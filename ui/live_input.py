@@ -33,9 +33,11 @@ Why this design (issue 11)
   does this natively but is one line: these boxes hold multi-line text and ID lists.
   ``streamlit-keyup`` (1.0.0, itself a components-v2 package) is a separate single-line
   ``<input>``: no newlines, no IME handling, and a widget AppTest does not know as a text
-  area. ``st.components.v2`` is Streamlit's supported way to run a few lines of JavaScript
-  in the page (no iframe); the script listens at the document and looks the box up by its
-  ``st-key-`` class on every event, so a box React redraws is never a stale reference.
+  area. The script listens at the document and looks the box up by its ``st-key-`` class
+  on every event, so a box React redraws is never a stale reference. It runs as a plain
+  ``<script>`` in an ``st.html`` block where Streamlit runs them (issue 36: a component
+  element made every rerun heavier by ~1.5 ms and every first view load the components'
+  code and Arrow), else as a ``st.components.v2`` component (the static build's stlite).
 
 The limits are unchanged: pages still cut the text to ``TOKPLAY_MAX_TEXT_CHARS`` (with a
 warning) after reading it, and the URL follows each commit through ``ui.links.share``.
@@ -43,12 +45,13 @@ warning) after reading it, and the URL follows each commit through ``ui.links.sh
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import streamlit as st
 
-from ui import state
+from ui import copy_line, state
 
 __all__ = ["DEBOUNCE_MS", "LONG_DEBOUNCE_MS", "LONG_TEXT_CHARS", "key_class", "live", "text_area"]
 
@@ -124,6 +127,29 @@ def _commit_while_typing() -> Any:
         isolate_styles=False)
 
 
+# The same function as a plain script in an st.html block where Streamlit runs scripts
+# (1.5x and later): no component, so a page loads neither the components' code nor Arrow
+# for it, and a rerun sends a small constant block instead of a component's element. The
+# script sets its listeners up once per document and box class (they look the box up on
+# every event), so a block drawn again (a rerun, a page changed and back) adds none.
+_BLOCK = """<span class="tp-live-input"></span><style>
+[data-testid="stElementContainer"]:has(.tp-live-input){display:none}
+</style><script>(() => { const data = %s;
+const seen = (window.tpLiveInput = window.tpLiveInput || {});
+if (seen[data.box_class]) return;
+seen[data.box_class] = true;
+(%s)({ data, parentElement: null });
+})()</script>"""
+
+
+def _block_html(box_class: str) -> str:
+    """The st.html block that makes the boxes of ``box_class`` commit while the user types."""
+    data = json.dumps({"box_class": box_class, "debounce_ms": DEBOUNCE_MS,
+                       "long_text_chars": LONG_TEXT_CHARS,
+                       "long_debounce_ms": LONG_DEBOUNCE_MS}).replace("</", "<\\/")
+    return _BLOCK % (data, _JS.strip().replace("export default function", "function", 1))
+
+
 def key_class(widget_key: str) -> str:
     """The CSS class Streamlit gives the element of the widget ``widget_key``.
 
@@ -147,6 +173,9 @@ def live(widget_key: str) -> None:
     """Make the ``st.text_area`` whose key is ``widget_key`` commit while the user types; or
     every text area inside the container keyed ``widget_key`` (one component for all of
     them: the Chat mode's messages, ``ui.chat``)."""
+    if copy_line.runs_scripts():
+        st.html(_block_html(key_class(widget_key)), unsafe_allow_javascript=True)
+        return
     _commit_while_typing()(
         key=f"live.{widget_key}", height=0,
         data={"box_class": key_class(widget_key), "debounce_ms": DEBOUNCE_MS,
