@@ -46,7 +46,12 @@ if str(REPO) not in sys.path:  # run as a script: only benchmarks/ is on the pat
 
 from benchmarks.load.client import loopback_urls  # noqa: E402
 from benchmarks.load.report import Cell, fmt, percentile  # noqa: E402
-from benchmarks.load.runner import measure, start_server, tree_cpu_seconds  # noqa: E402
+from benchmarks.load.runner import (  # noqa: E402
+    measure,
+    start_server,
+    tree_cpu_seconds,
+    wait_for_warm_ups,
+)
 from deploy.launch import free_port, start_streamlit, stop, wait_healthy  # noqa: E402
 from ui.site import PAGES  # noqa: E402
 
@@ -110,13 +115,9 @@ def serve_cell(repo: Path, sessions: int, seconds: float, workers: int = 2) -> C
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             wait_healthy(f"http://127.0.0.1:{port}", [proc], timeout=180)
-            # Measured once every worker's warm-up is done, as the one-process cell is: the
-            # warm-ups would otherwise share the cores with the first seconds of the load.
-            deadline = time.monotonic() + 180
-            while log.read_text(errors="replace").count("warm-up ") < workers:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    break  # (measured anyway: the figures then include the warm-ups' work)
-                time.sleep(0.2)
+            # measured once every worker's warm-up is done, as the one-process cell is: the
+            # warm-ups would otherwise share the cores with the first seconds of the load
+            wait_for_warm_ups(log, proc, count=workers)
             _, ws_url = loopback_urls(f"http://127.0.0.1:{port}")
             cell = Cell("Tokenize", 0, sessions)
             asyncio.run(measure(ws_url, cell, _load_args(seconds), None,

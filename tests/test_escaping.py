@@ -348,16 +348,17 @@ def page_html(at: AppTest) -> list[str]:
         elif m.proto.allow_html:
             for raw in RAW:
                 assert raw not in m.proto.body, f"HTML-enabled markdown holds {raw!r}"
-    bodies = [without_copy_script(h.proto.body) for h in at.get("html")]
+    bodies = [without_our_scripts(h.proto.body) for h in at.get("html")]
     for body in bodies:
         assert_only_our_markup(body)
     return bodies
 
 
-def without_copy_script(body: str) -> str:
-    """A copy line's body (``ui.copy_line``: a link, IDs) without its button and script, which
-    are constants of ours, and the page menu's script (``ui.page_menu``, one constant too);
-    any other script or button is still reported."""
+def without_our_scripts(body: str) -> str:
+    """An ``st.html`` body without the scripts and buttons that are constants of ours: a copy
+    line's (``ui.copy_line``: a link, IDs), and the whole live-typing block
+    (``ui.live_input``) and page menu (``ui.page_menu``), which hold no user text; any other
+    script or button is still reported."""
     if body.startswith('<span class="tp-live-input">'):  # live typing: constant but its box
         box = re.search(r'"box_class": "([^"]+)"', body)
         assert box and body == live_input._block_html(box[1]), "another live-typing block"

@@ -17,13 +17,13 @@ A Streamlit without scripts in ``st.html`` (the static build's stlite has an old
 
 from __future__ import annotations
 
-import functools
 import html
-import inspect
 
 import streamlit as st
 
-__all__ = ["COPIED_LABEL", "COPY_LABEL", "html_line", "row_html", "runs_scripts", "show", "show_row"]
+from ui import runtime
+
+__all__ = ["COPIED_LABEL", "COPY_LABEL", "html_line", "row_html", "show", "show_row"]
 
 #: The button's accessible name, before and just after a click (what screen readers say).
 COPY_LABEL = "Copy to clipboard"
@@ -104,12 +104,6 @@ def row_html(label: str, text: str, *, key: str, help: str | None = None,
             f'{html.escape(label)}{hint}</span>{html_line(text, wrap=wrap)}</div>{_ROW_CSS}')
 
 
-@functools.cache  # the installed Streamlit's signature: the same for every session
-def runs_scripts() -> bool:
-    """Whether this Streamlit's ``st.html`` can run the button's script (1.5x and later)."""
-    return "unsafe_allow_javascript" in inspect.signature(st.html).parameters
-
-
 def show_row(label: str, text: str, *, key: str, help: str | None = None) -> None:
     """Draw :func:`row_html` as one element where ``st.html`` runs the button's script (see
     :func:`show` for the other case, which the caller handles: ``ui.widgets.copy_row``)."""
@@ -119,7 +113,7 @@ def show_row(label: str, text: str, *, key: str, help: str | None = None) -> Non
 
 def show(text: str, *, wrap: bool = False) -> None:
     """Draw ``text`` with its copy button (``st.code`` where ``st.html`` runs no script)."""
-    if runs_scripts():
+    if runtime.html_runs_scripts():
         st.html(html_line(text, wrap=wrap), unsafe_allow_javascript=True, width="stretch")
     else:
         st.code(text, language=None, wrap_lines=wrap, width="stretch")

@@ -28,6 +28,7 @@ good (the "Save to library" box offers it).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import urllib.parse
@@ -285,18 +286,19 @@ def share(page: str) -> str:
     help = ("Copy it with the button at its right (shown on hover). Opening it in a new "
             "browser shows the same tokenizer, text and selection."
             + (" Long texts are stored on the server (`@<ID>` in the link)." if stored else ""))
-    if not (notes or unsaved):
+    # what the link leaves out goes in a popover at the row's right (a container only then:
+    # a rerun pays per element)
+    leaves_out = bool(notes or unsaved)
+    with (st.container(horizontal=True, vertical_alignment="center", gap="small")
+          if leaves_out else contextlib.nullcontext()):
         widgets.copy_row("🔗 Link to this view", link, key=f"links-{page}", help=help)
-        return link
-    # what the link leaves out, in a popover at the row's right
-    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-        widgets.copy_row("🔗 Link to this view", link, key=f"links-{page}", help=help)
-        with st.popover("What it leaves out", icon="ℹ️",
-                        help="What a teammate opening this link would not see."):
-            for note in notes:
-                st.info(note, icon="ℹ️")
-            if unsaved:
-                widgets.save_to_library(unsaved[0], key=f"links.{page}.save")
+        if leaves_out:
+            with st.popover("What it leaves out", icon="ℹ️",
+                            help="What a teammate opening this link would not see."):
+                for note in notes:
+                    st.info(note, icon="ℹ️")
+                if unsaved:
+                    widgets.save_to_library(unsaved[0], key=f"links.{page}.save")
     return link
 
 

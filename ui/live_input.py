@@ -51,7 +51,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import copy_line, state
+from ui import runtime, state
 
 __all__ = ["DEBOUNCE_MS", "LONG_DEBOUNCE_MS", "LONG_TEXT_CHARS", "key_class", "live", "text_area"]
 
@@ -173,7 +173,7 @@ def live(widget_key: str) -> None:
     """Make the ``st.text_area`` whose key is ``widget_key`` commit while the user types; or
     every text area inside the container keyed ``widget_key`` (one component for all of
     them: the Chat mode's messages, ``ui.chat``)."""
-    if copy_line.runs_scripts():
+    if runtime.html_runs_scripts():
         st.html(_block_html(key_class(widget_key)), unsafe_allow_javascript=True)
         return
     _commit_while_typing()(

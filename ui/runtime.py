@@ -20,6 +20,8 @@ way to preview the static version with ``make run``.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
 import threading
@@ -39,6 +41,16 @@ def in_browser() -> bool:
     """True in the static build (Pyodide), or when ``TOKPLAY_RUNTIME=browser`` asks a server
     to behave as it."""
     return sys.platform == "emscripten" or os.environ.get(RUNTIME_ENV, "").strip() == "browser"
+
+
+@functools.cache  # the installed Streamlit's signature: the same for every session
+def html_runs_scripts() -> bool:
+    """Whether this Streamlit's ``st.html`` runs the scripts it is given (1.5x and later; the
+    static build's stlite has an older one): the copy buttons (``ui.copy_line``), the page
+    menu (``ui.page_menu``) and live typing (``ui.live_input``) are plain scripts there."""
+    import streamlit as st
+
+    return "unsafe_allow_javascript" in inspect.signature(st.html).parameters
 
 
 def can_start_threads() -> bool:

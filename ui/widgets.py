@@ -45,7 +45,7 @@ def copy_row(label: str, text: str, *, key: str, help: str | None = None) -> Non
     """``label`` and ``text`` on one line, with a copy button (:mod:`ui.copy_line`): one
     click copies the text (a link, token IDs). One element where ``st.html`` runs the
     button's script (a rerun pays per element), else a caption and ``st.code``."""
-    if copy_line.runs_scripts():
+    if runtime.html_runs_scripts():
         copy_line.show_row(label, text, key=key, help=help)
         return
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key=key):
@@ -280,7 +280,7 @@ def _loaded_from(key: str, held: frozenset[tuple[str, str]], files: dict[str, by
 def _page_menu(page: str) -> None:
     """The menu (Streamlit's own is hidden: it would call the home page "app"): one HTML
     element (:mod:`ui.page_menu`) where ``st.html`` runs its script, else page links."""
-    if copy_line.runs_scripts() and not runtime.in_browser():
+    if runtime.html_runs_scripts() and not runtime.in_browser():
         st.html(page_menu.html_menu(page), unsafe_allow_javascript=True)
         return
     with st.container(key="ui-nav"):

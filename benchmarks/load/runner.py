@@ -44,6 +44,7 @@ __all__ = [
     "stop_training",
     "tree_cpu_seconds",
     "type_text",
+    "wait_for_warm_ups",
 ]
 
 SERVER_START_TIMEOUT_S = 120.0
@@ -139,12 +140,20 @@ def start_server(repo: Path, workdir: Path, corpus_dir: Path | None = None, *, w
         env["TOKPLAY_CORPUS_DIRS"] = str(corpus_dir)
     server = start_streamlit(cwd=repo, env=env, log=log, timeout=SERVER_START_TIMEOUT_S,
                              warm=warm)
-    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-    while warm and "warm-up " not in log.read_text(errors="replace"):
-        if time.monotonic() > deadline or server.process.poll() is not None:
-            break  # (measured anyway: the figures then include the warm-up's work)
-        time.sleep(0.2)
+    if warm:
+        wait_for_warm_ups(log, server.process)
     return server.process, server.url, log
+
+
+def wait_for_warm_ups(log: Path, process: subprocess.Popen[bytes], count: int = 1) -> None:
+    """Wait until ``log`` says ``count`` warm-ups are done (``deploy/warm_start.py``: one per
+    Streamlit process), at most SERVER_START_TIMEOUT_S; measured anyway after that or if
+    ``process`` ended (the figures then include the warm-ups' work)."""
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    while log.read_text(errors="replace").count("warm-up ") < count:
+        if time.monotonic() > deadline or process.poll() is not None:
+            break
+        time.sleep(0.2)
 
 
 def _process_table() -> dict[int, tuple[int, int, float]]:
