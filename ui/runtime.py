@@ -26,6 +26,8 @@ import os
 import sys
 import threading
 
+import streamlit as st
+
 #: The environment variable that makes a server behave as the static build.
 RUNTIME_ENV = "TOKPLAY_RUNTIME"
 
@@ -48,8 +50,6 @@ def html_runs_scripts() -> bool:
     """Whether this Streamlit's ``st.html`` runs the scripts it is given (1.5x and later; the
     static build's stlite has an older one): the copy buttons (``ui.copy_line``), the page
     menu (``ui.page_menu``) and live typing (``ui.live_input``) are plain scripts there."""
-    import streamlit as st
-
     return "unsafe_allow_javascript" in inspect.signature(st.html).parameters
 
 
