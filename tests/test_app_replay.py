@@ -107,7 +107,8 @@ def test_gpt2_link_reopens_a_step_with_its_merge(tmp_path) -> None:
     assert step(at) == 300
     text = "the unbelievable " + INJECTION
     assert shown_ids(at) == encode_with_first_merges(tok, text, 300)
-    html = "\n".join(h.proto.body for h in at.get("html"))
+    html = "\n".join(h.proto.body for h in at.get("html")
+                     if not h.proto.body.startswith('<div class="tp-chart"'))  # (an <img>)
     assert "Merge 300 adds" in html and "(ID 555)" in html
     assert "<img" not in html and ">&lt;<sub>" in html  # the text is escaped in the chips
     link = next(t for t in copied(at) if t.startswith("/"))

@@ -1,26 +1,23 @@
 """ui.charts: the pages' SVG charts. Ticks on whole numbers, hover labels that show any token
-literally, thinning of long trainings, the step cursor, and nothing Streamlit's Markdown
-would read in the chart's source."""
+literally, thinning of long trainings, the step cursor, and no markup but the chart's own,
+in the HTML and in the picture."""
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.chart_svg import bars, cursor, points, ticks
+from tests.chart_svg import bars, cursor, picture, points, ticks
 from ui import charts
 from ui.limits import readable_token
 
 #: Tokens that are markup, entities, Streamlit Markdown or control bytes somewhere.
 HOSTILE = [b"<>", b"&amp;", b"<script>alert(1)</script>", b"\"' onload=alert(2) x=\"",
            b":material/home: :smile: $x$", b"\n\r\t", b"\xff\xfe", b"]]> <!-- -->", b"**"]
-#: What makes Streamlit's Markdown change the raw source or fetch another renderer (its
-#: StreamlitMarkdown chunk: emoji shortcodes, the icon rewrite, math).
-EMOJI = re.compile(r":(?!material/|streamlit:)[\w+-][\w_+-]*:")
-CHART_TAGS = {"div", "span", "svg", "g", "rect", "circle", "path", "line", "polyline", "text",
-              "title"}
+#: The chart's HTML (picture, hover layer, legend) and its SVG picture.
+HTML_TAGS = {"div", "span", "img", "i", "b", "style"}
+SVG_TAGS = {"svg", "g", "rect", "path", "line", "polyline", "text"}
 
 
 def rows_of(tokens: list[bytes]) -> list[tuple]:
@@ -29,13 +26,16 @@ def rows_of(tokens: list[bytes]) -> list[tuple]:
             for i, t in enumerate(tokens)]
 
 
+
 def parse(chart: str) -> ET.Element:
-    """The chart's element, after checking what Streamlit's Markdown needs of its source."""
-    assert "\n" not in chart and "\r" not in chart  # one line: no paragraph, no code block
-    assert "$" not in chart and ":material/" not in chart and not EMOJI.search(chart)
+    """The chart's element, after checking that it holds only a chart's markup."""
     element = ET.fromstring(chart)  # well-formed: nothing in a label opened an element
-    assert {e.tag for e in element.iter()} <= CHART_TAGS
-    assert not [a for e in element.iter() for a in e.attrib if a.startswith("on")]
+    assert {e.tag for e in element.iter()} <= HTML_TAGS
+    assert [s.text for s in element.iter("style")] == [charts._LAYER_CSS[7:-8]]
+    svg = picture(element)
+    assert {e.tag for e in svg.iter()} <= SVG_TAGS
+    for e in (*element.iter(), *svg.iter()):
+        assert not [a for a in e.attrib if a.startswith("on")], (e.tag, e.attrib)
     return element
 
 
@@ -83,7 +83,7 @@ def test_hover_labels_show_hostile_tokens_literally() -> None:
     assert [label for _, _, label in shown] == [
         f"merge {i + 1}\ncount {1000 - i:,}\n{readable_token(t)}" for i, t in enumerate(HOSTILE)]
     assert shown[0][2].endswith("\n<>") and shown[1][2].endswith("\n&amp;")
-    assert "<title>merge 1&#10;count 1,000&#10;&lt;&gt;</title>" in counts
+    assert 'title="merge 1&#10;count 1,000&#10;&lt;&gt;"' in counts
 
 
 def test_names_and_categories_show_literally() -> None:
@@ -97,7 +97,7 @@ def test_names_and_categories_show_literally() -> None:
     legend = [key.attrib["data-name"] for key in element.iter("span")
               if key.get("class") == "tp-key"]
     assert legend == [name, "two"]
-    (level,) = [e for e in element.iter("line") if e.get("class") == "tp-level"]
+    (level,) = [e for e in picture(element).iter("line") if e.get("class") == "tp-level"]
     assert level.attrib["data-y"] == "1"
 
 
@@ -124,15 +124,28 @@ def test_a_long_training_is_thinned_keeping_the_first_and_newest_merges() -> Non
 
 
 def _cursor_line_x(element: ET.Element) -> float:
-    (group,) = [g for g in element.iter("g") if g.get("class") == "tp-cursor"]
-    line = group.find("line")
-    assert line is not None and line.attrib["x1"] == line.attrib["x2"]
-    return float(line.attrib["x1"])
+    """Where the cursor's line is drawn, in percent of the picture's width (its hover mark
+    is at the same place)."""
+    svg = picture(element)
+    width = float(svg.attrib["viewBox"].split()[2])
+    (line,) = [e for e in svg.iter("line") if e.get("stroke") == charts.CURSOR]
+    assert line.attrib["x1"] == line.attrib["x2"]
+    (group,) = [g for g in element.iter("div") if g.get("class") == "tp-cursor"]
+    mark = group.find("i")
+    assert mark is not None
+    x = 100 * float(line.attrib["x1"]) / width
+    assert _left(mark) == pytest.approx(x, abs=0.01)
+    return x
+
+
+def _left(mark: ET.Element) -> float:
+    return float(mark.attrib["style"].split("left:")[1].split("%")[0])
 
 
 def _point_x(element: ET.Element, x: float) -> float:
-    (dot,) = [c for c in element.iter("circle") if c.get("data-x") == str(x)]
-    return float(dot.attrib["cx"])
+    """Where the hover target of the point at ``x`` is, in percent of the picture's width."""
+    (dot,) = [i for i in element.iter("i") if i.get("data-x") == str(x)]
+    return _left(dot)
 
 
 @pytest.mark.parametrize("k", [1, 37, 100])
@@ -140,11 +153,11 @@ def test_the_cursor_marks_merge_k_at_its_point(k: int) -> None:
     rows = rows_of([b"t"] * 100)
     counts, growth = (parse(c) for c in charts.training_charts(rows, 257, cursor=k))
     assert cursor(counts) == (k, 1001 - k, f"step {k}\ncount {1001 - k:,}")
-    assert _cursor_line_x(counts) == _point_x(counts, k)  # over merge k's point
+    assert _cursor_line_x(counts) == pytest.approx(_point_x(counts, k), abs=0.01)
     assert cursor(growth) == (pytest.approx(0.01 * k), 256 + k, f"step {k}\nvocab size {256 + k}")
     lengths = parse(charts.merge_length_chart(list(range(1, 101)), cursor=k))
     assert cursor(lengths) == (k, k, f"step {k}\n{k} byte" + ("s" if k > 1 else ""))
-    assert _cursor_line_x(lengths) == _point_x(lengths, k)
+    assert _cursor_line_x(lengths) == pytest.approx(_point_x(lengths, k), abs=0.01)
 
 
 def test_step_0_marks_the_start_and_no_merge() -> None:
@@ -164,10 +177,10 @@ def test_charts_carry_their_ids_and_a_legend_only_for_several_series() -> None:
                                 charts.Series("a", [(3, 3, "")], "diamonds")],
                           x=charts.Axis("x", "log"), y=charts.Axis("y"))
     element = parse(two)
-    colours = {g.attrib["data-name"]: g.attrib["fill"] for g in element.iter("g")
+    colours = {g.attrib["data-name"]: g.attrib["data-colour"] for g in element.iter("div")
                if g.get("class") == "tp-series" and g.get("data-mode") != "diamonds"}
-    (diamond,) = [g for g in element.iter("g") if g.get("data-mode") == "diamonds"]
+    (diamond,) = [g for g in element.iter("div") if g.get("data-mode") == "diamonds"]
     assert colours == {"a": charts.COLOURS[0], "b": charts.COLOURS[1]}
-    assert diamond.attrib["fill"] == colours["a"]  # one name, one colour, one legend key
+    assert diamond.attrib["data-colour"] == colours["a"]  # one name, one colour, one legend key
     assert two.count('class="tp-key"') == 2
     assert parse(charts.xy_chart("e", [], x=charts.Axis("x"), y=charts.Axis("y")))  # no data

@@ -115,7 +115,7 @@ def test_merge_table_cells_are_code_spans() -> None:
 
 def test_chart_hover_text_is_html_escaped() -> None:
     counts, _ = charts.training_charts([(0, 3, b"<b>&", (b"<b>", b"&"), 257, 0.1)], 257)
-    assert "<title>merge 1&#10;count 3&#10;&lt;b&gt;&amp;</title>" in counts
+    assert 'title="merge 1&#10;count 3&#10;&lt;b&gt;&amp;"' in counts
     assert [(x, y, label) for x, y, label in points(ET.fromstring(counts))] == [
         (1, 3, "merge 1\ncount 3\n<b>&")]
 

@@ -16,23 +16,23 @@ from __future__ import annotations
 import functools
 import html
 import re
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 import regex
-
 from streamlit.testing.v1 import AppTest
 
 from core.engine.bytes_unicode import to_gpt2_str
 from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
+from tests.chart_svg import picture
+from tests.html_tables import parse as parse_tables, tables
 from ui import chips, copy_line, live_input, merge_tree, page_menu, site
 from ui.display import escaped
-from ui.state import fingerprint
 from ui.site import page
-from tests.html_tables import parse as parse_tables
-from tests.html_tables import tables
+from ui.state import fingerprint
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -155,21 +155,29 @@ def assert_only_our_markup(markup: str) -> None:
         assert set(attrs) <= OUR_ATTRS, f"<{tag}> has attributes {sorted(attrs)}"
 
 
-#: The elements of a chart (ui.charts: inline SVG through HTML-enabled Markdown).
-CHART_TAGS = {"div", "span", "svg", "g", "rect", "circle", "path", "line", "polyline", "text",
-              "title"}
+#: The elements of a chart (ui.charts): HTML around an <img> of its SVG, and that SVG.
+CHART_TAGS = {"div", "span", "img", "i", "b", "style"}
+CHART_SVG_TAGS = {"svg", "g", "rect", "path", "line", "polyline", "text"}
 
 
 def assert_only_chart_markup(markup: str) -> None:
-    """A chart: only the chart's own elements (one ``<svg>``, its root), no event handler, no
-    raw attack piece."""
-    assert markup.count("<svg") == 1, "an <svg> that is not the chart's own"
+    """A chart: only the chart's own elements (one ``<img>``, of its SVG picture), no event
+    handler, no raw attack piece, in the HTML or in the picture."""
+    assert markup.count("<img") == 1, "an <img> that is not the chart's picture"
+    svg = picture(ET.fromstring(markup))
+    decoded = ET.tostring(svg, encoding="unicode")
     for raw in RAW:
-        if raw != "<svg":
+        if raw != "<img":
             assert raw not in markup, f"raw {raw!r} in the chart"
+        if raw != "<svg":
+            assert raw not in decoded, f"raw {raw!r} in the chart's picture"
+    assert decoded.count("<svg") == 1, "an <svg> in the picture that is not its root"
     for tag, attrs, _ in elements(markup):
         assert tag in CHART_TAGS, f"<{tag}> is not one of a chart's tags"
         assert not [a for a in attrs if a.startswith("on")], f"<{tag}> has {sorted(attrs)}"
+    for e in svg.iter():
+        assert e.tag in CHART_SVG_TAGS, f"<{e.tag}> is not one of a chart picture's tags"
+        assert not [a for a in e.attrib if a.startswith("on")], f"<{e.tag}> has {e.attrib}"
 
 
 def assert_in_one_chip(markup: str, label: str, *, cls: str = "tp-chip") -> list:
@@ -343,12 +351,15 @@ def page_html(at: AppTest) -> list[str]:
     hold HTML carries user text."""
     assert not at.exception, [e.value for e in at.exception]
     for m in (*at.markdown, *at.caption):
-        if m.proto.allow_html and m.proto.body.startswith('<div class="tp-chart"'):
-            assert_only_chart_markup(m.proto.body)  # a chart: its own <svg>
-        elif m.proto.allow_html:
+        if m.proto.allow_html:
             for raw in RAW:
                 assert raw not in m.proto.body, f"HTML-enabled markdown holds {raw!r}"
-    bodies = [without_our_scripts(h.proto.body) for h in at.get("html")]
+    bodies = []
+    for h in at.get("html"):
+        if h.proto.body.startswith('<div class="tp-chart"'):
+            assert_only_chart_markup(h.proto.body)  # a chart: its own <img> of its SVG
+        else:
+            bodies.append(without_our_scripts(h.proto.body))
     for body in bodies:
         assert_only_our_markup(body)
     return bodies

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.explain.evaluate import evaluate, parallel_texts
 from core.formats.presets import load_preset
-from tests.chart_svg import bars, chart, charts, points, ticks
+from tests.chart_svg import bars, chart, charts, picture, points, ticks
 from tests.copy_lines import copied
 from tests.html_tables import tables
 
@@ -120,7 +120,9 @@ def test_a_file_name_is_shown_literally_in_charts_and_notes(tiktoken_cache):
     assert points(curve)[-1][:2] == (50257, row["bytes / token"])
     assert points(curve)[-1][2].startswith(f"GPT-2 (gpt2) · {name} (whole)")
     for element in charts(at).values():  # (markup in a name would have been an element)
-        assert not [e for e in element.iter() if e.tag in ("b", "i", "img", "script")]
+        assert not [e for e in picture(element).iter() if e.tag in ("b", "i", "img", "script")]
+        assert not [e for e in element.iter() if e.tag in ("b", "i") and "data-x" not in e.attrib]
+        assert [e.tag for e in element.iter() if e.tag in ("img", "script")] == ["img"]
     gone = open_page({"tok": "gpt2", "src": ["file:0123456789abcdef:<i>y</i>.txt"]})
     note = "\n".join(w.value for w in gone.warning)
     assert "`<i>y</i>.txt`" in note  # a code span: shown literally

@@ -1,42 +1,43 @@
-"""The pages' charts, drawn on the server as inline SVG: small pure functions from plain rows
-to one string of HTML (:func:`show` puts it on the page).
+"""The pages' charts, drawn on the server as SVG: small pure functions from plain rows to one
+string of HTML (:func:`show` puts it on the page with ``st.html``).
 
-subtle: why SVG, and why through ``st.markdown``. Streamlit's chart elements fetch a big
+subtle: why an SVG picture with an HTML layer over it. Streamlit's chart elements fetch a big
 frontend script the first time a page draws one (PlotlyChart 4.7 MB, GraphVizChart 0.8 MB):
 seconds before a new visitor's first view of every page with a chart. An SVG string costs
-nothing to fetch. ``st.html`` sanitizes with DOMPurify's HTML profile, which strips ``<svg>``;
-``st.markdown(..., unsafe_allow_html=True)`` keeps it (rehype-raw, no sanitizer), ``<title>``
-hover labels included. So a chart is ONE line of HTML (Markdown reads a blank line or an
-indented line as a paragraph or a code block), and every text in it goes through
-:func:`_esc`: HTML-escaped, and ``:`` and ``$`` as character references, because
-Streamlit's Markdown rewrites ``:material/`` in the raw source and fetches its emoji and
-math renderers when the source holds ``:name:`` or ``$...$``.
+nothing to fetch, but ``st.html`` sanitizes with DOMPurify's HTML profile, which strips
+``<svg>``, and inline SVG through ``st.markdown(..., unsafe_allow_html=True)`` goes through
+rehype-raw: a 0.19 MB script to fetch, and an HTML parser in JavaScript, slow on a chart of
+thousands of points. So the picture is an ``<img>`` of the SVG as a ``data:`` URI (the
+browser draws it natively, and nothing in it can run), and the hover labels, which an image
+cannot have, are a layer of small HTML elements placed over it in percent of the picture:
+an ``<i>`` per point, a ``<b>`` per bar, each with its ``title`` and its numbers in
+``data-x`` and ``data-y`` (tests read those). Every text goes through :func:`_esc`.
 
-Each chart is a ``<div class="tp-chart" data-chart="ID">``: tests find it by its ID and read
-its numbers from the ``data-x`` and ``data-y`` of every point and bar. The output is
-well-formed XML. Nothing here imports Streamlit until :func:`show` (training workers and
-tools import this module).
+Each chart is a ``<div class="tp-chart" data-chart="ID">``: picture, layer, then the legend.
+The output is well-formed XML. Nothing here imports Streamlit until :func:`show` (training
+workers and tools import this module).
 
->>> integer_ticks(257, 258)
-[257, 258]
+Where the ticks go is :mod:`ui.chart_ticks`.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ui import display, limits
+from ui.chart_ticks import compact, integer_ticks, log_ticks, nice_ticks, tick_step
 
 __all__ = ["CHART_POINTS", "COLOURS", "CURSOR", "PRIMARY", "Axis", "Bars", "Cursor", "Series",
            "bar_chart", "compact", "integer_ticks", "log_ticks", "merge_length_chart",
            "nice_ticks", "show", "thin", "tick_step", "token_length_chart", "training_charts",
            "xy_chart"]
 
-#: A chart draws at most this many points per series (each is an SVG element with a label).
+#: A chart draws at most this many points per series (each has its hover label).
 CHART_POINTS = 1500
 #: The theme's colours (``.streamlit/config.toml``): primary, the step cursor, text.
 PRIMARY = "#5b6cf0"
@@ -54,92 +55,7 @@ _LABEL_CHARS = 24  # a category label longer than this is cut (the bars' hover l
 
 
 # ---------------------------------------------------------------------------------------------
-# Ticks
-
-
-def tick_step(span: float, *, max_ticks: int = 8) -> int:
-    """The whole-number step between ticks of an integer quantity (vocab sizes, merge numbers,
-    token lengths, counts): the smallest of 1, 2, 5, 10, 20, 50, ... that cuts ``span`` in
-    at most ``max_ticks`` steps (no tick at 257.2 or 2.5 bytes).
-
-    >>> tick_step(3), tick_step(1744), tick_step(50_000)
-    (1, 500, 10000)
-    """
-    span = max(span, 1)
-    step, scale = 1, 1
-    while span / step > max_ticks:
-        for factor in (2, 5, 10):
-            step = factor * scale
-            if span / step <= max_ticks:
-                break
-        scale *= 10
-    return step
-
-
-def integer_ticks(low: float, high: float, *, max_ticks: int = 8) -> list[int]:
-    """Whole-number ticks covering ``low`` to ``high``, a :func:`tick_step` apart, from a
-    multiple of the step to the next one past ``high`` (the axis's ends).
-
-    >>> integer_ticks(0, 3)
-    [0, 1, 2, 3]
-    >>> integer_ticks(1, 143)
-    [0, 20, 40, 60, 80, 100, 120, 140, 160]
-    """
-    step = tick_step(high - low, max_ticks=max_ticks)
-    first = math.floor(low / step) * step
-    last = max(math.ceil(high / step) * step, first + step)
-    return list(range(first, last + 1, step))
-
-
-def nice_ticks(low: float, high: float, *, max_ticks: int = 6) -> list[float]:
-    """Ticks for a real quantity (seconds, bytes per token): 1, 2 or 5 times a power of ten
-    apart, at most about ``max_ticks`` steps, from ``low`` to ``high`` rounded out.
-
-    >>> nice_ticks(0, 4.31)
-    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
-    >>> nice_ticks(1.02, 1.31)
-    [1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3, 1.35]
-    """
-    span = high - low if high > low else (abs(high) or 1.0)
-    raw = span / max_ticks
-    magnitude = 10.0 ** math.floor(math.log10(raw))
-    step = next(f * magnitude for f in (1, 2, 5, 10) if f * magnitude >= raw * (1 - 1e-9))
-    digits = max(0, -math.floor(math.log10(step) + 1e-9))
-    first = math.floor(low / step + 1e-9)
-    last = max(math.ceil(high / step - 1e-9), first + 1)
-    return [round(i * step, digits) for i in range(first, last + 1)]
-
-
-def log_ticks(low: float, high: float, *, max_ticks: int = 7) -> list[float]:
-    """Ticks for a log axis from ``low`` to ``high`` (both above 0): 1, 2 and 5 times the
-    powers of ten between them, or only the powers of ten (every one, then every other)
-    when those are too many.
-
-    >>> log_ticks(3, 40)
-    [5.0, 10.0, 20.0]
-    >>> log_ticks(200, 120_000)
-    [1000.0, 10000.0, 100000.0]
-    """
-    ticks: list[float] = []
-    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
-    for factors, every in (((1, 2, 5), 1), ((1,), 1), ((1,), 2), ((1,), 3)):
-        ticks = [f * 10.0 ** e for e in range(first, last + 1) if e % every == 0
-                 for f in factors if low <= f * 10.0 ** e <= high]
-        if len(ticks) <= max_ticks:
-            break
-    return ticks
-
-
-def compact(value: float) -> str:
-    """A short tick label: thousands as ``k``, millions as ``M``.
-
-    >>> compact(500), compact(2000), compact(1_500_000), compact(0.5)
-    ('500', '2k', '1.5M', '0.5')
-    """
-    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= size:
-            return f"{value / size:g}{suffix}"
-    return f"{value:g}"
+# Thinning
 
 
 def thin(rows: Sequence[Any], limit: int = CHART_POINTS) -> list[Any]:
@@ -250,13 +166,13 @@ def _decimal(value: float) -> str:
 
 
 def _esc(text: str) -> str:
-    r"""Text for the chart's HTML: escaped, one line, nothing Streamlit's Markdown reads.
+    r"""Text for the chart's HTML and SVG: escaped, quotes included, line breaks as
+    character references (an attribute keeps them; a hover label is several lines).
 
-    >>> _esc('<b> & "a":x: $1$\n')
-    '&lt;b&gt; &amp; &quot;a&quot;&#58;x&#58; &#36;1&#36;&#10;'
+    >>> _esc('<b> & "a"\n')
+    '&lt;b&gt; &amp; &quot;a&quot;&#10;'
     """
-    return (html.escape(text, quote=True).replace(":", "&#58;").replace("$", "&#36;")
-            .replace("\r", "&#13;").replace("\n", "&#10;"))
+    return html.escape(text, quote=True).replace("\r", "&#13;").replace("\n", "&#10;")
 
 
 def _num(value: float) -> str:
@@ -295,13 +211,51 @@ def _legend(entries: Mapping[str, tuple[str, str]]) -> str:
             f'font-size:.8rem;color:{TEXT};margin:.15rem 0 .6rem">{"".join(items)}</div>')
 
 
-def _frame(chart_id: str, title: str, width: int, height: int, body: str, legend: str = "") -> str:
-    # as wide as its column (the viewBox scales), but at most 1.3 times its drawn size: on a
+#: The hover layer's look, sent with each chart (a few hundred bytes): a point's target is a
+#: circle a little wider than its dot, a diamond's a little wider than the diamond; what the
+#: pointer is over gets a ring (points) or a shade (bars).
+_LAYER_CSS = (
+    "<style>.tp-plot{position:relative}.tp-plot>img{display:block;width:100%}"
+    ".tp-plot i{position:absolute;width:9px;height:9px;margin:-4.5px 0 0 -4.5px;"
+    "border-radius:50%}.tp-plot i.tp-d{width:13px;height:13px;margin:-6.5px 0 0 -6.5px}"
+    f".tp-plot i:hover{{box-shadow:0 0 0 2px {TEXT}}}"
+    ".tp-plot b{position:absolute}.tp-plot b:hover{background:rgba(31,36,48,.2)}</style>")
+#: An SVG in an ``<img>`` cannot use the page's web font: common system ones (names without
+#: spaces: the picture's attributes are in single quotes, and CSS reads an unquoted "Sans 3" as
+#: an error that drops the whole list).
+_FONTS = "Helvetica,Arial,sans-serif"
+
+
+def _picture(width: int, height: int, body: str, title: str) -> str:
+    """The SVG drawing as an ``<img>`` (a ``data:`` URI). Attributes take single quotes (text
+    holds none raw: :func:`_esc` writes them as references), so the URI needs few escapes.
+
+    >>> img = _picture(10, 5, '<rect width="3"/>', "a")
+    >>> img.startswith('<img src="data:image/svg+xml,%3Csvg '), "%3Crect width='3'/%3E" in img
+    (True, True)
+    """
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+           f'font-family="{_FONTS}" font-size="{_FONT}" fill="{TEXT}">{body}</svg>')
+    uri = urllib.parse.quote(svg.replace('"', "'"), safe=" '=/:,.;()-_!*~")
+    return f'<img src="data:image/svg+xml,{uri}" alt="{_esc(title)}"/>'
+
+
+def _at(value: float, size: int) -> str:
+    """A place in the hover layer: percent of the picture's width or height.
+
+    >>> _at(190, 760), _at(1, 3)
+    ('25%', '33.33%')
+    """
+    return f"{100 * value / size:.2f}".rstrip("0").rstrip(".") + "%"
+
+
+def _frame(chart_id: str, title: str, width: int, height: int, body: str, layer: str,
+           legend: str = "") -> str:
+    # as wide as its column (the picture scales), but at most 1.3 times its drawn size: on a
     # wide screen a chart stays a chart, not a poster
-    svg = (f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" '
-           f'aria-label="{_esc(title)}" font-size="{_FONT}" fill="{TEXT}" display="block" '
-           f'style="max-width:{round(width * 1.3)}px">{body}</svg>')
-    return f'<div class="tp-chart" data-chart="{_esc(chart_id)}">{svg}{legend}</div>'
+    plot = f'<div class="tp-plot">{_picture(width, height, body, title)}{layer}</div>'
+    return (f'<div class="tp-chart" data-chart="{_esc(chart_id)}" '
+            f'style="max-width:{round(width * 1.3)}px">{_LAYER_CSS}{plot}{legend}</div>')
 
 
 @dataclass(frozen=True)
@@ -373,9 +327,9 @@ def xy_chart(chart_id: str, series: Sequence[Series], *, x: Axis, y: Axis, title
     there are several), and a ``cursor``; every point has its hover label. Series longer than
     :data:`CHART_POINTS` are thinned (:func:`thin`).
 
-    >>> svg = xy_chart("demo", [Series("a", [(1, 2, "one"), (3, 4, "<b>")])],
-    ...                x=Axis("x", "integer"), y=Axis("y", "integer"))
-    >>> svg.startswith('<div class="tp-chart" data-chart="demo"><svg'), "<title>&lt;b&gt;" in svg
+    >>> chart = xy_chart("demo", [Series("a", [(1, 2, "one"), (3, 4, "<b>")])],
+    ...                  x=Axis("x", "integer"), y=Axis("y", "integer"))
+    >>> chart.startswith('<div class="tp-chart" data-chart="demo"'), 'title="&lt;b&gt;"' in chart
     (True, True)
     """
     shown = [Series(s.name, thin(s.points), s.mode, s.colour) for s in series]
@@ -389,45 +343,53 @@ def xy_chart(chart_id: str, series: Sequence[Series], *, x: Axis, y: Axis, title
         return (box.left + sx.fraction(px) * (box.right - box.left),
                 box.bottom - sy.fraction(py) * (box.bottom - box.top))
 
+    def layer_at(cx: float, cy: float) -> str:
+        return f"left:{_at(cx, width)};top:{_at(cy, height)}"
+
     x_ticks = [(at(t, sy.low)[0], label) for t, label in zip(sx.ticks, sx.labels, strict=True)]
     parts = [_axes(box, title, x.title, y.title, sy, x_ticks, x_grid=True)]
+    layer = []
     auto = _colours(s.name for s in shown if s.colour is None)
     legend: dict[str, tuple[str, str]] = {}
     for s in shown:
         colour = s.colour or auto[s.name]
         legend.setdefault(s.name, (colour, s.mode))
-        parts.append(_series(s, colour, at))
+        drawn, targets = _series(s, colour, at, layer_at)
+        parts.append(drawn)
+        layer.append(targets)
     if cursor is not None:
         cx, cy = at(cursor.x, cursor.y)
-        parts.append(f'<g class="tp-cursor" data-x="{_data(cursor.x)}" data-y="{_data(cursor.y)}" '
-                     f'fill="{CURSOR}"><line x1="{_num(cx)}" x2="{_num(cx)}" y1="{_num(box.top)}" '
+        parts.append(f'<line x1="{_num(cx)}" x2="{_num(cx)}" y1="{_num(box.top)}" '
                      f'y2="{_num(box.bottom)}" stroke="{CURSOR}" stroke-width="2"/>'
-                     f'<path d="{_diamond(cx, cy, 6)}"><title>{_esc(cursor.label)}</title></path></g>')
-    return _frame(chart_id, title, width, height, "".join(parts), _legend(legend))
+                     f'<path d="{_diamond(cx, cy, 6)}" fill="{CURSOR}"/>')
+        layer.append(f'<div class="tp-cursor" data-x="{_data(cursor.x)}" '
+                     f'data-y="{_data(cursor.y)}"><i class="tp-d" style="{layer_at(cx, cy)}" '
+                     f'title="{_esc(cursor.label)}"></i></div>')
+    return _frame(chart_id, title, width, height, "".join(parts), "".join(layer),
+                  _legend(legend))
 
 
-def _series(s: Series, colour: str, at: Any) -> str:
-    """One series: its line (``lines``), then a shape per point carrying the hover label
-    (for a line, an invisible dot a little wider than the line: its hover target)."""
+def _series(s: Series, colour: str, at: Any, layer_at: Any) -> tuple[str, str]:
+    """One series: what the picture draws (its line, then its dots or diamonds, each kind as
+    one path), and its hover targets, one per point, in the order of the points."""
     points = [(at(px, py), px, py, label) for px, py, label in s.points]
-    out = [f'<g class="tp-series" data-name="{_esc(s.name)}" data-mode="{s.mode}" '
-           f'data-n="{len(points)}" fill="{colour}">']
-    if s.mode == "lines" and points:
+    if s.mode == "lines":
         path = " ".join(f"{_num(cx)},{_num(cy)}" for (cx, cy), *_ in points)
-        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
-    for (cx, cy), px, py, label in points:
-        data = f'data-x="{_data(px)}" data-y="{_data(py)}"'
-        tip = f"<title>{_esc(label)}</title>"
-        if s.mode == "diamonds":
-            out.append(f'<path class="tp-point" d="{_diamond(cx, cy, 6)}" {data}>{tip}</path>')
-        elif s.mode == "lines":
-            out.append(f'<circle class="tp-point" cx="{_num(cx)}" cy="{_num(cy)}" r="4" '
-                       f'fill-opacity="0" {data}>{tip}</circle>')
-        else:
-            out.append(f'<circle class="tp-point" cx="{_num(cx)}" cy="{_num(cy)}" r="2.5" '
-                       f'{data}>{tip}</circle>')
-    out.append("</g>")
-    return "".join(out)
+        drawn = f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>'
+    elif s.mode == "diamonds":
+        drawn = f'<path d="{"".join(_diamond(cx, cy, 6) for (cx, cy), *_ in points)}" fill="{colour}"/>'
+    else:  # a dot is a line of length 0 with round ends: 12 bytes instead of a <circle>
+        dots = "".join(f"M{_num(cx)} {_num(cy)}h0" for (cx, cy), *_ in points)
+        drawn = (f'<path d="{dots}" stroke="{colour}" stroke-width="5" '
+                 'stroke-linecap="round"/>')
+    if not points:
+        drawn = ""
+    kind = ' class="tp-d"' if s.mode == "diamonds" else ""
+    targets = "".join(f'<i{kind} style="{layer_at(cx, cy)}" data-x="{_data(px)}" '
+                      f'data-y="{_data(py)}" title="{_esc(label)}"></i>'
+                      for (cx, cy), px, py, label in points)
+    return drawn, (f'<div class="tp-series" data-name="{_esc(s.name)}" data-mode="{s.mode}" '
+                   f'data-n="{len(points)}" data-colour="{colour}">{targets}</div>')
 
 
 def bar_chart(chart_id: str, categories: Sequence[str], bars: Sequence[Bars], *, y: Axis,
@@ -438,9 +400,9 @@ def bar_chart(chart_id: str, categories: Sequence[str], bars: Sequence[Bars], *,
     (default all; names too wide for their place are turned, and cut when long);
     ``line_at``: a dotted level line (parity 1.0). The value axis starts at 0.
 
-    >>> svg = bar_chart("demo", ["1", "2"], [Bars("n", [3, None], ["three", "none"])],
-    ...                 y=Axis("count", "integer"))
-    >>> svg.count('class="tp-bar"'), 'data-x="1" data-y="3"' in svg
+    >>> chart = bar_chart("demo", ["1", "2"], [Bars("n", [3, None], ["three", "none"])],
+    ...                   y=Axis("count", "integer"))
+    >>> chart.count("<b "), 'data-x="1" data-y="3"' in chart
     (1, True)
     """
     values = [v for b in bars for v in b.values if v is not None]
@@ -464,27 +426,32 @@ def bar_chart(chart_id: str, categories: Sequence[str], bars: Sequence[Bars], *,
     def height_of(value: float) -> float:
         return sy.fraction(value) * (box.bottom - box.top)
 
+    layer = []
     for j, b in enumerate(bars):
         colour = b.colour or colours[b.name]
         legend.setdefault(b.name, (colour, "bars"))
-        out = [f'<g class="tp-series" data-name="{_esc(b.name)}" fill="{colour}">']
+        rects, targets = [], []
         for i, (value, label) in enumerate(zip(b.values, b.labels, strict=True)):
             if value is None:
                 continue
-            left = box.left + i * slot + (slot - group) / 2 + j * each
+            left, wide = box.left + i * slot + (slot - group) / 2 + j * each, max(each - 1, 1)
             tall = height_of(value)
-            out.append(f'<rect class="tp-bar" x="{_num(left)}" y="{_num(box.bottom - tall)}" '
-                       f'width="{_num(max(each - 1, 1))}" height="{_num(tall)}" '
-                       f'data-x="{_esc(categories[i])}" data-y="{_data(value)}">'
-                       f'<title>{_esc(label)}</title></rect>')
-        out.append("</g>")
-        parts.append("".join(out))
+            rects.append(f'<rect x="{_num(left)}" y="{_num(box.bottom - tall)}" '
+                         f'width="{_num(wide)}" height="{_num(tall)}"/>')
+            targets.append(f'<b style="left:{_at(left, width)};top:{_at(box.bottom - tall, height)};'
+                           f'width:{_at(wide, width)};height:{_at(tall, height)}" '
+                           f'data-x="{_esc(categories[i])}" data-y="{_data(value)}" '
+                           f'title="{_esc(label)}"></b>')
+        parts.append(f'<g fill="{colour}">{"".join(rects)}</g>')
+        layer.append(f'<div class="tp-series" data-name="{_esc(b.name)}" data-colour="{colour}">'
+                     f'{"".join(targets)}</div>')
     if line_at is not None:
         level = box.bottom - height_of(line_at)
         parts.append(f'<line class="tp-level" data-y="{_data(line_at)}" x1="{_num(box.left)}" '
                      f'x2="{_num(box.right)}" y1="{_num(level)}" y2="{_num(level)}" '
                      f'stroke="{TEXT}" stroke-dasharray="3 3"/>')
-    return _frame(chart_id, title, width, height, "".join(parts), _legend(legend))
+    return _frame(chart_id, title, width, height, "".join(parts), "".join(layer),
+                  _legend(legend))
 
 
 def _cut(name: str) -> str:
@@ -497,11 +464,10 @@ def _cut(name: str) -> str:
 
 
 def show(chart: str) -> None:
-    """Draw a chart of this module: ``st.markdown`` keeps inline SVG, ``st.html`` strips it
-    (see the module's note)."""
+    """Draw a chart of this module (see the module's note for why ``st.html``)."""
     import streamlit as st  # only to draw: workers and tools import this module without it
 
-    st.markdown(chart, unsafe_allow_html=True)
+    st.html(chart)
 
 
 # ---------------------------------------------------------------------------------------------

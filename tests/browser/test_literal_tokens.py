@@ -49,10 +49,10 @@ def _table(app: AppBrowser) -> list[dict[str, str]]:
 
 
 def _hover(app: AppBrowser, number: int) -> str:
-    """The hover label of merge ``number`` on Train's count chart: the text of its point's
-    SVG ``<title>`` (what the browser's tooltip shows), as the browser parsed it."""
-    point = app.page.locator(f'[data-chart="train.chart.counts"] svg .tp-point[data-x="{number}"]')
-    return point.locator("title").text_content()
+    """The hover label of merge ``number`` on Train's count chart: its point's ``title``
+    (what the browser's tooltip shows), as the browser parsed it."""
+    point = app.page.locator(f'[data-chart="train.chart.counts"] .tp-series i[data-x="{number}"]')
+    return point.get_attribute("title")
 
 
 def test_newest_merges_show_markdown_tokens_literally_and_one_merge_number(

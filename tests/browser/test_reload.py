@@ -93,7 +93,7 @@ def test_a_reload_restores_the_tokenizer_and_the_training_result(app: AppBrowser
     assert (metric(app, "Merges"), metric(app, "Vocab size")) == (merges, vocab)
     for name in ("vocab.pkl", "merges.pkl"):
         app.page.get_by_role("button", name=re.compile(re.escape(name))).wait_for()
-    app.page.locator('[data-chart="train.chart.counts"] svg').wait_for()  # the charts are back
+    app.page.locator('[data-chart="train.chart.counts"] img').wait_for()  # the charts are back
     assert app.page.get_by_label("Vocab size", exact=True).input_value() == "320"  # the form too
     app.page.set_viewport_size({"width": 1280, "height": 1900})  # the whole result, for the docs
     app.page.locator('[data-testid="stMetric"]').first.scroll_into_view_if_needed()

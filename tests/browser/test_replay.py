@@ -95,8 +95,16 @@ def test_replay_of_a_training_marks_the_step_on_its_charts(app: AppBrowser) -> N
     k, ids = _shown(app)
     assert 0 < k < 1743
     for name in ("counts", "growth"):  # the two charts, each with the step's mark
-        chart = page.locator(f'[data-chart="rep.chart.{name}"] svg')  # type: ignore[attr-defined]
-        assert chart.locator(".tp-cursor line").count() == 1
+        chart = page.locator(f'[data-chart="rep.chart.{name}"]')  # type: ignore[attr-defined]
+        picture = chart.locator("img")  # the SVG picture, drawn by the browser
+        picture.wait_for()
+        assert picture.evaluate("i => i.decode().then(() => i.naturalWidth)") > 0
+        (mark,) = chart.locator(".tp-cursor i").all()  # its hover target, over the picture
+        area, spot = picture.bounding_box(), mark.bounding_box()
+        middle = (spot["x"] + spot["width"] / 2, spot["y"] + spot["height"] / 2)
+        assert area["x"] < middle[0] < area["x"] + area["width"]
+        assert area["y"] < middle[1] < area["y"] + area["height"]
+        assert mark.get_attribute("title").startswith(f"step {k:,}\n")
     mark = page.locator('[data-chart="rep.chart.counts"] .tp-cursor')  # type: ignore[attr-defined]
     assert mark.get_attribute("data-x") == str(k)  # at merge k
     assert f"Merge {k:,} adds" in page.inner_text("body")  # type: ignore[attr-defined]
