@@ -126,3 +126,23 @@ def test_a_file_name_is_shown_literally_in_charts_and_notes(tiktoken_cache):
     gone = open_page({"tok": "gpt2", "src": ["file:0123456789abcdef:<i>y</i>.txt"]})
     note = "\n".join(w.value for w in gone.warning)
     assert "`<i>y</i>.txt`" in note  # a code span: shown literally
+
+
+def test_a_new_text_redraws_what_is_kept_between_reruns(tiktoken_cache):
+    """The curve chart and the unused tokens are kept between reruns, by tokenizer and text
+    content: typing another text changes both, to core's numbers for it."""
+    from core.explain.evaluate import unused_tokens
+
+    gpt2 = load_preset("gpt2")
+    seen = []
+    for text in ("hello hello world", "completely different words, a longer sentence here"):
+        at = open_page({"tok": "gpt2", "src": "typed", "text": text})
+        unused = unused_tokens(gpt2, evaluate(gpt2, [text]).usage)
+        assert any(m.value.startswith(f"**Unused**: {len(unused):,} of 50,257")
+                   for m in at.markdown)
+        assert [int(r["ID"]) for r in tables(at)[-1]] == unused[:500]
+        curve = points(chart(at, "eva.chart.curve"))
+        stats = evaluate(gpt2, [text]).stats
+        assert curve[-1][:2] == (50257, pytest.approx(stats.bytes_per_token, rel=1e-5))
+        seen.append((len(unused), curve))
+    assert seen[0] != seen[1]

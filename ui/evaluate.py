@@ -264,13 +264,30 @@ def _thin_steps(n: int) -> list[int]:
 def curve_view(tokenizers: dict[str, Any], done: dict[tuple[str, str], Any]) -> None:
     """Bytes per token after the first k merges, against the vocab size at k: one curve per
     byte-level BPE tokenizer and text; every tokenizer also as a point at its full size."""
+    pairs = [(label, sid) for (label, sid), result in done.items()
+             if label in tokenizers and result.stats.tokens]
+    # what the chart shows depends on these names and contents only: it is drawn once
+    key = tuple(f"{label}\0{state.tokenizer_key(label)}\0{sid}\0{source_digest(sid)}"
+                for label, sid in pairs)
+    chart, curves = _curve_chart(key, {p: (tokenizers[p[0]], done[p]) for p in pairs})
+    if not curves:
+        st.info("Pick a byte-level BPE tokenizer (one you trained, a saved one or a preset) to "
+                "see its compression grow merge by merge.")
+    if chart:
+        charts.show(chart)
+    st.caption("Each line is a tokenizer cut to its first k merges (as on 🎞️ Replay), from the "
+               "256 bytes to its whole vocabulary; each diamond is a whole tokenizer.")
+
+
+@st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
+def _curve_chart(key: tuple[str, ...],
+                 _drawn: dict[tuple[str, str], tuple[Any, Any]]) -> tuple[str, int]:
+    """The curve chart of ``_drawn`` ((label, source) -> (tokenizer, result); ``key`` names
+    their labels and contents) and how many curves it has ("" with no series)."""
     series: list[charts.Series] = []
     curves = 0
-    for (label, sid), result in done.items():
+    for (label, sid), (tok, result) in _drawn.items():
         name = f"{label} · {source_label(sid)}"  # a curve and its diamond: one colour, one key
-        tok = tokenizers.get(label)
-        if tok is None or not result.stats.tokens:
-            continue
         if result.curve is not None:
             sizes = cache.replay_sizes(state.tokenizer_key(label), tok)
             points = [(sizes[k], result.stats.bytes / result.curve[k], k)
@@ -283,16 +300,12 @@ def curve_view(tokenizers: dict[str, Any], done: dict[tuple[str, str], Any]) -> 
         series.append(charts.Series(name, [(tok.n_vocab, whole, f"{name} (whole)\nvocab size "
                                             f"{tok.n_vocab:,}\n{whole:.3f} bytes per token")],
                                     mode="diamonds"))
-    if not curves:
-        st.info("Pick a byte-level BPE tokenizer (one you trained, a saved one or a preset) to "
-                "see its compression grow merge by merge.")
-    if series:
-        charts.show(charts.xy_chart(
-            "eva.chart.curve", series, x=charts.Axis("vocab size", "log"),
-            y=charts.Axis("bytes per token"), width=760, height=380,
-            title="Bytes per token against vocab size (first k merges)"))
-    st.caption("Each line is a tokenizer cut to its first k merges (as on 🎞️ Replay), from the "
-               "256 bytes to its whole vocabulary; each diamond is a whole tokenizer.")
+    if not series:
+        return "", 0
+    return charts.xy_chart(
+        "eva.chart.curve", series, x=charts.Axis("vocab size", "log"),
+        y=charts.Axis("bytes per token"), width=760, height=380,
+        title="Bytes per token against vocab size (first k merges)"), curves
 
 
 def tokens_view(tokenizers: dict[str, TokenizerInterface], sources: list[str],
@@ -327,8 +340,15 @@ def tokens_view(tokenizers: dict[str, TokenizerInterface], sources: list[str],
         html_table.show([{"ID": i, "token": show(b), "bytes": len(b), "count": n}
                          for i, b, n in longest_used(tok, usage, 50)])
     with right:
-        unused = unused_tokens(tok, usage)
+        unused = _unused(f"{state.tokenizer_key(label)}\0{source_digest(sid)}", tok, usage)
         st.markdown(f"**Unused**: {len(unused):,} of {tok.n_vocab:,}")
         html_table.show([{"ID": i, "token": show(token_bytes(tok, i))} for i in unused[:500]])
         if len(unused) > 500:
             st.caption("The first 500 by ID.")
+
+
+@st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
+def _unused(key: str, _tok: TokenizerInterface, _usage: Any) -> list[int]:
+    """:func:`core.explain.evaluate.unused_tokens` of the tokenizer and text ``key`` names
+    (it asks every ID of the vocabulary: a tenth of a second for 50,000, not for every rerun)."""
+    return unused_tokens(_tok, _usage)
