@@ -184,9 +184,9 @@ def first_visits(repo: Path, visits: int) -> dict[str, float]:
     return {name: statistics.median(ms) for name, ms in times.items()}
 
 
-METRIC_JS = """() => { const m = [...document.querySelectorAll('[data-testid="stMetric"]')]
+METRIC_JS = """() => { const m = [...document.querySelectorAll('.tp-stat')]
     .find(e => e.innerText.split('\\n')[0].trim() === 'Characters');
-    return m ? parseInt(m.querySelector('[data-testid="stMetricValue"]').innerText.replace(/,/g, '')) : -1; }"""
+    return m ? parseInt(m.querySelector('.tp-stat-value').innerText.replace(/,/g, '')) : -1; }"""
 
 
 def typing_ms(repo: Path, words: int = 6) -> dict[str, float]:

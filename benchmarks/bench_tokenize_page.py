@@ -26,6 +26,7 @@ from core.engine.tokenizer import Tokenizer  # noqa: E402
 from core.train import train_bpe  # noqa: E402
 from ui.state import fingerprint  # noqa: E402
 from ui.site import page  # noqa: E402
+from tests.stats import stats
 
 TOKENIZE = page("Tokenize").script
 
@@ -81,7 +82,7 @@ def main() -> None:
             times.append((time.perf_counter() - t0) * 1000)
             if at.exception:
                 raise SystemExit(at.exception[0].value)
-        tokens = next(m.value for m in at.metric if m.label == "Tokens")
+        tokens = next(m.value for m in stats(at) if m.label == "Tokens")
         print(f"{label:<26}{tokens:>8}{statistics.median(times):>12.0f}{max(times):>10.0f}")
 
 

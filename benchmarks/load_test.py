@@ -79,9 +79,9 @@ _ERROR_RECORDER = """(() => {
 # "Tokens" metric (bounded by the page's chip limit); false before.
 _TOKENIZE_DONE = """([chars, maxChips]) => {
   const metric = (name) => {
-    for (const m of document.querySelectorAll('[data-testid="stMetric"]')) {
-      const label = m.querySelector('[data-testid="stMetricLabel"]');
-      const value = m.querySelector('[data-testid="stMetricValue"]');
+    for (const m of document.querySelectorAll('.tp-stat')) {
+      const label = m.querySelector('.tp-stat-label');
+      const value = m.querySelector('.tp-stat-value');
       if (label && value && label.innerText.trim() === name) return value.innerText.trim();
     }
     return null;
@@ -97,9 +97,9 @@ _TOKENIZE_DONE = """([chars, maxChips]) => {
 # performance.now() once the Decode page shows `n` IDs and an ID chip row whose last chip is
 # #n-1 with the last ID typed; false before.
 _DECODE_DONE = """([n, lastTitle]) => {
-  for (const m of document.querySelectorAll('[data-testid="stMetric"]')) {
-    const label = m.querySelector('[data-testid="stMetricLabel"]');
-    const value = m.querySelector('[data-testid="stMetricValue"]');
+  for (const m of document.querySelectorAll('.tp-stat')) {
+    const label = m.querySelector('.tp-stat-label');
+    const value = m.querySelector('.tp-stat-value');
     if (label && value && label.innerText.trim() === "IDs" && value.innerText.trim() !== n)
       return false;
   }

@@ -50,7 +50,7 @@ def _page(pw: object, **env: str) -> Iterator[tuple[object, str]]:
             browser.close()
 
 
-METRIC_JS = """const m = [...document.querySelectorAll('[data-testid="stMetric"]')]
+METRIC_JS = """const m = [...document.querySelectorAll('.tp-stat')]
     .find(e => e.innerText.split('\\n')[0].trim() === 'Characters');"""
 
 
@@ -69,12 +69,12 @@ def typing(pw: object, *, env: dict[str, str] | None = None, trainings: int = 0,
         for word in [" alpha", " bravo", " charlie", " delta", " echo", " foxtrot"]:
             box.click()
             page.keyboard.press("End")
-            before = page.evaluate("() => { " + METRIC_JS + " return m.querySelector('[data-testid=\"stMetricValue\"]').innerText; }")
+            before = page.evaluate("() => { " + METRIC_JS + " return m.querySelector('.tp-stat-value').innerText; }")
             page.keyboard.type(word, delay=40)
             t0 = page.evaluate("performance.now()")
             want = int(before.replace(",", "")) + len(word)
             t1 = page.evaluate("(want) => new Promise(res => { const f = () => { " + METRIC_JS + """
-                const v = m && parseInt(m.querySelector('[data-testid="stMetricValue"]').innerText.replace(/,/g, ''));
+                const v = m && parseInt(m.querySelector('.tp-stat-value').innerText.replace(/,/g, ''));
                 if (v === want) res(performance.now()); else requestAnimationFrame(f); }; f(); })""", want)
             out.append(t1 - t0)
             time.sleep(1)

@@ -3,8 +3,9 @@
 import streamlit as st
 
 from ui import cache, chips, display, keys, kinds, limits, links, live_input, state, widgets
-from ui import chat, model_picker, why_split
+from ui import chat, model_picker, stat_row, why_split
 from ui.page import setup
+from ui.stat_row import Stat
 
 setup("Tokenize")
 
@@ -86,11 +87,11 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
         except Exception as err:  # noqa: BLE001 - shown, not raised
             widgets.show_error(err, what="Cannot tokenize")
             return
-        m = st.columns(4)
-        m[0].metric("Tokens", f"{cov.n_tokens:,}")
-        m[1].metric("Characters", f"{cov.n_chars:,}")
-        m[2].metric("Unknown tokens", f"{cov.n_unknown:,}", help="Tokens that became <|unk|>.")
-        m[3].metric("Round trip", "✓ exact" if cov.round_trip else "✗ lossy")
+        stat_row.show([Stat("Tokens", f"{cov.n_tokens:,}"), Stat("Characters", f"{cov.n_chars:,}"),
+                       Stat("Unknown tokens", f"{cov.n_unknown:,}",
+                            help="Tokens that became <|unk|>."),
+                       Stat("Round trip", "✓ exact" if cov.round_trip else "✗ lossy")],
+                      key="tok-stats")
         st.html(chips.word_chips_html(pieces, ids, unk_id=tok.unk_id,
                                       show_ids=show_ids))
         widgets.copy_row("🔢 IDs", ", ".join(map(str, ids)), key="tok-ids",
@@ -102,13 +103,12 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
     if details is None:
         return
 
-    with st.container(horizontal=True, gap="medium"):  # one row: 5 elements, not 9 (columns)
-        st.metric("Tokens", f"{details.n_tokens:,}", width="stretch")
-        st.metric("Characters", f"{details.n_chars:,}", width="stretch")
-        st.metric("Bytes (UTF-8)", f"{details.n_bytes:,}", width="stretch")
-        st.metric("Characters per token",
-                  f"{details.n_chars / details.n_tokens:.2f}" if details.n_tokens else "–",
-                  width="stretch")
+    stat_row.show([Stat("Tokens", f"{details.n_tokens:,}"),
+                   Stat("Characters", f"{details.n_chars:,}"),
+                   Stat("Bytes (UTF-8)", f"{details.n_bytes:,}"),
+                   Stat("Characters per token",
+                        f"{details.n_chars / details.n_tokens:.2f}" if details.n_tokens else "–")],
+                  key="tok-stats")
 
     if not text:
         st.info("Type some text above to see its tokens.")

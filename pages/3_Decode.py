@@ -7,8 +7,9 @@ from core.engine.details import parse_ids
 from core.interface import TokenizerInterface
 
 from ui.page import setup
-from ui import cache, chips, copy_line, html_table, keys, links, live_input, state, widgets
+from ui import cache, chips, copy_line, html_table, keys, links, live_input, stat_row, state, widgets
 from ui.display import escaped
+from ui.stat_row import Stat
 
 setup("Decode")
 
@@ -79,12 +80,10 @@ def ids_and_text(key: str, tok: TokenizerInterface) -> None:
         return
 
     n_oov = sum(p.out_of_vocab for p in details.pieces)
-    m = st.columns(4)
-    m[0].metric("IDs", f"{len(ids):,}")
-    m[1].metric("Characters", f"{len(details.text):,}")
-    m[2].metric("U+FFFD", f"{len(details.replacements):,}",
-                help="Replacement characters: bytes that are not valid UTF-8 on their own.")
-    m[3].metric("Outside the vocab", f"{n_oov:,}")
+    stat_row.show([Stat("IDs", f"{len(ids):,}"), Stat("Characters", f"{len(details.text):,}"),
+                   Stat("U+FFFD", f"{len(details.replacements):,}",
+                        help="Replacement characters: bytes that are not valid UTF-8 on their own."),
+                   Stat("Outside the vocab", f"{n_oov:,}")], key="dec-stats")
     if n_oov:
         st.error(f"{n_oov} ID(s) are not in this tokenizer's vocabulary "
                  f"(0 … {tok.n_vocab - 1:,}); each decodes to U+FFFD and is marked ∅ below.")

@@ -4,7 +4,9 @@ models); a token's merge tree. Its captions follow the tokenizer's kind (ui.kind
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, charts, display, keys, kinds, limits, links, merge_tree, state, widgets
+from ui import cache, charts, display, keys, kinds, limits, links, merge_tree, stat_row, state
+from ui import widgets
+from ui.stat_row import Stat
 
 setup("Vocabulary")
 
@@ -34,14 +36,13 @@ if scored:
             "The score column shows them; “Why this split” on 🔤 Tokenize shows the sums.")
 
 n_merges = len(tok.merges)  # once: a pipeline tokenizer spells its merge list out per read
-m = st.columns(4)
-m[0].metric("Tokens", f"{len(tok.vocab):,}")
-if n_merges:
-    m[1].metric("Merges", f"{n_merges:,}")
-else:  # Unigram, WordPiece, or BPE whose merges follow the pieces' scores (SentencePiece)
-    m[1].metric("Model", tok.kind)
-m[2].metric("Special tokens", f"{len(tok.special_tokens or []):,}")
-m[3].metric("Longest token", f"{max(map(len, tok.vocab.values()), default=0)} bytes")
+stat_row.show([
+    Stat("Tokens", f"{len(tok.vocab):,}"),
+    # Unigram, WordPiece, or BPE whose merges follow the pieces' scores (SentencePiece): its kind
+    Stat("Merges", f"{n_merges:,}") if n_merges else Stat("Model", tok.kind),
+    Stat("Special tokens", f"{len(tok.special_tokens or []):,}"),
+    Stat("Longest token", f"{max(map(len, tok.vocab.values()), default=0)} bytes"),
+], key="voc-stats")
 
 c_search, c_order = st.columns([3, 1])
 with c_search:

@@ -75,6 +75,7 @@ def main(out: str) -> None:
     from streamlit.testing.v1 import AppTest
 
     from tests.copy_lines import copied
+    from tests.stats import stats
     from ui import runtime
 
     report: dict = {"streamlit": streamlit.__version__, "pages": {},
@@ -92,12 +93,12 @@ def main(out: str) -> None:
     at.number_input[0].set_value(600)
     at.button(key="train.start").click().run()
     runs = 0
-    while not any(m.label == "Merges" for m in at.metric) and runs < 200 and not _problems(at):
+    while not any(m.label == "Merges" for m in stats(at)) and runs < 200 and not _problems(at):
         at.run()  # each run polls the status fragment: one slice of training
         runs += 1
     report["train"] = {
         "problems": _problems(at), "runs": runs,
-        "metrics": {m.label: m.value for m in at.metric},
+        "metrics": {m.label: m.value for m in stats(at)},
         "captions": [c.value for c in at.caption],
         "downloads": sorted(b.proto.label for b in at.get("download_button")),
         "query": dict(at.query_params),
@@ -117,7 +118,7 @@ def main(out: str) -> None:
     report["tokenize"] = {"problems": _problems(at), "text": text,
                           # the copy lines: st.code where st.html runs no script (ui.copy_line)
                           "codes": [c.value for c in at.code] + copied(at),
-                          "metrics": {m.label: m.value for m in at.metric},
+                          "metrics": {m.label: m.value for m in stats(at)},
                           "query": dict(at.query_params)}
 
     files = {os.path.abspath(m.__file__) for m in list(sys.modules.values())

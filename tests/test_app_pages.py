@@ -20,6 +20,7 @@ from ui.site import page
 from tests.chart_svg import bars, chart, merge_trees, ticks
 from tests.copy_lines import copy_lines
 from tests.html_tables import tables
+from tests.stats import stats
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -66,10 +67,10 @@ def open_page(page: str | None, *tokenizers: tuple[str, Tokenizer]) -> AppTest:
 
 
 def metric(at: AppTest, label: str) -> str:
-    for m in at.metric:
+    for m in stats(at):
         if m.label == label:
             return m.value
-    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
+    raise AssertionError(f"no metric {label!r}: {[m.label for m in stats(at)]}")
 
 
 def all_html(at: AppTest) -> str:

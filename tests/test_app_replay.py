@@ -18,6 +18,7 @@ from ui.site import page
 from ui.state import SAMPLE_TEXT, fingerprint
 from tests.chart_svg import chart, charts, cursor, points
 from tests.copy_lines import copied
+from tests.stats import stats
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -87,7 +88,7 @@ def test_slider_at_k_shows_core_encoding_with_the_first_k_merges(trained) -> Non
         at.slider[0].set_value(k).run()
         assert not at.exception
         assert shown_ids(at) == encode_with_first_merges(tok, SAMPLE_TEXT, k), k
-        assert any(m.label == "Vocab size" and m.value == f"{257 + k:,}" for m in at.metric)
+        assert any(m.label == "Vocab size" and m.value == f"{257 + k:,}" for m in stats(at))
     assert shown_ids(at) == tok.encode(SAMPLE_TEXT)
     # the training charts, with the cursor (a vertical line) at step n: merge n, its count
     assert list(charts(at)) == ["rep.chart.counts", "rep.chart.growth"]

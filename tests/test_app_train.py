@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from ui import site
 from tests.chart_svg import chart, charts, points, ticks
 from tests.copy_lines import copied
+from tests.stats import stats
 
 pytestmark = pytest.mark.xdist_group("jobs")  # starts training workers: share one xdist worker
 
@@ -122,7 +123,7 @@ def test_training_on_the_builtin_corpus_ends_and_becomes_active():
     run_until(at, lambda a: "merges.pkl" in downloads(a))
     names = downloads(at)
     assert "vocab.pkl" in names and "merges.pkl" in names
-    assert any(m.label == "Merges" and m.value == "143" for m in at.metric)  # 400 - 256 - 1
+    assert any(m.label == "Merges" and m.value == "143" for m in stats(at))  # 400 - 256 - 1
     # charts and the newest-merges table were drawn
     assert list(charts(at)) == ["train.chart.counts", "train.chart.growth"]
     counts, growth = chart(at, "train.chart.counts"), chart(at, "train.chart.growth")
@@ -161,7 +162,7 @@ def test_pause_then_stop_keeps_a_partial_tokenizer():
     at.button(key="train.stop").click().run()
     run_until(at, lambda a: "merges.pkl" in downloads(a))
     assert f"Stopped by request at merge {shown:,} " in texts(at.info)
-    assert next(m.value for m in at.metric if m.label == "Merges") == f"{shown:,}"
+    assert next(m.value for m in stats(at) if m.label == "Merges") == f"{shown:,}"
 
 
 def shown_merges(at: AppTest) -> int:
@@ -188,7 +189,7 @@ def test_training_survives_a_visit_to_another_page():
     assert at.session_state["train.job"] == job
     assert at.number_input[0].value == 3000  # settings survive navigation too
     run_until(at, lambda a: "merges.pkl" in downloads(a))
-    assert any(m.label == "Merges" and m.value == f"{3000 - 257:,}" for m in at.metric)
+    assert any(m.label == "Merges" and m.value == f"{3000 - 257:,}" for m in stats(at))
 
 
 def test_upload_size_limit_has_a_clear_message(monkeypatch):

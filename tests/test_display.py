@@ -21,6 +21,7 @@ from ui import charts, display, site
 from ui.display import code_span, escaped, merge_number, merge_table
 from ui.limits import readable_token
 from tests.chart_svg import chart, points
+from tests.stats import stats
 
 #: The syntax issue 27 lists: each must show as itself.
 SYNTAX = ["**", "~~", "##", "__", ">", "*", "`", "$x$", ":smile:", "<b>", "&amp;", "[a](b)",
@@ -138,7 +139,7 @@ def test_train_table_shows_markdown_tokens_as_code_spans() -> None:
     at.number_input[0].set_value(400).run()
     at.button(key="train.start").click().run()
     deadline = time.monotonic() + 120
-    while not any(m.label == "Merges" for m in at.metric):  # the results: the training ended
+    while not any(m.label == "Merges" for m in stats(at)):  # the results: the training ended
         assert time.monotonic() < deadline, "the training did not end in time"
         assert not at.exception, at.exception
         time.sleep(0.2)

@@ -31,6 +31,7 @@ from ui.state import fingerprint
 from ui.site import page
 from tests.html_tables import tables
 from tests.test_app_pages import open_loader
+from tests.stats import stats
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -94,10 +95,10 @@ def assert_ok(at: AppTest) -> None:
 
 
 def metric(at: AppTest, label: str) -> str:
-    for m in at.metric:
+    for m in stats(at):
         if m.label == label:
             return m.value
-    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
+    raise AssertionError(f"no metric {label!r}: {[m.label for m in stats(at)]}")
 
 
 def messages(at: AppTest, needle: str) -> list[str]:

@@ -18,6 +18,7 @@ from ui import links, state
 from ui.state import fingerprint
 from ui.site import page
 from tests.copy_lines import copy_lines, copied
+from tests.stats import stats
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -76,7 +77,7 @@ def reopen(link: str) -> AppTest:
 
 
 def metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
+    return next(m.value for m in stats(at) if m.label == label)
 
 
 def the_link(at: AppTest) -> str:

@@ -10,6 +10,7 @@ import pytest
 import streamlit as st
 
 from ui import cache, hub_models, state
+from tests.stats import stats
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -132,8 +133,10 @@ def test_the_picker_lists_the_tokenizers_and_the_hub_cache_once(
     assert len(cache_reads) <= len(lists) + 1, len(cache_reads)
 
 
-def test_the_counts_are_one_row_of_metrics_not_four_columns() -> None:
+def test_the_counts_are_one_html_block_not_four_metrics() -> None:
     at = _tokenize_page()
-    labels = [m.label for m in at.metric]
+    labels = [m.label for m in stats(at)]
     assert labels == ["Tokens", "Characters", "Bytes (UTF-8)", "Characters per token"]
     assert len(at.columns) == 4  # the picker's row alone; the counts add no columns
+    assert not at.metric  # one st.html: no element per figure
+    assert sum('class="tp-stats"' in h.proto.body for h in at.get("html")) == 1

@@ -22,6 +22,7 @@ from ui.chat_view import DEFAULT_CONVERSATION, messages_of
 from ui.site import page
 from ui.state import fingerprint
 from tests.copy_lines import copied
+from tests.stats import stats
 
 pytestmark = pytest.mark.xdist_group("apptest")
 
@@ -53,7 +54,7 @@ def open_chat(params: dict[str, str] | None = None, *tokenizers: tuple[str, obje
 
 
 def metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
+    return next(m.value for m in stats(at) if m.label == label)
 
 
 def the_link(at: AppTest) -> str:

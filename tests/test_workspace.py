@@ -14,6 +14,7 @@ from core.services.workspace import WorkspaceStore, blob_id_of, is_blob_id
 from ui import keys, site
 from tests.copy_lines import copied
 from tests.markdown_text import shown as read
+from tests.stats import stats
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -118,7 +119,7 @@ def _train(vocab_size: int = 300) -> AppTest:
     at.number_input[0].set_value(vocab_size).run()
     at.button(key="train.start").click().run()
     deadline = time.monotonic() + 120
-    while not any("Training time" in str(m.label) for m in at.metric):
+    while not any("Training time" in str(m.label) for m in stats(at)):
         assert time.monotonic() < deadline, "training did not end in time"
         time.sleep(0.3)
         at.run()
@@ -160,7 +161,7 @@ def test_a_reload_brings_back_the_trained_tokenizer_its_training_and_the_active_
     training_manager().forget(trained.session_state[keys.TRAIN_JOB])
     train = _page("Train", ws)
     assert "Last training" in [s.value for s in train.subheader]
-    merges = {m.label: m.value for m in train.metric}
+    merges = {m.label: m.value for m in stats(train)}
     assert merges["Merges"] == f"{len(tok.merges):,}" and merges["Vocab size"] == f"{len(tok.vocab):,}"
     assert {"vocab.pkl", "merges.pkl"} <= {b.label for b in train.get("download_button")}
 

@@ -20,7 +20,8 @@ from core.chat import ChatTemplate, chat_template_of
 from core.chat.sandbox import Limits
 from core.explain.chat_details import ChatDetails, chat_details
 from core.interface import TokenizerInterface
-from ui import cache, chat_view, chips, display, keys, links, live_input, state, widgets
+from ui import cache, chat_view, chips, display, keys, links, live_input, stat_row, state, widgets
+from ui.stat_row import Stat
 
 __all__ = ["MODES", "chat_mode", "is_chat"]
 
@@ -226,12 +227,10 @@ def chat_mode(label: str, show_ids: bool, gpt2_view: bool) -> None:
 
 def _prompt(details: Any, chat: list[list[str]], *, show_ids: bool, gpt2_view: bool,
             generation: bool) -> None:
-    m = st.columns(4)
-    m[0].metric("Tokens", f"{details.n_tokens:,}")
-    m[1].metric("Messages", f"{len(chat):,}")
-    m[2].metric("Template tokens", f"{details.n_tokens - sum(details.user_text):,}",
-                help="Tokens the chat template writes around the messages' text.")
-    m[3].metric("Characters", f"{len(details.text):,}")
+    stat_row.show([Stat("Tokens", f"{details.n_tokens:,}"), Stat("Messages", f"{len(chat):,}"),
+                   Stat("Template tokens", f"{details.n_tokens - sum(details.user_text):,}",
+                        help="Tokens the chat template writes around the messages' text."),
+                   Stat("Characters", f"{len(details.text):,}")], key="chat-stats")
     st.html(chat_view.chat_chips_html(details, show_ids=show_ids, gpt2_view=gpt2_view))
     if details.n_tokens > chips.MAX_CHIPS:
         st.caption(f"Showing the first {chips.MAX_CHIPS:,} of {details.n_tokens:,} tokens.")

@@ -73,14 +73,30 @@ def html_line(text: str, *, wrap: bool = False) -> str:
             f'aria-label="{COPY_LABEL}">{_ICON}</button>{_JS}</div>{_CSS}')
 
 
-_ROW_CSS = """<style>
-.tp-copy-row{display:flex;align-items:center;gap:.5rem;min-width:0}
-.tp-copy-row>.tp-copy{flex:1}
-.tp-copy-label{flex:none;font-size:.875rem;color:rgba(49,51,63,.6);white-space:nowrap}
-.tp-copy-help{display:inline-flex;align-items:center;justify-content:center;width:.85rem;
- height:.85rem;margin-left:.3rem;border:1px solid currentColor;border-radius:50%;
- font-size:.6rem;line-height:1;cursor:help;vertical-align:middle}
+#: The look of :func:`help_mark` (each block that shows one sends it: ``st.html`` blocks share
+#: no style sheet of ours).
+HELP_CSS = (".tp-help{display:inline-flex;align-items:center;justify-content:center;"
+            "width:.85rem;height:.85rem;margin-left:.3rem;border:1px solid currentColor;"
+            "border-radius:50%;font-size:.6rem;line-height:1;cursor:help;vertical-align:middle}"
+            '.tp-help::after{content:"?"}')
+_ROW_CSS = f"""<style>
+.tp-copy-row{{display:flex;align-items:center;gap:.5rem;min-width:0}}
+.tp-copy-row>.tp-copy{{flex:1}}
+.tp-copy-label{{flex:none;font-size:.875rem;color:rgba(49,51,63,.6);white-space:nowrap}}
+{HELP_CSS}
 </style>"""
+
+
+def help_mark(help: str) -> str:
+    """A small "?" that shows ``help`` on hover (a tooltip shows no Markdown: its backticks
+    go), as a widget's help mark does. The "?" is drawn by the style sheet (:data:`HELP_CSS`),
+    so the text of the label it follows stays the label alone.
+
+    >>> help_mark("the `IDs` <x>")
+    '<span class="tp-help" title="the IDs &lt;x&gt;" aria-label="the IDs &lt;x&gt;" role="img"></span>'
+    """
+    plain = html.escape(help.replace("`", ""))
+    return f'<span class="tp-help" title="{plain}" aria-label="{plain}" role="img"></span>'
 
 
 def row_html(label: str, text: str, *, key: str, help: str | None = None,
@@ -95,11 +111,7 @@ def row_html(label: str, text: str, *, key: str, help: str | None = None,
     >>> 'title="the IDs"' in row, html_line("1, 2") in row
     (True, True)
     """
-    hint = ""
-    if help:
-        plain = html.escape(help.replace("`", ""))  # (a tooltip shows no Markdown)
-        hint = (f'<span class="tp-copy-help" title="{plain}" aria-label="{plain}" '
-                f'role="img">?</span>')
+    hint = help_mark(help) if help else ""
     return (f'<div class="tp-copy-row" data-key="{html.escape(key)}"><span class="tp-copy-label">'
             f'{html.escape(label)}{hint}</span>{html_line(text, wrap=wrap)}</div>{_ROW_CSS}')
 

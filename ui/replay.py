@@ -16,7 +16,8 @@ import streamlit as st
 
 from core.engine.tokenizer import Tokenizer
 from core.explain.replay import TextReplay, merge_at
-from ui import cache, charts, chips, keys, limits, state, widgets
+from ui import cache, charts, chips, keys, limits, stat_row, state, widgets
+from ui.stat_row import Stat
 
 __all__ = ["MAX_TEXT_CHARS", "SPEEDS", "STEP_BY", "check_step", "next_step", "previous_step",
            "stage", "text_too_long"]
@@ -137,16 +138,16 @@ def stage(label: str, key: str, tok: Tokenizer, text: str, *, by: int, playing: 
 def _numbers(tok: Tokenizer, key: str, replay: TextReplay, k: int, n: int) -> None:
     sizes = cache.replay_sizes(key, tok)
     ids = replay.ids(k)
-    m = st.columns(4)
-    m[0].metric(f"Step (of {n:,})", f"{k:,}", help="Merges applied so far.")
-    m[1].metric("Vocab size", f"{sizes[k]:,}",
-                delta=f"{sizes[k] - sizes[k - 1]:+,}" if k else None, delta_color="off")
-    m[2].metric("Tokens in the text", f"{len(ids):,}",
-                help="Step 0: one token per byte (and one per special token).")
     changed = bisect_right(replay.steps, k)
-    m[3].metric("Merges that changed it", f"{changed:,} of {k:,}",
-                help=f"Of the first k merges, those that change this text "
-                     f"({len(replay.steps):,} of all {n:,}).")
+    stat_row.show([
+        Stat(f"Step (of {n:,})", f"{k:,}", help="Merges applied so far."),
+        Stat("Vocab size", f"{sizes[k]:,}", delta=f"{sizes[k] - sizes[k - 1]:+,}" if k else None),
+        Stat("Tokens in the text", f"{len(ids):,}",
+             help="Step 0: one token per byte (and one per special token)."),
+        Stat("Merges that changed it", f"{changed:,} of {k:,}",
+             help=f"Of the first k merges, those that change this text "
+                  f"({len(replay.steps):,} of all {n:,})."),
+    ], key="rep-stats")
     added = merge_at(tok, k)
     if added is None:
         line = "Step 0: only the 256 bytes and the special tokens. Move the slider or press ▶ Play."

@@ -10,7 +10,8 @@ import streamlit as st
 from core.engine.tokenizer import Tokenizer
 from core.formats import dumps_merges, dumps_vocab, export_all
 from training.snapshot import JobSnapshot
-from ui import display, keys, limits, runtime, state, workspace
+from ui import display, keys, limits, runtime, stat_row, state, workspace
+from ui.stat_row import Stat
 from ui.widgets import later, save_to_library, show_error, show_export_failures
 
 __all__ = ["adopt_tokenizer", "draw_results", "export_files"]
@@ -73,11 +74,11 @@ def draw_results(snap: JobSnapshot) -> None:
         st.info(display.message(message), icon="ℹ️")
     tok = adopt_tokenizer(snap)
     stats = snap.corpus_stats
-    cols = st.columns(4)
-    cols[0].metric("Vocab size", f"{len(snap.vocab or {}):,}")
-    cols[1].metric("Merges", f"{len(snap.merges or []):,}")
-    cols[2].metric("Training time", f"{snap.elapsed:.1f} s")
-    cols[3].metric("Distinct pre-tokens", f"{stats.get('distinct_pretokens', 0):,}")
+    stat_row.show([Stat("Vocab size", f"{len(snap.vocab or {}):,}"),
+                   Stat("Merges", f"{len(snap.merges or []):,}"),
+                   Stat("Training time", f"{snap.elapsed:.1f} s"),
+                   Stat("Distinct pre-tokens", f"{stats.get('distinct_pretokens', 0):,}")],
+                  key="train-stats")
     if tok is not None:
         st.success("The tokenizer is now active: try it on the **Tokenize** page, or replay "
                    "its merges one by one.", icon="✅")

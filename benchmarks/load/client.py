@@ -26,6 +26,8 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.stats import figures_in
+
 __all__ = [
     "LOOPBACK_HOSTS",
     "STREAM_PATH",
@@ -264,9 +266,11 @@ class Session:
                 self._error(f"exception: {el.exception.type}: {el.exception.message[:200]}")
             elif etype == "alert" and el.alert.format == 1:  # Alert.ERROR
                 self._error(f"error alert: {el.alert.body[:200]}")
-            elif etype == "metric":
+            elif etype == "html":  # figures (ui.stat_row) and tables (ui.html_table) among them
                 if res is not None:
-                    res.metrics[el.metric.label] = el.metric.body
+                    res.metrics.update((f.label, f.value) for f in figures_in(el.html.body))
+                    if "<table" in el.html.body:
+                        res.element_types.add("html_table")
             elif etype == "progress" and el.progress.text:
                 self.progress_text = el.progress.text
             elif etype in ("button", "number_input", "radio", "selectbox", "text_input",

@@ -121,6 +121,7 @@ def content_problems(req: Request, metrics: dict[str, str], element_types: set[s
     for label in req.need_metrics:
         if label not in metrics:
             problems.append(f"no metric {label!r}")
-    if req.need_table and not element_types & {"dataframe", "table", "arrow_data_frame"}:
+    if req.need_table and not element_types & {"dataframe", "table", "arrow_data_frame",
+                                               "html_table"}:
         problems.append("no table")
     return problems

@@ -27,9 +27,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 MESSAGES = [{"role": "system", "content": "Answer in one word."},
             {"role": "user", "content": "Hi <|endoftext|> 日本語?"}]
-_METRIC = """([label, value]) => [...document.querySelectorAll('[data-testid="stMetric"]')]
-    .some(m => m.querySelector('[data-testid="stMetricLabel"]')?.innerText.trim() === label
-          && m.querySelector('[data-testid="stMetricValue"]')?.innerText.trim() === value)"""
+_METRIC = """([label, value]) => [...document.querySelectorAll('.tp-stat')]
+    .some(m => m.querySelector('.tp-stat-label')?.innerText.trim() === label
+          && m.querySelector('.tp-stat-value')?.innerText.trim() === value)"""
 
 
 def _type_over(app: AppBrowser, label: str, text: str) -> None:

@@ -39,9 +39,9 @@ _RECORD_INPUTS = """() => {
 _COUNT_PAUSES = """(pause) => window.__tpInputs.slice(1)
     .filter((t, i) => t - window.__tpInputs[i] >= pause).length"""
 
-_METRIC = """([label, value]) => [...document.querySelectorAll('[data-testid="stMetric"]')]
-    .some(m => m.querySelector('[data-testid="stMetricLabel"]')?.innerText.trim() === label
-          && m.querySelector('[data-testid="stMetricValue"]')?.innerText.trim() === value)"""
+_METRIC = """([label, value]) => [...document.querySelectorAll('.tp-stat')]
+    .some(m => m.querySelector('.tp-stat-label')?.innerText.trim() === label
+          && m.querySelector('.tp-stat-value')?.innerText.trim() === value)"""
 
 
 class _Commits:

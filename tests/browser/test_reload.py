@@ -38,8 +38,8 @@ def open_from_menu(app: AppBrowser, title: str) -> None:
 
 
 def metric(app: AppBrowser, label: str) -> str:
-    box = app.page.locator('[data-testid="stMetric"]').filter(has_text=label)
-    return box.locator('[data-testid="stMetricValue"]').inner_text()
+    box = app.page.locator('.tp-stat').filter(has_text=label)
+    return box.locator('.tp-stat-value').inner_text()
 
 
 def active_label(app: AppBrowser) -> str:
@@ -96,7 +96,7 @@ def test_a_reload_restores_the_tokenizer_and_the_training_result(app: AppBrowser
     app.page.locator('[data-chart="train.chart.counts"] img').wait_for()  # the charts are back
     assert app.page.get_by_label("Vocab size", exact=True).input_value() == "320"  # the form too
     app.page.set_viewport_size({"width": 1280, "height": 1900})  # the whole result, for the docs
-    app.page.locator('[data-testid="stMetric"]').first.scroll_into_view_if_needed()
+    app.page.locator('.tp-stat').first.scroll_into_view_if_needed()
     app.screenshot("reload-train", full_page=False)
     app.assert_healthy()
 

@@ -59,8 +59,8 @@ def _stated_end(app: AppBrowser) -> tuple[int, int]:
 
 
 def _metric(app: AppBrowser, label: str) -> int:
-    metric = app.page.locator('[data-testid="stMetric"]').filter(has_text=label)
-    value = metric.locator('[data-testid="stMetricValue"]').inner_text()
+    metric = app.page.locator('.tp-stat').filter(has_text=label)
+    value = metric.locator('.tp-stat-value').inner_text()
     return int(value.replace(",", ""))
 
 

@@ -88,9 +88,9 @@ def test_a_200_mb_server_corpus_trains_from_the_page_showing_the_bytes_read(
         assert seen and seen[2] == f"{size / 1e6:.1f} MB" and seen[1] != seen[2], shown
         page.set_viewport_size({"width": 1280, "height": 1100})  # the line under the controls
         app.screenshot("train-server-corpus-counting", full_page=False)
-        result = page.locator('[data-testid="stMetric"]').filter(has_text="Vocab size")
+        result = page.locator('.tp-stat').filter(has_text="Vocab size")
         result.wait_for(timeout=300_000)
-        assert result.locator('[data-testid="stMetricValue"]').inner_text() == "300"
+        assert result.locator('.tp-stat-value').inner_text() == "300"
         assert "BPE 300 · owt/stories.txt" in page.inner_text("body")
         app.screenshot("train-server-corpus-done")
         app.assert_healthy()

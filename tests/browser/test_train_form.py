@@ -74,8 +74,8 @@ def _stated_end(app: AppBrowser) -> int:
 
 
 def _metric(app: AppBrowser, label: str) -> int:
-    box = app.page.locator('[data-testid="stMetric"]').filter(has_text=label)
-    return int(box.locator('[data-testid="stMetricValue"]').inner_text().replace(",", ""))
+    box = app.page.locator('.tp-stat').filter(has_text=label)
+    return int(box.locator('.tp-stat-value').inner_text().replace(",", ""))
 
 
 def test_a_reload_keeps_every_setting_and_start_trains_what_the_form_shows(
@@ -102,7 +102,7 @@ def test_a_reload_keeps_every_setting_and_start_trains_what_the_form_shows(
         page.get_by_role("button", name=re.compile("Start training")).click()
     # 300 - 256 - 2 special tokens = 42 merges, on mine.txt, at 20 merges/s
     page.get_by_text(re.compile(r"Merges [\d,]+ / 42 ")).first.wait_for(timeout=120_000)
-    page.locator('[data-testid="stMetric"]').filter(has_text="Training time").wait_for(
+    page.locator('.tp-stat').filter(has_text="Training time").wait_for(
         timeout=120_000)
     assert _metric(app, "Vocab size") == 300
     sidebar = page.locator('[data-testid="stSidebar"]')
