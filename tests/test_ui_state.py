@@ -105,3 +105,41 @@ def test_pickers_and_sidebar_start_from_the_same_tokenizer() -> None:
     at.switch_page(TOKENIZE)
     at.run()
     assert at.selectbox(key="tok.tokenizer").value == "mine" == sidebar_tokenizer(at)
+
+
+def _current_labels_script() -> None:
+    """Run in AppTest: for each active label in turn, what ``current_label`` and
+    ``active_label`` say, and what the whole list of offered tokenizers says they should."""
+    import streamlit as st
+
+    from core.formats.presets import load_preset
+    from ui import state
+
+    state.init_session()
+    if st.session_state.get("own"):
+        state.register_tokenizer("mine", load_preset("gpt2"), source="test")
+        state.register_tokenizer("mine too", load_preset("gpt2"), source="test")
+    offered = state.available_tokenizers()
+    got = []
+    for label in [None, "GPT-2 (gpt2)", "mine", "mine too", "gone", "📚 x · 0123456789abcdef",
+                  "Word-level baseline (built-in corpus)", offered[-1], 3]:
+        st.session_state[state._ACTIVE] = label
+        want = label if label in offered else None
+        got.append((label, state.active_label(), want, state.current_label(),
+                    want if want is not None else offered[0]))
+    st.session_state["checked"] = got
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_current_label_is_the_active_one_if_offered_else_the_first_offered(own: bool) -> None:
+    """``current_label`` asks the cheap sources first instead of listing every tokenizer:
+    the same answer as the whole list gives, for presets, baselines, the session's own,
+    Hub models and labels no picker offers."""
+    at = AppTest.from_function(_current_labels_script, default_timeout=60)
+    at.session_state["own"] = own
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    for label, active, want_active, current, want_current in at.session_state["checked"]:
+        assert (active, current) == (want_active, want_current), label
+    firsts = {current for label, _, _, current, _ in at.session_state["checked"] if label is None}
+    assert firsts == {"mine too" if own else "GPT-2 (gpt2)"}  # the newest own, else GPT-2

@@ -99,8 +99,11 @@ def training_rows(label: str) -> tuple[Any, ...] | None:
 
 def session_tokenizers() -> dict[str, dict[str, Any]]:
     """This session's own tokenizers: label -> {"tok", "source", "fingerprint"}."""
-    init_session()
-    return st.session_state[_SESSION]
+    own = st.session_state.get(_SESSION)  # one read: a run asks this a dozen times
+    if own is None:
+        init_session()
+        own = st.session_state[_SESSION]
+    return own
 
 
 def library_label(entry: Any) -> str:
@@ -240,13 +243,24 @@ def set_active(label: str | None) -> None:
     st.session_state[_ACTIVE] = label
 
 
+def offered(label: object, options: list[str] | None = None) -> bool:
+    """Whether a picker offers ``label`` (is it in :func:`available_tokenizers`?), asking the
+    cheap sources first: a run asks this several times (the sidebar, the picker, the link),
+    and the whole list reads the library and the Hub cache."""
+    if options is not None:
+        return label in options
+    if not isinstance(label, str):
+        return False
+    return (label in session_tokenizers() or label in PRESET_LABELS or label in BASELINE_LABELS
+            or label in library_labels() or label in hub_models.hub_labels())
+
+
 def active_label(options: list[str] | None = None) -> str | None:
     """The active tokenizer's label, or ``None`` if the session has not chosen one yet
     (what pages use then: :func:`current_label`). ``options``: :func:`available_tokenizers`
     when the caller has it already (it is not listed again)."""
-    init_session()
-    label = st.session_state[_ACTIVE]
-    return label if label in (options or available_tokenizers()) else None
+    label = st.session_state.get(_ACTIVE)
+    return label if offered(label, options) else None
 
 
 def current_label(options: list[str] | None = None) -> str:
@@ -254,10 +268,13 @@ def current_label(options: list[str] | None = None) -> str:
     (``"GPT-2 (gpt2)"`` in a fresh session). Pickers start from it and the sidebar names it,
     so both say the same before the session has chosen anything. ``options``:
     :func:`available_tokenizers` when the caller has it already."""
-    init_session()
-    options = options or available_tokenizers()
-    label = st.session_state[_ACTIVE]
-    return label if label in options else options[0]
+    label = active_label(options)
+    if label is not None:
+        return label
+    if options:
+        return options[0]
+    own = session_tokenizers()  # the first offered: the newest of the session's own, else GPT-2
+    return next(reversed(own), None) or next(iter(PRESET_LABELS))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -95,8 +95,11 @@ def form_doc(session: Mapping[str, Any] | SessionStateProxy) -> dict[str, Any] |
     >>> form_doc({keys.TRAIN_SOURCE: UPLOAD, keys.TRAIN_SPECIALS: "<|endoftext|>, <|pad|>"})
     {'source': 'Upload text files', 'specials': '<|endoftext|>, <|pad|>'}
     """
-    doc = {name: session[key] for name, (key, default) in _FIELDS.items()
-           if key in session and session[key] != default and _valid(name, session[key])}
+    doc = {}
+    for name, (key, default) in _FIELDS.items():
+        value = session.get(key, default)  # one read: every page run asks (ui.workspace.save)
+        if value != default and _valid(name, value):
+            doc[name] = value
     return doc or None
 
 
