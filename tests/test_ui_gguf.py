@@ -25,6 +25,7 @@ from tests.test_gguf_local import ollama_model
 from tests.test_links import open_url, params_of, reopen, the_link, warnings
 from ui import local_models
 from tests.copy_lines import copied
+from tests.sidebar import active_tokenizer
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -120,8 +121,8 @@ def test_the_picker_offers_ollama_and_lm_studio_models_and_opens_one_in_place(
     assert not at.exception
     assert ids_shown(at, listing_on.phi3_ids)  # llama.cpp's IDs for this text
     assert opened == [str(listing_on.ollama_blob)]  # the blob's own path: read in place
-    assert ("GGUF model phi3:latest on this machine (Ollama, 726.0 KB), its tokenizer read in "
-            "place") in [c.value.replace("\\", "") for c in at.sidebar.caption]  # (escaped)
+    assert active_tokenizer(at) == (OLLAMA_LABEL, "GGUF model phi3:latest on this machine "
+                                    "(Ollama, 726.0 KB), its tokenizer read in place")
     link = the_link(at)
     assert params_of(link)["model"] == ["gguf:" + OLLAMA_NAME] and "tok" not in params_of(link)
     again = reopen(link)
@@ -174,10 +175,11 @@ def test_the_sidebar_names_a_listed_model_even_with_markup_in_its_name(
     at = open_url("Tokenize", {"model": "gguf:" + odd})
     assert at.selectbox(key="tok.tokenizer").value == "🦙 " + odd
     assert not notes(at) and opened == [str(tmp_path / odd)]
-    label, caption = (m.value for m in [*at.sidebar.markdown, *at.sidebar.caption]
-                      if "img" in m.value)
-    assert label == f"`🦙 {odd}`"  # a code span: shown as typed, never HTML
-    assert caption.startswith("GGUF model \\<img src\\=x")  # markdown-escaped
+    label, caption = active_tokenizer(at)
+    assert label == f"🦙 {odd}"  # shown as typed, never HTML
+    assert caption.startswith("GGUF model <img src=x")
+    (block,) = [h.proto.body for h in at.sidebar.get("html") if "tp-active" in h.proto.body]
+    assert "<img" not in block and "&lt;img src=x onerror=alert(1)&gt;" in block  # escaped
 
 
 def test_a_listed_model_removed_since_is_not_picked(
@@ -199,7 +201,7 @@ def test_a_listed_model_removed_since_is_not_picked(
     assert not notes(at)  # no "this page shows another tokenizer" note
     picker = at.selectbox(key="voc.tokenizer")
     assert picker.value == "GPT-2 (gpt2)" and "🦙 gone.gguf" not in picker.options
-    assert "`GPT-2 (gpt2)`" in [m.value for m in at.sidebar.markdown]  # still the active one
+    assert active_tokenizer(at)[0] == "GPT-2 (gpt2)"  # still the active one
     assert opened == []
 
 

@@ -17,6 +17,7 @@ from tests.test_app_pages import DECODE, VOCAB
 from tests.test_links import open_url, params_of, reopen, the_link, warnings
 from ui import hub_models, keys
 from tests.copy_lines import copied
+from tests.sidebar import active_tokenizer
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -116,7 +117,7 @@ def test_a_server_without_the_hub_says_the_model_is_not_cached_there(tmp_path: P
     picker = at.selectbox(key="tok.tokenizer")
     assert picker.value == "GPT-2 (gpt2)"
     assert not [o for o in picker.options if "uncached-model" in o]  # not remembered either
-    assert "`GPT-2 (gpt2)`" in [m.value for m in at.sidebar.markdown]  # the active one
+    assert active_tokenizer(at)[0] == "GPT-2 (gpt2)"  # the active one
     assert "15496, 995" in copied(at)  # GPT-2's "Hello", " world"
 
 
@@ -194,7 +195,7 @@ def test_the_sidebar_box_opens_no_model_that_cannot_load(hub: HubStub) -> None:
     (error,) = [e.value.replace("\\", "") for e in at.sidebar.error]
     assert f"no model named nobody/no-such-model on {hub.url}: " in error
     assert at.selectbox(key="tok.tokenizer").value == "GPT-2 (gpt2)"
-    assert "`GPT-2 (gpt2)`" in [m.value for m in at.sidebar.markdown]  # still the active one
+    assert active_tokenizer(at)[0] == "GPT-2 (gpt2)"  # still the active one
     assert not warnings(at)
 
 
@@ -209,7 +210,7 @@ def test_a_model_picked_on_decode_that_cannot_load_is_not_picked(hub: HubStub) -
     assert f"no model named Qwen/Qwen3-8B on {hub.url}: " in error
     assert not warnings(at)  # no "this page shows another tokenizer" note
     assert at.selectbox(key="dec.tokenizer").value == "GPT-2 (gpt2)"
-    assert "`GPT-2 (gpt2)`" in [m.value for m in at.sidebar.markdown]  # still the active one
+    assert active_tokenizer(at)[0] == "GPT-2 (gpt2)"  # still the active one
     assert at.text_area[0].value == ids
     at.switch_page(VOCAB)
     at.run()

@@ -13,6 +13,7 @@ from core.pipeline.tokenizer import PipelineTokenizer
 from tests.test_app_pages import COMPARE, DECODE, HOME, TOKENIZE, open_page
 from ui.state import fingerprint
 from tests.copy_lines import copied
+from tests.sidebar import active_tokenizer
 
 pytestmark = pytest.mark.xdist_group("apptest")  # share one process's Streamlit caches
 
@@ -70,10 +71,9 @@ def test_each_pipeline_decodes_with_its_own_cache_entry() -> None:
 
 
 def sidebar_tokenizer(at) -> str | None:
-    """The label the sidebar names under "Active tokenizer" (a code span), if any."""
-    texts = [m.value for m in at.sidebar.markdown]
-    after = texts[texts.index("**Active tokenizer**") + 1:]
-    return after[0].strip("`") if after and after[0].startswith("`") else None
+    """The label the sidebar names under "Active tokenizer" (as code), if any."""
+    shown = active_tokenizer(at)
+    return shown[0] if shown else None
 
 
 def test_a_fresh_session_names_gpt2_in_the_sidebar_as_the_page_shows_it() -> None:
@@ -84,7 +84,7 @@ def test_a_fresh_session_names_gpt2_in_the_sidebar_as_the_page_shows_it() -> Non
     at.run()
     assert at.selectbox(key="tok.tokenizer").value == "GPT-2 (gpt2)"
     assert sidebar_tokenizer(at) == "GPT-2 (gpt2)"
-    assert not [c for c in at.sidebar.caption if "None yet" in c.value]
+    assert "None yet" not in active_tokenizer(at)[1]
 
 
 def test_pickers_and_sidebar_start_from_the_same_tokenizer() -> None:
