@@ -54,6 +54,21 @@ def points(element: ET.Element, series: str | None = None) -> list[tuple[float, 
             for group in _series(element, series) for i in group.iter("i")]
 
 
+def drawn(element: ET.Element) -> list[int]:
+    """How many points the picture draws for each series, in order (the hover layer may hold
+    fewer: ``ui.charts.HOVER_POINTS``): a line's vertices, dots or diamonds."""
+    counts = []
+    for shape in picture(element).iter():
+        if shape.get("class") != "tp-series":
+            continue
+        if shape.tag == "polyline":
+            counts.append(len(shape.attrib["points"].split()))
+        else:
+            d = shape.attrib["d"]
+            counts.append(d.count("h0") if shape.get("stroke-linecap") == "round" else d.count("Z"))
+    return counts
+
+
 def bars(element: ET.Element) -> list[tuple[str, str, float, str]]:
     """``(series name, category, value, hover label)`` of every bar of a bar chart."""
     return [(group.attrib["data-name"], b.attrib["data-x"], float(b.attrib["data-y"]),

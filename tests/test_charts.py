@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.chart_svg import bars, cursor, picture, points, ticks
+from tests.chart_svg import bars, cursor, drawn, picture, points, ticks
 from ui import charts
 from ui.limits import readable_token
 
@@ -114,13 +114,28 @@ def test_token_length_bars_say_how_many_tokens_of_how_many_bytes() -> None:
 def test_a_long_training_is_thinned_keeping_the_first_and_newest_merges() -> None:
     rows = rows_of([b"ab"] * 5000)
     counts, growth = (parse(c) for c in charts.training_charts(rows, 257))
-    xs = [x for x, _, _ in points(counts)]
-    assert len(xs) == charts.CHART_POINTS and xs[0] == 1 and xs[-1] == 5000
+    assert drawn(counts) == drawn(growth) == [charts.CHART_POINTS]
+    xs = [x for x, _, _ in points(counts)]  # the hover layer: fewer, the ends kept
+    assert len(xs) == charts.HOVER_POINTS and xs[0] == 1 and xs[-1] == 5000
     assert xs == sorted(set(xs))
     sizes = [y for _, y, _ in points(growth)]  # from the start (0 s) to the newest merge
-    assert len(sizes) == charts.CHART_POINTS and sizes[0] == 257 and sizes[-1] == 257 + 4999
+    assert len(sizes) == charts.HOVER_POINTS and sizes[0] == 257 and sizes[-1] == 257 + 4999
     lengths = parse(charts.merge_length_chart([2] * 5000))
-    assert len(points(lengths)) == charts.CHART_POINTS
+    assert drawn(lengths) == [charts.CHART_POINTS]
+    assert len(points(lengths)) == charts.HOVER_POINTS
+
+
+def test_the_hover_layer_is_shared_among_series_and_short_ones_keep_every_point() -> None:
+    long = [(i, i % 7, f"long {i}") for i in range(1, 1001)]
+    element = parse(charts.xy_chart("demo", [
+        charts.Series("a", long, mode="lines"), charts.Series("b", long),
+        charts.Series("whole", [(1000, 3, "whole")], mode="diamonds")],
+        x=charts.Axis("x", "integer"), y=charts.Axis("y")))
+    assert drawn(element) == [1000, 1000, 1]  # the picture draws every point
+    hovered = {name: points(element, name) for name in ("a", "b", "whole")}
+    assert [len(p) for p in hovered.values()] == [199, 200, 1]
+    assert hovered["a"][0][2] == "long 1" and hovered["a"][-1][2] == "long 1000"
+    assert hovered["whole"] == [(1000, 3, "whole")]
 
 
 def _cursor_line_x(element: ET.Element) -> float:

@@ -13,6 +13,12 @@ cannot have, are a layer of small HTML elements placed over it in percent of the
 an ``<i>`` per point, a ``<b>`` per bar, each with its ``title`` and its numbers in
 ``data-x`` and ``data-y`` (tests read those). Every text goes through :func:`_esc`.
 
+subtle: the layer has at most :data:`HOVER_POINTS` targets per chart, however many points the
+picture draws. Each target is an element that the browser sanitizes, builds and lays out: a
+layer of 1,500 dots (Replay's merge lengths) cost a new visitor about 0.26 s against 0.03 s
+for 300 (a page of that chart alone, 2 cores; about 0.17 ms a target), and targets a few pixels apart cover each other
+anyway: only the top one could be hovered.
+
 Each chart is a ``<div class="tp-chart" data-chart="ID">``: picture, layer, then the legend.
 The output is well-formed XML. Nothing here imports Streamlit until :func:`show` (training
 workers and tools import this module).
@@ -32,13 +38,16 @@ from typing import Any, Literal
 from ui import display, limits
 from ui.chart_ticks import compact, integer_ticks, log_ticks, nice_ticks, tick_step
 
-__all__ = ["CHART_POINTS", "COLOURS", "CURSOR", "PRIMARY", "Axis", "Bars", "Cursor", "Series",
+__all__ = ["CHART_POINTS", "COLOURS", "CURSOR", "HOVER_POINTS", "PRIMARY", "Axis", "Bars", "Cursor", "Series",
            "bar_chart", "compact", "integer_ticks", "log_ticks", "merge_length_chart",
            "nice_ticks", "show", "thin", "tick_step", "token_length_chart", "training_charts",
            "xy_chart"]
 
-#: A chart draws at most this many points per series (each has its hover label).
+#: A chart draws at most this many points per series.
 CHART_POINTS = 1500
+#: A chart's hover layer holds at most about this many targets, shared among its series
+#: (:func:`_shares`; every series keeps its first and newest point).
+HOVER_POINTS = 400
 #: The theme's colours (``.streamlit/config.toml``): primary, the step cursor, text.
 PRIMARY = "#5b6cf0"
 CURSOR = "#e45756"
@@ -70,6 +79,23 @@ def thin(rows: Sequence[Any], limit: int = CHART_POINTS) -> list[Any]:
     return [rows[int(i * step)] for i in range(limit - 1)] + [rows[-1]]
 
 
+def _shares(lengths: Sequence[int], budget: int = HOVER_POINTS) -> list[int]:
+    """How many hover targets each series gets: ``budget`` shared as evenly as the series'
+    lengths allow (a short series keeps all its points and leaves the rest to the others);
+    a series with points gets at least 1.
+
+    >>> _shares([1, 1000, 1000], 301), _shares([5, 5], 300)
+    ([1, 150, 150], [5, 5])
+    """
+    shares = [0] * len(lengths)
+    left = budget
+    by_length = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    for done, i in enumerate(by_length):
+        shares[i] = min(lengths[i], max(1, left // (len(by_length) - done)))
+        left -= shares[i]
+    return shares
+
+
 # ---------------------------------------------------------------------------------------------
 # What a chart is made of
 
@@ -87,8 +113,8 @@ class Axis:
 
 @dataclass(frozen=True)
 class Series:
-    """A named set of points ``(x, y, hover label)``, drawn as dots, a line (each point still
-    has its hover label) or diamonds. Series with the same name share a colour and one entry
+    """A named set of points ``(x, y, hover label)``, drawn as dots, a line or diamonds (the
+    hover layer keeps a share of the points: :data:`HOVER_POINTS`). Series with the same name share a colour and one entry
     in the legend; ``colour`` None takes the next of :data:`COLOURS`."""
 
     name: str
@@ -324,8 +350,8 @@ def _diamond(x: float, y: float, size: float) -> str:
 def xy_chart(chart_id: str, series: Sequence[Series], *, x: Axis, y: Axis, title: str = "",
              cursor: Cursor | None = None, width: int = 420, height: int = 300) -> str:
     """A chart of points over two numeric axes (one or more named series, with a legend when
-    there are several), and a ``cursor``; every point has its hover label. Series longer than
-    :data:`CHART_POINTS` are thinned (:func:`thin`).
+    there are several), and a ``cursor``. Series longer than :data:`CHART_POINTS` are thinned
+    (:func:`thin`); the hover labels, to :data:`HOVER_POINTS` for the whole chart.
 
     >>> chart = xy_chart("demo", [Series("a", [(1, 2, "one"), (3, 4, "<b>")])],
     ...                  x=Axis("x", "integer"), y=Axis("y", "integer"))
@@ -351,10 +377,10 @@ def xy_chart(chart_id: str, series: Sequence[Series], *, x: Axis, y: Axis, title
     layer = []
     auto = _colours(s.name for s in shown if s.colour is None)
     legend: dict[str, tuple[str, str]] = {}
-    for s in shown:
+    for s, hovered in zip(shown, _shares([len(s.points) for s in shown]), strict=True):
         colour = s.colour or auto[s.name]
         legend.setdefault(s.name, (colour, s.mode))
-        drawn, targets = _series(s, colour, at, layer_at)
+        drawn, targets = _series(s, colour, at, layer_at, hovered)
         parts.append(drawn)
         layer.append(targets)
     if cursor is not None:
@@ -369,25 +395,27 @@ def xy_chart(chart_id: str, series: Sequence[Series], *, x: Axis, y: Axis, title
                   _legend(legend))
 
 
-def _series(s: Series, colour: str, at: Any, layer_at: Any) -> tuple[str, str]:
+def _series(s: Series, colour: str, at: Any, layer_at: Any, hovered: int) -> tuple[str, str]:
     """One series: what the picture draws (its line, then its dots or diamonds, each kind as
-    one path), and its hover targets, one per point, in the order of the points."""
+    one path), and ``hovered`` of its points as hover targets (:func:`thin`), in order."""
     points = [(at(px, py), px, py, label) for px, py, label in s.points]
     if s.mode == "lines":
         path = " ".join(f"{_num(cx)},{_num(cy)}" for (cx, cy), *_ in points)
-        drawn = f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>'
+        drawn = (f'<polyline class="tp-series" points="{path}" fill="none" stroke="{colour}" '
+                 'stroke-width="2"/>')
     elif s.mode == "diamonds":
-        drawn = f'<path d="{"".join(_diamond(cx, cy, 6) for (cx, cy), *_ in points)}" fill="{colour}"/>'
+        drawn = (f'<path class="tp-series" d="{"".join(_diamond(cx, cy, 6) for (cx, cy), *_ in points)}" '
+                 f'fill="{colour}"/>')
     else:  # a dot is a line of length 0 with round ends: 12 bytes instead of a <circle>
         dots = "".join(f"M{_num(cx)} {_num(cy)}h0" for (cx, cy), *_ in points)
-        drawn = (f'<path d="{dots}" stroke="{colour}" stroke-width="5" '
+        drawn = (f'<path class="tp-series" d="{dots}" stroke="{colour}" stroke-width="5" '
                  'stroke-linecap="round"/>')
     if not points:
         drawn = ""
     kind = ' class="tp-d"' if s.mode == "diamonds" else ""
     targets = "".join(f'<i{kind} style="{layer_at(cx, cy)}" data-x="{_data(px)}" '
                       f'data-y="{_data(py)}" title="{_esc(label)}"></i>'
-                      for (cx, cy), px, py, label in points)
+                      for (cx, cy), px, py, label in thin(points, hovered))
     return drawn, (f'<div class="tp-series" data-name="{_esc(s.name)}" data-mode="{s.mode}" '
                    f'data-n="{len(points)}" data-colour="{colour}">{targets}</div>')
 

@@ -251,14 +251,19 @@ def parity_view(tokenizers: dict[str, TokenizerInterface]) -> None:
     st.caption(f"1.0 costs as many tokens as English; 2.0 twice as many. {parallel_source()}")
 
 
-def _thin_steps(n: int) -> list[int]:
-    """About :data:`_CURVE_POINTS` steps from 0 to ``n``, the last one included.
+def _thin_steps(n: int, base: int = 256) -> list[int]:
+    """At most :data:`_CURVE_POINTS` steps from 0 to ``n``, the ends included, evenly spread
+    on the chart's log axis (the vocab size is about ``base + k`` at step k): of a
+    50,000-merge tokenizer, the first hundred merges, where compression grows fastest, get
+    more points than the last ten thousand.
 
-    >>> _thin_steps(3), _thin_steps(1000)[-1]
-    ([0, 1, 2, 3], 1000)
+    >>> _thin_steps(3), _thin_steps(50_000)[:6], _thin_steps(50_000)[-1]
+    ([0, 1, 2, 3], [0, 5, 9, 14, 19, 24], 50000)
     """
-    stride = max(1, n // _CURVE_POINTS)
-    return sorted(set(range(0, n + 1, stride)) | {n})
+    if n < _CURVE_POINTS:
+        return list(range(n + 1))
+    ratio = ((base + n) / base) ** (1 / (_CURVE_POINTS - 1))
+    return sorted({0, n} | {min(n, round(base * ratio**i) - base) for i in range(_CURVE_POINTS)})
 
 
 def curve_view(tokenizers: dict[str, Any], done: dict[tuple[str, str], Any]) -> None:
