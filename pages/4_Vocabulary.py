@@ -4,8 +4,8 @@ models); a token's merge tree. Its captions follow the tokenizer's kind (ui.kind
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, charts, display, keys, kinds, limits, links, merge_tree, stat_row, state
-from ui import widgets
+from ui import cache, charts, display, html_table, keys, kinds, limits, links, live_input
+from ui import merge_tree, row_pick, stat_row, state, vocab_pages, widgets
 from ui.stat_row import Stat
 
 setup("Vocabulary")
@@ -44,7 +44,7 @@ stat_row.show([
     Stat("Longest token", f"{max(map(len, tok.vocab.values()), default=0)} bytes"),
 ], key="voc-stats")
 
-c_search, c_order = st.columns([3, 1])
+c_search, c_order, c_page = st.columns([3, 1, 1])
 with c_search:
     query = st.text_input("Search", placeholder="a piece of text, e.g. ing, or an ID",
                           **state.bind(keys.VOC_SEARCH, ""))
@@ -58,40 +58,20 @@ try:
 except Exception as err:  # noqa: BLE001
     widgets.show_error(err, what="Cannot list the vocabulary")
     st.stop()
-shown = table.head(limits.VOCAB_TABLE_ROWS)
-listed = (f"; the first {len(shown):,} are listed (search, or change the order, for the others)"
-          if len(shown) < len(table) else "")
-st.caption(f"{len(table):,} token(s) match{listed}. Click a column header to sort, a row to select it.")
-# the merge columns; hidden (None) when the model lists no merges: WordPiece, SentencePiece BPE
-merge_columns = {
-    "merge": st.column_config.NumberColumn(
-        format="%d", help=f"The merge that made it: {display.MERGE_NUMBERING} (empty: a "
-                          f"{kind.leaf} or a special token)"),
-    "left": st.column_config.TextColumn(help="first part of the merge"),
-    "right": st.column_config.TextColumn(help="second part of the merge"),
-} if n_merges else dict.fromkeys(("merge", "left", "right"))
-picked = st.dataframe(
-    shown, hide_index=True, width="stretch", height=390, key="voc.table",
-    on_select="rerun", selection_mode="single-cell",  # a click anywhere in a row selects it
-    placeholder="",  # a byte or special token has no merge or parts: a blank cell
-    column_config={
-        "ID": st.column_config.NumberColumn(format="%d"),
-        "len": st.column_config.NumberColumn(help="length in bytes"),
-        **merge_columns,
-        "score": st.column_config.NumberColumn(
-            format="%.4f", help="The piece's score (a log-probability): the best split of a "
-                                "text is the one whose scores add up highest"),
-    },
-)
-rows = [row for row, _ in picked.selection.cells] if picked is not None else []
-selected = int(shown.iloc[rows[0]]["ID"]) if rows and rows[0] < len(shown) else None
-if selected is not None and selected != state.value(keys.VOC_PICKED):
-    # a new click (not the selection still standing from an earlier run, which would undo a
-    # token typed below or opened from a link)
-    state.set_value(keys.VOC_PICKED, selected)
-    if selected != state.value(keys.VOC_TOKEN):
-        state.set_value(keys.VOC_TOKEN, selected)
-        st.rerun()  # so the link (drawn above) names the clicked token
+with c_page:
+    pages = vocab_pages.count(len(table))
+    listing = (key, query, order)  # another list starts at its first page
+    if state.value(keys.VOC_PAGE_OF) != listing or not 1 <= state.value(keys.VOC_PAGE, 1) <= pages:
+        state.set_value(keys.VOC_PAGE, 1)
+        state.set_value(keys.VOC_PAGE_OF, listing)
+    page = st.number_input("Page", min_value=1, max_value=pages, step=1,
+                           help=f"{limits.VOCAB_PAGE_ROWS:,} tokens a page, in the order chosen",
+                           **state.bind(keys.VOC_PAGE, 1))
+st.caption(vocab_pages.caption(len(table), int(page), clickable=row_pick.clickable()))
+html_table.show(vocab_pages.rows(table, int(page), merges=bool(n_merges)), max_height=390,
+                help=vocab_pages.column_help(kind.leaf),
+                pick=("ID", live_input.key_class(state.bound_widget_key(keys.VOC_TOKEN))))
+row_pick.enable()
 
 left, right = st.columns(2, gap="large")
 with left:

@@ -11,8 +11,8 @@ import re
 from typing import Any
 
 _TABLE = re.compile(r'<table class="tp-table">(.*?)</table>', re.S)
-_HEAD = re.compile(r"<th( class=\"tp-num\")?>(.*?)</th>", re.S)
-_ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
+_HEAD = re.compile(r"<th( class=\"tp-num\")?(?: title=\"[^\"]*\")?>(.*?)</th>", re.S)
+_ROW = re.compile(r"<tr(?: data-pick=\"[^\"]*\")?>(.*?)</tr>", re.S)
 _CELL = re.compile(r"<td( class=\"tp-num\")?>(.*?)</td>", re.S)
 
 

@@ -7,6 +7,7 @@ from tests.markdown_text import shown
 
 from collections import Counter
 from pathlib import Path
+import re
 
 import pytest
 
@@ -319,8 +320,8 @@ def test_vocabulary_table_search_and_tree(tok: Tokenizer) -> None:
     assert metric(at, "Tokens") == f"{len(tok.vocab):,}"
     at.text_input(key="_w.voc.search").set_value("the").run()
     assert not at.exception
-    table = at.dataframe[0].value
-    assert len(table) > 0 and all("the" in t for t in table["token"])
+    (table,) = tables(at)
+    assert len(table) > 0 and all("the" in row["token"] for row in table)
     the_id = next(i for i, b in tok.vocab.items() if b == b" the")
     at.number_input(key="_w.voc.token").set_value(the_id).run()
     assert not at.exception
@@ -333,8 +334,8 @@ def test_vocabulary_table_search_and_tree(tok: Tokenizer) -> None:
     at.text_input(key="_w.voc.search").set_value("").run()
     at.selectbox(key="_w.voc.order").set_value("newest merges first").run()
     assert not at.exception
-    table = at.dataframe[0].value
-    assert table["merge"].iloc[0] == len(tok.merges)  # merges are numbered from 1
+    (table,) = tables(at)
+    assert table[0]["merge"] == len(tok.merges)  # merges are numbered from 1
 
 
 def test_vocabulary_length_chart_has_whole_number_ticks(tok: Tokenizer) -> None:
@@ -350,25 +351,24 @@ def test_vocabulary_length_chart_has_whole_number_ticks(tok: Tokenizer) -> None:
     assert "256 tokens of 1 byte" in hovers, hovers  # the 256 bytes
 
 
-def test_vocabulary_a_click_on_any_cell_selects_its_row(tok: Tokenizer) -> None:
-    """Cell selection: a click anywhere in a row picks its token (no checkbox to tick), and
-    the cells a byte has no value for (merge, parts) are blank, not a grey "None"."""
-    from streamlit.proto.Dataframe_pb2 import Dataframe
+def test_vocabulary_rows_name_their_ids_for_a_click_to_type_into_token_id(tok: Tokenizer) -> None:
+    """The list is an HTML table (no data grid to fetch): each row carries its token's ID and
+    the table names the "Token ID" box, where ui.row_pick's script types the ID of a clicked
+    row (the browser test clicks one); the cells a byte has no value for are blank."""
+    from ui import row_pick
 
     at = open_page(VOCAB, ("mine", tok))
-    grid = at.dataframe[0]
-    assert list(grid.proto.selection_mode) == [Dataframe.SelectionMode.SINGLE_CELL]
-    assert grid.proto.HasField("placeholder") and grid.proto.placeholder == ""
-    table = grid.value
-    row = 270  # a merged token, not the default (the last one)
-    assert table["ID"].iloc[row] != at.number_input(key="_w.voc.token").value
-    at.session_state["voc.table"] = {"selection": {"cells": [[row, "left"]]}}  # what a click sends
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    picked = int(table["ID"].iloc[row])
-    assert at.number_input(key="_w.voc.token").value == picked
-    assert at.query_params["token"] == str(picked)  # the link names it too
-    assert any(tok.vocab[picked].hex(" ") in m.value for m in at.markdown)
+    assert not at.exception and not at.dataframe
+    markup = next(h.proto.body for h in at.get("html") if 'class="tp-table"' in h.proto.body)
+    assert 'data-pick-into="st-key-_w-voc-token"' in markup
+    (table,) = tables(at)
+    picks = re.findall(r'<tr data-pick="(\d+)">', markup)
+    assert [int(p) for p in picks] == [row["ID"] for row in table] == sorted(tok.vocab)[:len(table)]
+    assert table[0]["merge"] in (None, "") and table[0]["left"] == ""  # byte 0: blank cells
+    assert ">None<" not in markup and ">&lt;NA&gt;<" not in markup
+    scripts = [h.proto for h in at.get("html") if h.proto.body == row_pick.SCRIPT]
+    assert len(scripts) == 1 and scripts[0].unsafe_allow_javascript
+    assert any("Click a row to pick its token." in c.value for c in at.caption)
 
 
 # ---- Compare ---------------------------------------------------------------------------------
@@ -531,19 +531,25 @@ def test_tokenize_export_warns_about_a_format_it_cannot_write(monkeypatch) -> No
                             ("vocab.pkl", "merges.pkl", "encoder.json", "vocab.bpe", "tokenizer.json"))
 
 
-def test_vocabulary_sends_at_most_a_bounded_table_and_says_so() -> None:
-    # GPT-2's 50,257 rows were 5.2 MB on every run of the page: the first rows go, in the
-    # order chosen; search and the order reach the rest
-    from ui.limits import VOCAB_TABLE_ROWS
+def test_vocabulary_sends_a_page_of_rows_at_a_time_and_says_so() -> None:
+    # GPT-2's 50,257 rows were 5.2 MB on every run of the page: a page of rows goes, in the
+    # order chosen; the "Page" box, search and the order reach the rest
+    from ui.limits import VOCAB_PAGE_ROWS
 
     at = open_page(VOCAB)  # the default tokenizer: GPT-2
     assert not at.exception
-    table = at.dataframe[0].value
-    assert len(table) == VOCAB_TABLE_ROWS and table["ID"].iloc[0] == 0
-    assert any(f"50,257 token(s) match; the first {VOCAB_TABLE_ROWS:,} are listed" in c.value
-               for c in at.caption)
+    (table,) = tables(at)
+    assert [row["ID"] for row in table] == list(range(VOCAB_PAGE_ROWS))
+    pages = -(-50_257 // VOCAB_PAGE_ROWS)
+    assert any(f"50,257 token(s) match; tokens 1–{VOCAB_PAGE_ROWS:,} are listed (page 1 of "
+               f"{pages:,})" in c.value for c in at.caption)
+    at.number_input(key="_w.voc.page").set_value(pages).run()  # the last page: what is left
+    (table,) = tables(at)
+    assert [row["ID"] for row in table] == list(range((pages - 1) * VOCAB_PAGE_ROWS, 50_257))
     at.selectbox(key="_w.voc.order").set_value("newest merges first").run()
-    assert at.dataframe[0].value["ID"].iloc[0] == 50_255  # the others by the order: the last merge
-    at.text_input(key="_w.voc.search").set_value("ing").run()
-    assert len(at.dataframe[0].value) < VOCAB_TABLE_ROWS
+    assert at.number_input(key="_w.voc.page").value == 1  # another list: its first page
+    assert tables(at)[0][0]["ID"] == 50_255  # the others by the order: the last merge
+    at.text_input(key="_w.voc.search").set_value("ization").run()
+    (table,) = tables(at)
+    assert 0 < len(table) < VOCAB_PAGE_ROWS and all("ization" in r["token"] for r in table)
     assert not any("are listed" in c.value for c in at.caption)

@@ -88,9 +88,9 @@ def test_vocabulary_lists_a_wordpiece_vocab_with_its_continuations(bert):
     at = open_page(VOCAB, ("bert", tok))
     assert not at.exception and not at.error
     assert metric(at, "Tokens") == f"{hf.get_vocab_size():,}"
-    table = at.dataframe[0].value
-    assert "in the file" in table.columns
-    assert any(str(piece).startswith("##") for piece in table["in the file"])
+    (table,) = tables(at)
+    assert "in the file" in table[0]
+    assert any(str(row["in the file"]).startswith("##") for row in table)
 
 
 def test_tokenize_wordpiece_matches_hugging_face(bert):

@@ -29,7 +29,7 @@ from core.engine.tokenizer import Tokenizer
 from core.train import train_bpe
 from tests.chart_svg import picture
 from tests.html_tables import parse as parse_tables, tables
-from ui import chips, copy_line, live_input, merge_tree, page_menu, site
+from ui import chips, copy_line, live_input, merge_tree, page_menu, row_pick, site
 from ui.display import escaped
 from ui.site import page
 from ui.state import fingerprint
@@ -57,7 +57,8 @@ COMPARE = page("Compare").script
 #: Tags and attributes our views write; anything else in the output came from user text.
 OUR_TAGS = {"style", "div", "span", "sub", "sup", "br", "table", "thead", "tbody", "tr", "th",
             "td", "code"}
-OUR_ATTRS = {"class", "style", "title", "data-key", "aria-label", "role"}  # (a copy row's)
+OUR_ATTRS = {"class", "style", "title", "data-key", "aria-label", "role",  # (a copy row's)
+             "data-pick", "data-pick-into"}  # (Vocabulary's list: ui.row_pick)
 #: Raw pieces of the attacks that must never reach the HTML unescaped.
 RAW = ("<img", "<script", "</script", "</div><script", "<svg", ATTACK, ATTACK2, SPECIAL_ATTACK,
        'onmouseover="alert')
@@ -368,11 +369,14 @@ def page_html(at: AppTest) -> list[str]:
 def without_our_scripts(body: str) -> str:
     """An ``st.html`` body without the scripts and buttons that are constants of ours: a copy
     line's (``ui.copy_line``: a link, IDs), and the whole live-typing block
-    (``ui.live_input``) and page menu (``ui.page_menu``), which hold no user text; any other
+    (``ui.live_input``), row-pick block (``ui.row_pick``) and page menu (``ui.page_menu``),
+    which hold no user text; any other
     script or button is still reported."""
     if body.startswith('<span class="tp-live-input">'):  # live typing: constant but its box
         box = re.search(r'"box_class": "([^"]+)"', body)
         assert box and body == live_input._block_html(box[1]), "another live-typing block"
+        return ""
+    if body == row_pick.SCRIPT:  # a click on a row types its ID: a constant, no user text
         return ""
     if body.startswith('<nav class="tp-nav"'):  # the menu: the same constant for every session
         assert body in {page_menu.html_menu(page.title) for page in site.PAGES}, "another menu"
@@ -473,15 +477,15 @@ def test_compare_page_escapes_chips_regions_and_labels(tok: Tokenizer) -> None:
 
 
 def test_vocabulary_page_escapes_row_and_merge_tree(tok: Tokenizer) -> None:
-    """Vocabulary: the attack's row (a data grid), its GPT-2 form (markdown without HTML) and
-    its merge tree (HTML)."""
+    """Vocabulary: the attack's row (an HTML table), its GPT-2 form (markdown without HTML)
+    and its merge tree (HTML)."""
     at = open_page(VOCAB, ("attack", tok))
     at.text_input(key="_w.voc.search").set_value("alert(").run()
     page_html(at)
-    table = at.dataframe[0].value  # a data grid, not HTML: the token as text
-    rows = table.set_index("ID")
+    (table,) = tables(at)  # HTML: the token escaped, read back as the text a reader sees
+    rows = {row["ID"]: row for row in table}
     for attack in (ATTACK, ATTACK2, GROUP_ATTACK):
-        assert rows.loc[attack_id(tok, attack), "token"] == chips.visible(attack)
+        assert rows[attack_id(tok, attack)]["token"] == chips.visible(attack)
     for attack in (ATTACK, ATTACK2):
         token_id = attack_id(tok, attack)
         at.number_input(key="_w.voc.token").set_value(token_id).run()

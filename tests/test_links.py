@@ -201,7 +201,7 @@ def test_decode_link(gpt2: Tokenizer) -> None:
 
 def test_vocabulary_link_selects_a_token(gpt2: Tokenizer) -> None:
     at = open_url("Vocabulary", {"tok": GPT2, "token": "9288", "q": "ing", "order": "longest first"})
-    assert at.number_input[0].value == 9288
+    assert at.number_input(key="_w.voc.token").value == 9288
     assert at.text_input[0].value == "ing"
     assert at.selectbox(key="_w.voc.order").value == "longest first"
     assert any(gpt2.vocab[9288].hex(" ") in m.value for m in at.markdown)
@@ -285,7 +285,7 @@ def test_bad_tokenize_params(gpt2: Tokenizer, params: dict[str, str], expected: 
 def test_bad_vocabulary_params(gpt2: Tokenizer, params: dict[str, str], expected: str) -> None:
     at = open_url("Vocabulary", {"tok": GPT2, **params})
     assert expected in warnings(at)
-    assert 0 <= at.number_input[0].value < gpt2.n_vocab
+    assert 0 <= at.number_input(key="_w.voc.token").value < gpt2.n_vocab
 
 
 def test_bad_ids_are_flagged_not_fatal(gpt2: Tokenizer) -> None:
@@ -348,7 +348,7 @@ def test_session_tokenizer_is_saved_from_the_link_popover(tok: Tokenizer, librar
     assert [e.name for e in entries] == ["mine"]
     assert at.query_params["tok"] == f"lib:{entries[0].id}"
     again = reopen(the_link(at))
-    assert again.number_input[0].value == 280
+    assert again.number_input(key="_w.voc.token").value == 280
     assert again.session_state["ui.active"] == f"📚 mine · {entries[0].id}"
     assert any(tok.vocab[280].hex(" ") in m.value for m in again.markdown)
 

@@ -7,8 +7,9 @@ table of at most a few hundred rows needs none of it: this is one ``<table>`` th
 ``st.html``, every cell escaped (tokens and labels are user text), numbers right-aligned, in
 a box that scrolls past ``max_height`` pixels with its header kept in view.
 
-The Vocabulary page keeps its grid: thousands of rows, sorting by a click on a header, a
-click on a row to pick its token.
+The Vocabulary page lists its tokens this way too, a page of rows at a time: a table can name
+the number input a click on a row types the row's ID into (``pick``; the script is
+:mod:`ui.row_pick`'s), and its headers can carry help (``help``).
 
 >>> markup = table_html([{"token": "<b>", "count": 1234}])
 >>> "<td>&lt;b&gt;</td>" in markup, '<td class="tp-num">1,234</td>' in markup
@@ -34,6 +35,9 @@ _CSS = """<style>
  font-variant-numeric:tabular-nums}
 .tp-table tr:last-child td{border-bottom:none}
 .tp-table .tp-num{text-align:right}
+.tp-table th[title]{cursor:help;text-decoration:underline dotted #9aa0b4}
+[data-pick-into] tbody tr{cursor:pointer}
+[data-pick-into] tbody tr:hover td{background:#f0f2ff}
 </style>"""
 
 
@@ -64,28 +68,49 @@ def _numeric(rows: Sequence[Mapping[str, Any]], column: str) -> bool:
         v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in values)
 
 
-def table_html(rows: Sequence[Mapping[str, Any]], *, max_height: int = 420) -> str:
+def table_html(rows: Sequence[Mapping[str, Any]], *, max_height: int = 420,
+               help: Mapping[str, str] | None = None,
+               pick: tuple[str, str] | None = None) -> str:
     """The HTML of ``rows`` (dicts sharing the first row's keys, which head the columns), every
     header and cell escaped; past ``max_height`` pixels the box scrolls. Columns in
-    :data:`NAMES` (IDs) show their numbers without separators."""
+    :data:`NAMES` (IDs) show their numbers without separators. ``help``: a column's hover
+    text. ``pick``: (column, the CSS class of a number input): each row carries its value of
+    that column, for :mod:`ui.row_pick` to type into the input on a click.
+
+    >>> html = table_html([{"ID": 7}], help={"ID": "the token's ID"}, pick=("ID", "st-key-x"))
+    >>> '<div class="tp-table-box" data-pick-into="st-key-x"' in html, '<tr data-pick="7">' in html
+    (True, True)
+    """
     columns = list(rows[0]) if rows else []
     numeric = {c for c in columns if _numeric(rows, c)}
+    tips = help or {}
 
     def cls(column: str) -> str:
         return ' class="tp-num"' if column in numeric else ""
 
-    head = "".join(f"<th{cls(c)}>{html.escape(c)}</th>" for c in columns)
+    def tip(column: str) -> str:
+        return f' title="{html.escape(tips[column])}"' if column in tips else ""
+
+    def row_start(row: Mapping[str, Any]) -> str:
+        if pick is None:
+            return "<tr>"
+        return f'<tr data-pick="{html.escape(cell_text(row.get(pick[0]), grouped=False))}">'
+
+    head = "".join(f"<th{cls(c)}{tip(c)}>{html.escape(c)}</th>" for c in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td{cls(c)}>{html.escape(cell_text(r.get(c), grouped=c not in NAMES))}"
-                         "</td>" for c in columns)
+        row_start(r)
+        + "".join(f"<td{cls(c)}>{html.escape(cell_text(r.get(c), grouped=c not in NAMES))}"
+                  "</td>" for c in columns)
         + "</tr>"
         for r in rows
     )
-    return (f'<div class="tp-table-box" style="max-height:{int(max_height)}px">'
+    into = f' data-pick-into="{html.escape(pick[1])}"' if pick is not None else ""
+    return (f'<div class="tp-table-box"{into} style="max-height:{int(max_height)}px">'
             f'<table class="tp-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
             f"</table></div>{_CSS}")
 
 
-def show(rows: Sequence[Mapping[str, Any]], *, max_height: int = 420) -> None:
+def show(rows: Sequence[Mapping[str, Any]], *, max_height: int = 420,
+         help: Mapping[str, str] | None = None, pick: tuple[str, str] | None = None) -> None:
     """Draw ``rows`` as a table (see :func:`table_html`)."""
-    st.html(table_html(rows, max_height=max_height), width="stretch")
+    st.html(table_html(rows, max_height=max_height, help=help, pick=pick), width="stretch")

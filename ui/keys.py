@@ -37,7 +37,8 @@ VOC_SEARCH = "voc.search"
 VOC_ORDER = "voc.order"
 VOC_TOKEN = "voc.token"  # the selected token ID
 VOC_TOKEN_DEFAULT = "voc.token_default"
-VOC_PICKED = "voc.picked"  # the row picked in the table (a new pick moves VOC_TOKEN)
+VOC_PAGE = "voc.page"  # the page of the token list shown
+VOC_PAGE_OF = "voc.page_of"  # the list (tokenizer, search, order) that page is of
 
 # Compare
 CMP_TOKENIZERS = "cmp.tokenizers"

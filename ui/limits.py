@@ -75,10 +75,10 @@ DEFAULT_MAX_IDS = 20_000
 DEFAULT_URL_TEXT_CHARS = 1_500
 #: Anything longer in one URL parameter is hostile or broken; it is never processed in full.
 MAX_PARAM_CHARS = 200_000
-#: Rows of the Vocabulary page's table sent to the browser: GPT-2's whole vocab was 5.2 MB
-#: on every run of the page (a first view 3.3x a bare page's time); search and the order
-#: reach the others.
-VOCAB_TABLE_ROWS = 5_000
+#: Rows of the Vocabulary page's table sent at a time, a page of the list (its "Page" box
+#: reaches the others): GPT-2's whole vocab was 5.2 MB on every run of the page (a first view
+#: 3.3x a bare page's time), and each row is HTML the browser builds.
+VOCAB_PAGE_ROWS = 200
 #: Bytes in a megabyte: decimal, the unit Streamlit's file uploader shows ("41.2MB").
 MB = 1000 * 1000
 

@@ -290,7 +290,7 @@ def bind(key: str, default: Any = None) -> dict[str, Any]:
     URL). Use as ``st.text_area("Text", **ui.state.bind(keys.TOK_TEXT, "hello"))``.
     """
     st.session_state.setdefault(key, default)
-    widget_key = "_w." + key
+    widget_key = bound_widget_key(key)
     # Safe: a widget's state may be set before the widget is created in this run.
     # subtle: only when they differ. A widget set from Python is sent with its value to
     # show, and a run that ends after the user typed on (live typing: ui.live_input) would
@@ -298,6 +298,15 @@ def bind(key: str, default: Any = None) -> dict[str, Any]:
     if st.session_state.get(widget_key) != st.session_state[key]:
         st.session_state[widget_key] = st.session_state[key]
     return {"key": widget_key, "on_change": _copy(widget_key, key)}
+
+
+def bound_widget_key(key: str) -> str:
+    """The key of the widget :func:`bind` binds to ``key``.
+
+    >>> bound_widget_key("voc.token")
+    '_w.voc.token'
+    """
+    return "_w." + key
 
 
 def _copy(src: str, dst: str) -> Callable[[], None]:

@@ -151,7 +151,8 @@ def test_bad_ids_are_flagged_with_their_position(app: AppBrowser) -> None:
 
 
 def test_a_click_on_a_vocabulary_row_selects_its_token(app: AppBrowser) -> None:
-    """A plain click on any cell of a row (no checkbox to tick) shows that token's tree."""
+    """A plain click on any cell of a row of the list (an HTML table: ui.row_pick) types its
+    ID into "Token ID", which shows that token and names it in the link."""
     from core.engine.vocab_table import search_rows, vocab_rows
 
     gpt2 = load_preset("gpt2")
@@ -160,11 +161,11 @@ def test_a_click_on_a_vocabulary_row_selects_its_token(app: AppBrowser) -> None:
     page = app.page
     token_box = page.get_by_label("Token ID", exact=True)
     assert token_box.input_value() != str(wanted.id)
-    grid = page.locator('[data-testid="stDataFrame"]').first
-    box = grid.bounding_box()
-    row_px = 35  # Streamlit's row height, the header's too
+    row = page.locator(f'[data-pick-into] tr[data-pick="{wanted.id}"]')
+    assert row.locator("td").nth(1).inner_text() == wanted.token.decode()  # "hing"
     with app.rerun():  # the "left" column (the 5th) of the third row
-        page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + row_px * 3.5)
+        row.locator("td").nth(4).click()
+    page.wait_for_function(f"() => new URL(location.href).searchParams.get('token') === '{wanted.id}'")
     assert token_box.input_value() == str(wanted.id)
     shown = page.get_by_text(re.compile(r"byte\(s\) · hex")).inner_text()
     assert wanted.token.hex(" ") in shown
