@@ -41,7 +41,7 @@ stat_row.show([
     # Unigram, WordPiece, or BPE whose merges follow the pieces' scores (SentencePiece): its kind
     Stat("Merges", f"{n_merges:,}") if n_merges else Stat("Model", tok.kind),
     Stat("Special tokens", f"{len(tok.special_tokens or []):,}"),
-    Stat("Longest token", f"{max(map(len, tok.vocab.values()), default=0)} bytes"),
+    Stat("Longest token", f"{max(cache.length_counts(key, tok), default=0)} bytes"),
 ], key="voc-stats")
 
 c_search, c_order, c_page = st.columns([3, 1, 1])

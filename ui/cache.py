@@ -49,7 +49,7 @@ from core.services.library import (
 )
 from core.train import BPETrainer
 from core.train.builtin_corpus import BUILTIN_SEPARATOR, builtin_corpus_text
-from ui import limits, runtime
+from ui import charts, limits, runtime
 from ui.chips import show_bytes, visible
 from ui.display import merge_number, spelling_name
 
@@ -212,12 +212,16 @@ def vocab_orders(tok: TokenizerInterface, *, n_merges: int) -> tuple[str, ...]:
     return tuple(o for o in VOCAB_ORDERS if meaningful.get(o, True))
 
 
-@st.cache_data(max_entries=16, ttl=3600, show_spinner="Building the vocabulary table…")
+@st.cache_resource(max_entries=16, ttl=3600, show_spinner="Building the vocabulary table…")
 def vocab_table(tok_key: str, query: str, _tok: DetailedTokenizer, *,
                 order: str = "ID") -> pd.DataFrame:
     """The vocabulary as a DataFrame (rows matching ``query``; see core.engine.vocab_table), sorted
     by one of :data:`VOCAB_ORDERS`; its "merge" column numbers merges from 1
-    (``ui.display.merge_number``)."""
+    (``ui.display.merge_number``).
+
+    subtle: a resource, shared and never copied: read it, never change it. As ``cache_data``
+    every run of Vocabulary unpickled the whole table (GPT-2: 50,257 rows) to show 200 of
+    them, a fifth of a new visitor's run of the page."""
     rows = search_rows(_vocab_rows(tok_key, _tok), query)
     if order == "longest first":
         rows = sorted(rows, key=lambda r: (-r.length, r.id))
@@ -305,6 +309,14 @@ def replay_sizes(tok_key: str, _tok: Tokenizer) -> list[int]:
 def merge_lengths(tok_key: str, _tok: DetailedTokenizer) -> list[int]:
     """The length in bytes of the token each merge makes, by rank."""
     return [len(a) + len(b) for a, b in _tok.merges]
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def merge_length_chart(tok_key: str, step: int, _tok: DetailedTokenizer) -> str:
+    """Replay's chart of the length of each merge's token, its cursor at ``step``: drawn once
+    per tokenizer and step for every session (it was half of a new visitor's run of Replay,
+    and every rerun that types in the sample text drew it again)."""
+    return charts.merge_length_chart(merge_lengths(tok_key, _tok), cursor=step)
 
 
 # ---------------------------------------------------------------------------------------------

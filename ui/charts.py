@@ -114,8 +114,9 @@ class Axis:
 @dataclass(frozen=True)
 class Series:
     """A named set of points ``(x, y, hover label)``, drawn as dots, a line or diamonds (the
-    hover layer keeps a share of the points: :data:`HOVER_POINTS`). Series with the same name share a colour and one entry
-    in the legend; ``colour`` None takes the next of :data:`COLOURS`."""
+    hover layer keeps a share of the points: :data:`HOVER_POINTS`). Series with the same
+    name share a colour and one entry in the legend; ``colour`` None takes the next of
+    :data:`COLOURS`."""
 
     name: str
     points: Sequence[tuple[float, float, str]]

@@ -175,7 +175,7 @@ def _charts(label: str, key: str, tok: Tokenizer, k: int, n: int) -> None:
             charts.show(growth)
         st.caption("This session's training of the tokenizer; the red mark is step k.")
         return
-    charts.show(charts.merge_length_chart(cache.merge_lengths(key, tok), cursor=k))
+    charts.show(cache.merge_length_chart(key, k, tok))
     st.caption("Its training was not recorded in this session (a preset, a loaded file or a "
                "saved tokenizer), so this shows what the merge list itself tells: the length "
                "of the token each merge makes. The red mark is step k. Train a tokenizer on "
