@@ -79,6 +79,28 @@ def test_new_browsers_are_spread_over_the_processes(served: str) -> None:
     assert seen == {"w1", "w2"}
 
 
+def test_streamlit_static_files_come_from_haproxy_cache_and_pages_do_not(served: str) -> None:
+    """A new visitor fetches dozens of Streamlit's hashed scripts: HAProxy keeps them
+    (deploy/haproxy.cfg) and answers from memory (an ``age`` header), the same bytes as the
+    file; the page itself always reaches a worker."""
+    import streamlit
+
+    js = Path(streamlit.__file__).parent / "static" / "static" / "js"
+    script = min(js.glob("Selectbox.*.js"))
+
+    def fetch(path: str) -> tuple[bytes, dict[str, str]]:
+        with urllib.request.urlopen(served + path, timeout=10) as reply:  # noqa: S310
+            return reply.read(), {k.lower(): v for k, v in reply.headers.items()}
+
+    first, _ = fetch(f"/static/js/{script.name}")
+    again, headers = fetch(f"/static/js/{script.name}")
+    assert first == again == script.read_bytes()
+    assert "age" in headers, headers  # from HAProxy's cache, not from a worker
+    for _ in range(2):
+        _, page_headers = fetch("/")
+        assert "age" not in page_headers and "TOKPLAY_WORKER=" in page_headers["set-cookie"]
+
+
 def test_a_link_made_on_one_process_opens_on_the_other(
         served: str, browser: object, screenshot_dir: Path, tmp_path: Path) -> None:
     vocab_pkl, merges_pkl, tok = write_pickles(tmp_path, 300)
