@@ -14,6 +14,7 @@ from core.formats.presets import load_preset
 from tests.chart_svg import bars, chart, charts, picture, points, ticks
 from tests.copy_lines import copied
 from tests.html_tables import tables
+from ui.evaluate import UNUSED_LISTED
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "7_Evaluate.py")
 
@@ -140,7 +141,8 @@ def test_a_new_text_redraws_what_is_kept_between_reruns(tiktoken_cache):
         unused = unused_tokens(gpt2, evaluate(gpt2, [text]).usage)
         assert any(m.value.startswith(f"**Unused**: {len(unused):,} of 50,257")
                    for m in at.markdown)
-        assert [int(r["ID"]) for r in tables(at)[-1]] == unused[:500]
+        assert [int(r["ID"]) for r in tables(at)[-1]] == unused[:UNUSED_LISTED]
+        assert any(c.value == f"The first {UNUSED_LISTED:,} by ID." for c in at.caption)
         curve = points(chart(at, "eva.chart.curve"))
         stats = evaluate(gpt2, [text]).stats
         assert curve[-1][:2] == (50257, pytest.approx(stats.bytes_per_token, rel=1e-5))

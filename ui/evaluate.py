@@ -53,6 +53,8 @@ MAX_TEXTS = 8  # with 6 tokenizers, 48 jobs: within what the server keeps (Evalu
 DEFAULT_TOKENIZERS = ["GPT-2 (gpt2)", "GPT-4 (cl100k_base)"]
 _POLL_SECONDS = 0.5
 _CURVE_POINTS = 300
+#: Unused tokens listed (by ID; the count says how many there are): a row is DOM to build.
+UNUSED_LISTED = 200
 
 # ---------------------------------------------------------------------------------------------
 # Texts
@@ -347,9 +349,10 @@ def tokens_view(tokenizers: dict[str, TokenizerInterface], sources: list[str],
     with right:
         unused = _unused(f"{state.tokenizer_key(label)}\0{source_digest(sid)}", tok, usage)
         st.markdown(f"**Unused**: {len(unused):,} of {tok.n_vocab:,}")
-        html_table.show([{"ID": i, "token": show(token_bytes(tok, i))} for i in unused[:500]])
-        if len(unused) > 500:
-            st.caption("The first 500 by ID.")
+        html_table.show([{"ID": i, "token": show(token_bytes(tok, i))}
+                         for i in unused[:UNUSED_LISTED]])
+        if len(unused) > UNUSED_LISTED:
+            st.caption(f"The first {UNUSED_LISTED:,} by ID.")
 
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner=False)
