@@ -12,11 +12,12 @@ the title is drawn and no script run, running indicator or skeleton is left; the
 What it showed (2 cores, Streamlit 1.67, two runs): one select box alone costs 1.22-1.25x a
 bare page, a multiselect 1.21-1.24x, a text area or a slider 1.2x; the widget set of our
 Replay page (two select boxes, a segmented control, a text area, three buttons, a slider, a
-block of HTML) 1.44x, where the Replay page itself measured 1.54x; a data grid (``st.dataframe``, even of 200 rows) about 1.4x,
-where a number input alone is 1.18x (what made Vocabulary's list an HTML table). The browser fetches
-each kind of widget's script the first time a page draws one (a select box brings about 0.15
-MB in twenty files), then renders each element: the first view of a page is bounded below by
-the kinds of widget it shows, whatever the server does.
+block of HTML) 1.44x, where the Replay page itself measured 1.54x; a data grid
+(``st.dataframe``, even of 200 rows) about 1.4x, where a number input alone is 1.18x (what
+made Vocabulary's list an HTML table). The browser fetches each kind of widget's script the
+first time a page draws one (a select box brings about 0.15 MB in twenty files), then renders
+each element: the first view of a page is bounded below by the kinds of widget it shows,
+whatever the server does.
 """
 
 from __future__ import annotations

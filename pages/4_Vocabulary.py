@@ -4,8 +4,8 @@ models); a token's merge tree. Its captions follow the tokenizer's kind (ui.kind
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, charts, display, html_table, keys, kinds, limits, links, live_input
-from ui import merge_tree, row_pick, stat_row, state, vocab_pages, widgets
+from ui import cache, charts, display, html_table, keys, kinds, limits, links, merge_tree
+from ui import row_pick, stat_row, state, vocab_pages, widgets
 from ui.stat_row import Stat
 
 setup("Vocabulary")
@@ -70,7 +70,7 @@ with c_page:
 st.caption(vocab_pages.caption(len(table), int(page), clickable=row_pick.clickable()))
 html_table.show(vocab_pages.rows(table, int(page), merges=bool(n_merges)), max_height=390,
                 help=vocab_pages.column_help(kind.leaf),
-                pick=("ID", live_input.key_class(state.bound_widget_key(keys.VOC_TOKEN))))
+                pick=("ID", row_pick.into(keys.VOC_TOKEN)))
 row_pick.enable()
 
 left, right = st.columns(2, gap="large")

@@ -13,11 +13,11 @@ cannot have, are a layer of small HTML elements placed over it in percent of the
 an ``<i>`` per point, a ``<b>`` per bar, each with its ``title`` and its numbers in
 ``data-x`` and ``data-y`` (tests read those). Every text goes through :func:`_esc`.
 
-subtle: the layer has at most :data:`HOVER_POINTS` targets per chart, however many points the
-picture draws. Each target is an element that the browser sanitizes, builds and lays out: a
-layer of 1,500 dots (Replay's merge lengths) cost a new visitor about 0.26 s against 0.03 s
-for 300 (a page of that chart alone, 2 cores; about 0.17 ms a target), and targets a few pixels apart cover each other
-anyway: only the top one could be hovered.
+subtle: the layer has at most :data:`HOVER_POINTS` targets per chart, however many points
+the picture draws. Each target is an element that the browser sanitizes, builds and lays
+out: a layer of 1,500 dots (Replay's merge lengths) cost a new visitor about 0.26 s against
+0.03 s for 300 (a page of that chart alone, 2 cores; about 0.17 ms a target), and targets
+a few pixels apart cover each other anyway: only the top one could be hovered.
 
 Each chart is a ``<div class="tp-chart" data-chart="ID">``: picture, layer, then the legend.
 The output is well-formed XML. Nothing here imports Streamlit until :func:`show` (training
@@ -38,8 +38,8 @@ from typing import Any, Literal
 from ui import display, limits
 from ui.chart_ticks import compact, integer_ticks, log_ticks, nice_ticks, tick_step
 
-__all__ = ["CHART_POINTS", "COLOURS", "CURSOR", "HOVER_POINTS", "PRIMARY", "Axis", "Bars", "Cursor", "Series",
-           "bar_chart", "compact", "integer_ticks", "log_ticks", "merge_length_chart",
+__all__ = ["CHART_POINTS", "COLOURS", "CURSOR", "HOVER_POINTS", "PRIMARY", "Axis", "Bars",
+           "Cursor", "Series", "bar_chart", "compact", "integer_ticks", "log_ticks", "merge_length_chart",
            "nice_ticks", "show", "thin", "tick_step", "token_length_chart", "training_charts",
            "xy_chart"]
 
@@ -405,8 +405,8 @@ def _series(s: Series, colour: str, at: Any, layer_at: Any, hovered: int) -> tup
         drawn = (f'<polyline class="tp-series" points="{path}" fill="none" stroke="{colour}" '
                  'stroke-width="2"/>')
     elif s.mode == "diamonds":
-        drawn = (f'<path class="tp-series" d="{"".join(_diamond(cx, cy, 6) for (cx, cy), *_ in points)}" '
-                 f'fill="{colour}"/>')
+        diamonds = "".join(_diamond(cx, cy, 6) for (cx, cy), *_ in points)
+        drawn = f'<path class="tp-series" d="{diamonds}" fill="{colour}"/>'
     else:  # a dot is a line of length 0 with round ends: 12 bytes instead of a <circle>
         dots = "".join(f"M{_num(cx)} {_num(cy)}h0" for (cx, cy), *_ in points)
         drawn = (f'<path class="tp-series" d="{dots}" stroke="{colour}" stroke-width="5" '

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import runtime
+from ui import live_input, runtime, state
 
-__all__ = ["SCRIPT", "clickable", "enable"]
+__all__ = ["SCRIPT", "clickable", "enable", "into"]
 
 #: The listener, set up once per document (``window.tpRowPick``).
 SCRIPT = """<span class="tp-row-pick"></span><style>
@@ -45,6 +45,16 @@ document.addEventListener("click", (event) => {
     key: "Enter", code: "Enter", bubbles: true, cancelable: true })), 0);
 }, true);
 })()</script>"""
+
+
+def into(key: str) -> str:
+    """The CSS class a table names (``ui.html_table``'s ``pick``) for a click on a row to
+    type into the number input bound to the session value ``key`` (``ui.state.bind``).
+
+    >>> into("voc.token")
+    'st-key-_w-voc-token'
+    """
+    return live_input.key_class(state.bound_widget_key(key))
 
 
 def clickable() -> bool:
