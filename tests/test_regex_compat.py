@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 import unicodedata
 from functools import cache
 
@@ -24,7 +25,7 @@ from core.pipeline import pattern as pattern_module
 from core.pipeline import pre_tokenizers, unicode_tables
 from core.pipeline import added_tokens
 from core.pipeline.pattern import Pattern, onig_to_python
-from core.engine.pretokenize import PATTERNS, SAFE_CUT_BYTES, ascii_pattern
+from core.engine.pretokenize import PATTERNS, SAFE_CUT_BYTES, ascii_pattern, compile_pattern
 from core.engine.regex_compat import fallback
 
 MULTILINGUAL = (
@@ -196,3 +197,90 @@ def test_core_trains_encodes_and_decodes_with_regex_blocked():
 
 def test_regex_is_used_when_it_imports():
     assert regex_compat.HAVE_REGEX and regex_compat.regex is regex
+
+
+# -- HeldPattern: matching short texts without letting go of the GIL ----------------------
+
+
+class _Recorder:
+    """A stand-in for a compiled pattern: records what each call was asked for."""
+
+    pattern, flags, groups = "x", 0, 0
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    def __getattr__(self, method: str):
+        def call(*args, concurrent=None):
+            self.calls.append((method, concurrent))
+            return []
+        return call
+
+
+def test_a_held_pattern_keeps_the_gil_on_short_texts_and_lets_go_on_long_ones():
+    rec = _Recorder()
+    held = regex_compat.HeldPattern(rec)
+    short, long = "x" * regex_compat.GIL_HELD_CHARS, "x" * (regex_compat.GIL_HELD_CHARS + 1)
+    for text in (short, long):
+        held.findall(text)
+        held.finditer(text, 0)
+        held.search(text, 1)
+        held.match(text)
+        held.fullmatch(text)
+        held.split(text)
+        held.sub("y", text)
+    methods = ["findall", "finditer", "search", "match", "fullmatch", "split", "sub"]
+    assert rec.calls == [(m, False) for m in methods] + [(m, None) for m in methods]
+
+
+@pytest.mark.parametrize("source,flags", [(PATTERNS["gpt2"], 0), (PATTERNS["o200k"], 0),
+                                          (r"\s+|\p{L}+", regex.MULTILINE | regex.V0)])
+def test_a_held_pattern_matches_as_regex_does(source, flags):
+    held, plain = regex_compat.compile_held(source, flags), regex.compile(source, flags)
+    text = MULTILINGUAL
+    assert held.findall(text) == plain.findall(text)
+    assert [m.span() for m in held.finditer(text, 3, 90)] == [m.span() for m in plain.finditer(text, 3, 90)]
+    assert held.search(text, 5).span() == plain.search(text, 5).span()
+    assert (held.match(text, 1) or plain.match(text, 1)) is None or held.match(text, 1).span() == plain.match(text, 1).span()
+    assert held.split(text) == plain.split(text)
+    assert held.sub("_", text) == plain.sub("_", text)
+    assert (held.pattern, held.flags, held.groups) == (plain.pattern, plain.flags, plain.groups)
+
+
+def _other_thread_runs_while(work) -> bool:
+    """Whether a waiting thread got the GIL while ``work()`` ran: with a switch interval
+    of 1,000 s, only a thread that lets go of the GIL itself lets another one in."""
+    import threading
+
+    ticks, stop, parked = [0], [False], threading.Event()
+
+    def other() -> None:
+        parked.set()
+        while not stop[0]:
+            ticks[0] += 1
+            time.sleep(0)  # lets go of the GIL at once: the main thread takes it back
+
+    old = sys.getswitchinterval()
+    thread = threading.Thread(target=other, daemon=True)
+    try:
+        sys.setswitchinterval(1000)
+        thread.start()
+        parked.wait()
+        before = ticks[0]
+        work()
+        return ticks[0] != before
+    finally:
+        stop[0] = True
+        sys.setswitchinterval(old)
+        thread.join()
+
+
+def test_short_texts_are_pre_tokenized_without_letting_another_thread_in():
+    text = "Held by one thread: ünïcode too, 123 times over."
+    engine, plain = compile_pattern("gpt2"), regex.compile(PATTERNS["gpt2"])
+    split = Pattern(r"\p{L}+", is_regex=True)
+    assert engine.findall(text) == plain.findall(text)
+    assert not _other_thread_runs_while(lambda: [engine.findall(text) for _ in range(200)])
+    assert not _other_thread_runs_while(lambda: [split.matches(text) for _ in range(200)])
+    # the control: plain `regex` lets go at each of its 32,000 matches
+    assert _other_thread_runs_while(lambda: [plain.findall(text) for _ in range(2000)])

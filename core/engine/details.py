@@ -30,7 +30,7 @@ from core.engine.pretokenize import split_on_specials
 from core.errors import PlaygroundError
 
 if TYPE_CHECKING:
-    from core.engine.regex_compat import regex
+    from core.engine.regex_compat import HeldPattern
     from core.engine.template import Template
 
 __all__ = [
@@ -76,7 +76,7 @@ class BPETables(Protocol):
     @property
     def template(self) -> Template: ...
     @property
-    def pretoken_regex(self) -> regex.Pattern[str]: ...
+    def pretoken_regex(self) -> HeldPattern: ...
     @property
     def byte_ids(self) -> Sequence[int]: ...
     @property

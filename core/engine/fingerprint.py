@@ -46,7 +46,7 @@ from itertools import chain
 from types import BuiltinFunctionType, FunctionType, MethodType
 from typing import Any, cast
 
-from core.engine.regex_compat import regex
+from core.engine.regex_compat import HeldPattern, regex
 
 __all__ = ["BIG", "canonical", "fingerprint_of"]
 
@@ -56,7 +56,7 @@ BIG = 1024
 #: Values that are their own canonical form (exact types: a subclass, such as an enum that
 #: is also a str, is described by its type).
 _ATOMS = frozenset({type(None), bool, int, float, str, bytes})
-_PATTERNS = (re.Pattern, type(regex.compile("")))
+_PATTERNS = (re.Pattern, type(regex.compile("")), HeldPattern)
 _OPAQUE = (FunctionType, MethodType, BuiltinFunctionType, partial)
 _CYCLE = "<cycle>"
 

@@ -31,7 +31,7 @@ from core.engine.pretokenize import (
     TEKKEN_PATTERN,
     resolve_pattern,
 )
-from core.engine.regex_compat import HAVE_REGEX, regex
+from core.engine.regex_compat import HAVE_REGEX, compile_held
 
 __all__ = ["CLASS_PATTERNS", "CharClasses", "splitter"]
 
@@ -64,7 +64,7 @@ class CharClasses:
     def __init__(self, flags: dict[str, int]) -> None:
         self.classes = bytearray(0x110000)
         self.known = bytearray(0x110000 // _BLOCK)
-        self._finders = [(flags[name], regex.compile(rx).finditer)
+        self._finders = [(flags[name], compile_held(rx).finditer)
                          for name, rx in CLASS_PATTERNS.items()]
 
     def fill(self, block: int) -> None:

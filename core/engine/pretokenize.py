@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from core.engine.regex_compat import regex
+from core.engine.regex_compat import HeldPattern, compile_held, regex
 from core.errors import TrainingConfigError
 
 # GPT-2's pattern as in openai/gpt-2 `encoder.py` and the CS336 assignment handout.
@@ -98,10 +98,12 @@ def resolve_pattern(pattern: str) -> str:
 
 
 @lru_cache(maxsize=16)  # bounded: a handful of patterns per process
-def compile_pattern(pattern: str) -> regex.Pattern[str]:
-    """Compile a pattern name or regex once; raises a clear error for a broken regex."""
+def compile_pattern(pattern: str) -> HeldPattern:
+    """Compile a pattern name or regex once (matching short texts without letting go of the
+    GIL: :class:`~core.engine.regex_compat.HeldPattern`); raises a clear error for a broken
+    regex."""
     try:
-        return regex.compile(resolve_pattern(pattern))
+        return compile_held(resolve_pattern(pattern))
     except regex.error as err:
         raise TrainingConfigError(f"the pre-tokenizer pattern is not a valid regex: {err}") from None
 

@@ -49,7 +49,8 @@ from itertools import groupby
 from types import SimpleNamespace
 from typing import Any
 
-__all__ = ["HAVE_REGEX", "fallback", "regex", "translate"]
+__all__ = ["GIL_HELD_CHARS", "HAVE_REGEX", "HeldPattern", "compile_held", "fallback", "regex",
+           "translate"]
 
 # ---------------------------------------------------------------------------------------------
 # Character sets as code-point ranges, from unicodedata
@@ -367,3 +368,80 @@ except ImportError:  # Pyodide without its regex wheel, a bare Python
     HAVE_REGEX = False
 else:
     HAVE_REGEX = True
+
+
+# ---------------------------------------------------------------------------------------------
+# Matching without letting go of the GIL
+# ---------------------------------------------------------------------------------------------
+
+#: Texts up to this many characters are matched holding the GIL (:class:`HeldPattern`); the
+#: engine encodes long text in segments of this size (``core.engine.text_encoder``).
+GIL_HELD_CHARS = 1 << 16
+
+
+class HeldPattern:
+    """A compiled ``regex`` pattern that keeps the GIL while it matches a short text.
+
+    ``regex`` lets go of the GIL around every match on a str, so that other threads may run
+    meanwhile. On a server where twenty sessions' threads queue for the GIL, each let-go
+    costs a wait to get it back, up to the 5 ms switch interval: a sentence's dozen
+    pre-tokens took milliseconds instead of microseconds, and a session's rerun waited for
+    the others at every match. ``re`` and core's C twins never let go. Texts longer than
+    :data:`GIL_HELD_CHARS` still do, so that one long match never stops the other threads.
+
+    >>> HeldPattern(regex.compile(r"\\w+")).findall("held by a thread")
+    ['held', 'by', 'a', 'thread']
+    """
+
+    __slots__ = ("compiled",)
+
+    def __init__(self, compiled: Any) -> None:
+        self.compiled = compiled
+
+    @property
+    def pattern(self) -> Any:
+        return self.compiled.pattern
+
+    @property
+    def flags(self) -> int:
+        return int(self.compiled.flags)
+
+    @property
+    def groups(self) -> int:
+        return int(self.compiled.groups)
+
+    def findall(self, string: Any, *args: Any) -> list[Any]:
+        return self.compiled.findall(string, *args, concurrent=_lets_go(string))
+
+    def finditer(self, string: Any, *args: Any) -> Any:
+        return self.compiled.finditer(string, *args, concurrent=_lets_go(string))
+
+    def search(self, string: Any, *args: Any) -> Any:
+        return self.compiled.search(string, *args, concurrent=_lets_go(string))
+
+    def match(self, string: Any, *args: Any) -> Any:
+        return self.compiled.match(string, *args, concurrent=_lets_go(string))
+
+    def fullmatch(self, string: Any, *args: Any) -> Any:
+        return self.compiled.fullmatch(string, *args, concurrent=_lets_go(string))
+
+    def split(self, string: Any, *args: Any) -> list[Any]:
+        return self.compiled.split(string, *args, concurrent=_lets_go(string))
+
+    def sub(self, repl: Any, string: Any, *args: Any) -> Any:
+        return self.compiled.sub(repl, string, *args, concurrent=_lets_go(string))
+
+    def __repr__(self) -> str:
+        return f"HeldPattern({self.compiled!r})"
+
+
+def _lets_go(string: Any) -> bool | None:
+    """``regex``'s ``concurrent``: False (keep the GIL) for a short text, else its default."""
+    return None if len(string) > GIL_HELD_CHARS else False
+
+
+def compile_held(pattern: Any, flags: int = 0) -> HeldPattern:
+    """``regex.compile`` as a :class:`HeldPattern`; on the ``re`` stand-in, ``re``'s own
+    pattern (the same methods, and ``re`` never lets go of the GIL)."""
+    compiled = regex.compile(pattern, flags)
+    return HeldPattern(compiled) if HAVE_REGEX else compiled  # type: ignore[return-value]

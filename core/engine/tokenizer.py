@@ -38,7 +38,7 @@ from core.engine.pickles import load_pickles, save_pickles
 from core.engine.pretoken_bpe import PretokenBPE
 from core.engine.pretokenize import compile_pattern
 from core.engine.ranks import merges_from_ranks, split_by_rank
-from core.engine.regex_compat import regex
+from core.engine.regex_compat import HeldPattern
 from core.engine.template import Template
 from core.engine.text_encoder import STREAM_CACHE_SIZE, TextEncoder, check_text
 from core.errors import PlaygroundError
@@ -318,7 +318,7 @@ class Tokenizer(PretokenBPE, ChatMethods):  # chat_template, apply_chat_template
         return (made_rank, *self._merge_pairs[made_rank])
 
     @property
-    def pretoken_regex(self) -> regex.Pattern[str]:
+    def pretoken_regex(self) -> HeldPattern:
         """The compiled pre-tokenizer pattern."""
         return self._regex
 

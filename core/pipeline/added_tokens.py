@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.engine.regex_compat import regex
+from core.engine.regex_compat import compile_held
 from core.pipeline.piece import Piece
 from core.pipeline.unicode_tables import code_points
 
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 # Hugging Face's added-token rules use Rust's Unicode-aware \w and \s.
-_WORD_CHAR = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+_WORD_CHAR = compile_held(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
 #: Where that \w (the regex module's Unicode tables) and the Rust regex crate inside
 #: tokenizers (older tables) disagree: characters new in recent Unicode versions.
 #: test_hf_pipeline checks it against tokenizers and prints a fresh table if it drifts.
@@ -50,7 +50,7 @@ _WORD_FLIPS = code_points(
     "1D280-1D281 1D6A6 1DF1F-1DF24 1DF2B-1DF81 1DF90-1DF96 1DFCD-1DFFF 1E6C0-1E6DE "
     "1E6E0-1E6F5 1E6FE-1E6FF 2B73A-2B73F 2B81E 2CEA2-2CEAD 323B0-33479 3D000-3FC3F"
 )
-_SPACE_CHAR = regex.compile(r"\p{White_Space}")
+_SPACE_CHAR = compile_held(r"\p{White_Space}")
 
 
 @dataclass(frozen=True)

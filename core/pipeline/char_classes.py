@@ -17,7 +17,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 
-from core.engine.regex_compat import regex
+from core.engine.regex_compat import compile_held, regex
 from core.pipeline.normalizers import CharTable
 from core.pipeline.unicode_tables import WHITESPACE, code_points
 
@@ -65,7 +65,7 @@ NUMERIC_FLAGS = _flags(is_numeric)
 #: runs of non-whitespace (no punctuation character is whitespace)
 SPACED_PUNCTUATION = CharTable(lambda ch: f" {ch} " if is_punctuation(ch) else ch)
 #: runs of anything but Rust's whitespace
-NOT_WHITESPACE = regex.compile("[^" + regex.escape("".join(sorted(WHITESPACE))) + "]+")
+NOT_WHITESPACE = compile_held("[^" + regex.escape("".join(sorted(WHITESPACE))) + "]+")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.engine.pretoken_split import splitter
-from core.engine.regex_compat import regex
+from core.engine.regex_compat import HeldPattern, compile_held, regex
 from core.errors import FormatError
 from core.pipeline.json_fields import show
 from core.pipeline.split_runs import Behavior, split_runs_str
@@ -46,7 +46,7 @@ class Pattern:
 
     source: str
     is_regex: bool = False
-    _compiled: regex.Pattern[str] = field(init=False, repr=False, compare=False)
+    _compiled: HeldPattern = field(init=False, repr=False, compare=False)
     _literal_chars: frozenset[str] = field(init=False, repr=False, compare=False)
     #: a built-in pattern's findall in C (core.engine.pretoken_split), else None
     _cut: Callable[[str], list[str]] | None = field(init=False, repr=False, compare=False)
@@ -56,7 +56,7 @@ class Pattern:
             onig_to_python(self.source) if self.is_regex else regex.escape(self.source)
         )
         try:
-            compiled = regex.compile(source, regex.MULTILINE | regex.V0)
+            compiled = compile_held(source, regex.MULTILINE | regex.V0)
         except regex.error as err:
             raise FormatError(
                 f"the regex {self.source!r} cannot be compiled ({err}); it must be a pattern "

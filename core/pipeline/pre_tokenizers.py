@@ -50,7 +50,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal, Protocol
 
 from core.engine.bytes_unicode import bytes_to_unicode
-from core.engine.regex_compat import regex
+from core.engine.regex_compat import compile_held
 from core.errors import FormatError
 from core.pipeline.char_classes import (
     NOT_WHITESPACE,
@@ -291,7 +291,7 @@ class Digits:
 
 #: subtle: compiled by Rust's ``regex`` crate, not Oniguruma, so ``\w`` is the Unicode one
 #: the ``regex`` module also has (letters, marks, decimal digits, ZWJ...), not Oniguruma's.
-_WORDS = regex.compile(r"\w+|[^\w\s]+")
+_WORDS = compile_held(r"\w+|[^\w\s]+")
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from core.engine.regex_compat import HAVE_REGEX, regex
+from core.engine.regex_compat import HAVE_REGEX, compile_held
 from core.errors import FormatError
 from core.pipeline.piece import Piece, Span
 from core.pipeline.sentencepiece.normalizer import CharsMap
@@ -37,11 +37,11 @@ __all__ = ["Precompiled", "graphemes", "joining_bitmap", "precompiled_from_json"
 
 # Extended grapheme clusters. Without the regex package (its stand-in has no \X), an
 # approximation: CR LF, or a character with the combining marks and joiners after it.
-_GRAPHEME = regex.compile(r"\X" if HAVE_REGEX else r"\r\n|[\s\S][\p{M}\u200d]*")
+_GRAPHEME = compile_held(r"\X" if HAVE_REGEX else r"\r\n|[\s\S][\p{M}\u200d]*")
 # A character that may join the one before it in a cluster (or, Prepend, the one after):
 # a text without one (nor CR LF) is clusters of one character each, which the C twin maps
 # without cutting them (most text: Hangul syllables and kana alone never join).
-_JOINING = regex.compile(
+_JOINING = compile_held(
     r"[\p{GCB=Extend}\p{GCB=ZWJ}\p{GCB=SpacingMark}\p{GCB=Prepend}\p{GCB=L}\p{GCB=V}"
     r"\p{GCB=T}\p{GCB=Regional_Indicator}]+"
     if HAVE_REGEX

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from core.engine.regex_compat import regex
+from core.engine.regex_compat import compile_held
 from core.pipeline.piece import Piece
 
 __all__ = [
@@ -123,7 +123,7 @@ def char_runs(text: str, is_delimiter: Callable[[str], bool]) -> list[Run]:
     return runs
 
 
-_FLAG_RUN = regex.compile("\x01|\x00+")
+_FLAG_RUN = compile_held("\x01|\x00+")
 
 
 def flag_runs(flags: str) -> list[Run]:

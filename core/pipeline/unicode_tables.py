@@ -26,7 +26,7 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import Literal
 
-from core.engine.regex_compat import regex
+from core.engine.regex_compat import compile_held, regex
 from core.pipeline.piece import Piece, Span
 
 __all__ = [
@@ -447,6 +447,6 @@ def sub_newer_than_unicode_16(repl: Callable[[str], str], text: str) -> str:
 
 #: Where Python's ``str.lower`` on a whole string differs from Rust's per-character mapping:
 #: final sigma (``"ΑΣ"`` → ``"ας"`` in Python), ``"İ"`` (two characters) and the extra pairs.
-LOWERCASE_SLOW = regex.compile(
+LOWERCASE_SLOW = compile_held(
     "[" + regex.escape("\u03a3\u0130" + "".join(_LOWERCASE_EXTRA)) + "]"
 )
