@@ -7,7 +7,7 @@ navigation, so every page has its own URL).
 import streamlit as st
 
 from ui.page import setup
-from ui import cache, chips, links, site, state, widgets
+from ui import cache, chips, html_block, links, site, state, widgets
 
 setup("Home")
 
@@ -55,7 +55,7 @@ with st.container(border=True):
     except Exception:  # noqa: BLE001 - the demo is optional (e.g. tiktoken files missing)
         st.caption("The GPT-2 preset is not available here; pick a tokenizer on 🔤 Tokenize.")
     else:
-        st.html(chips.chips_html(details.tokens, text=DEMO, show_ids=True))
+        html_block.draw(chips.chips_html(details.tokens, text=DEMO, show_ids=True))
         st.caption(f"{details.n_chars} characters, {details.n_bytes} bytes → "
                    f"{details.n_tokens} tokens. The emoji is 4 bytes that GPT-2 splits into "
                    "pieces that are not characters on their own (framed).")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import display, keys, limits, links, state, train_form, workspace
+from ui import display, html_block, keys, limits, links, state, train_form, workspace
 from ui.page import setup
 from ui.train_corpus import corpus_section
 from ui.train_live import ECHO_STYLE, POLL_SECONDS, control_state, draw_charts, draw_controls, \
@@ -70,7 +70,7 @@ st.caption(
     "Watch the merges arrive; training keeps running if you visit another page."
 )
 link_row = st.container()  # the link, once the corpus choice below has settled (corpus=)
-st.html(ECHO_STYLE)
+html_block.draw(ECHO_STYLE)
 
 if (announce := st.session_state.pop(keys.TRAIN_TOAST, None)) is not None:
     st.toast(f"“{display.escaped(announce)}” is now your active tokenizer", icon="✅")

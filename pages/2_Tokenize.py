@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import cache, chips, display, keys, kinds, limits, links, live_input, state, widgets
-from ui import chat, model_picker, stat_row, why_split
+from ui import chat, html_block, model_picker, stat_row, why_split
 from ui.page import setup
 from ui.stat_row import Stat
 
@@ -92,7 +92,7 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
                             help="Tokens that became <|unk|>."),
                        Stat("Round trip", "✓ exact" if cov.round_trip else "✗ lossy")],
                       key="tok-stats")
-        st.html(chips.word_chips_html(pieces, ids, unk_id=tok.unk_id,
+        html_block.draw(chips.word_chips_html(pieces, ids, unk_id=tok.unk_id,
                                       show_ids=show_ids))
         widgets.copy_row("🔢 IDs", ", ".join(map(str, ids)), key="tok-ids",
                          help=IDS_HELP)
@@ -113,7 +113,7 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
     if not text:
         st.info("Type some text above to see its tokens.")
     else:
-        st.html(chips.chips_html(details.tokens, text=text, show_ids=show_ids, gpt2_view=gpt2_view,
+        html_block.draw(chips.chips_html(details.tokens, text=text, show_ids=show_ids, gpt2_view=gpt2_view,
                                  limit=chips.MAX_CHIPS))
         if details.n_tokens > chips.MAX_CHIPS:
             st.caption(f"Showing the first {chips.MAX_CHIPS:,} of {details.n_tokens:,} tokens.")
@@ -130,7 +130,7 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
     if tab_pre.open:
       with tab_pre:
           st.caption(kind.pretokens.format(n=f"{len(details.pretokens):,}"))
-          st.html(chips.pretokens_html(text, details.pretokens[: chips.MAX_CHIPS]))
+          html_block.draw(chips.pretokens_html(text, details.pretokens[: chips.MAX_CHIPS]))
 
     if tab_why.open:
       with tab_why:
@@ -151,7 +151,7 @@ def text_and_tokens(label: str, show_ids: bool, gpt2_view: bool) -> None:
                   shown = display.escaped(chips.label_text(word))
                   st.caption(kinds.trace_caption(kind, shown, len(steps),
                                                  listed=bool(tok.merges)))
-                  st.html(chips.trace_html(word, steps, gpt2_view=gpt2_view, first=kind.first))
+                  html_block.draw(chips.trace_html(word, steps, gpt2_view=gpt2_view, first=kind.first))
 
     if tab_export.open:
       with tab_export:

@@ -7,7 +7,8 @@ from core.engine.details import parse_ids
 from core.interface import TokenizerInterface
 
 from ui.page import setup
-from ui import cache, chips, copy_line, html_table, keys, links, live_input, stat_row, state, widgets
+from ui import cache, chips, copy_line, html_block, html_table, keys, links, live_input, stat_row
+from ui import state, widgets
 from ui.display import escaped
 from ui.stat_row import Stat
 
@@ -68,7 +69,7 @@ def ids_and_text(key: str, tok: TokenizerInterface) -> None:
     if not tok.capabilities.details:
         text = tok.decode([i for i in ids if 0 <= i < tok.n_vocab])
         st.markdown("**Decoded text**")
-        st.html(chips.decoded_text_html(text, [], ids))
+        html_block.draw(chips.decoded_text_html(text, [], ids))
         st.info("This baseline works on words or characters, not bytes: there are no byte-level "
                 "details to show.")
         return
@@ -89,9 +90,9 @@ def ids_and_text(key: str, tok: TokenizerInterface) -> None:
                  f"(0 … {tok.n_vocab - 1:,}); each decodes to U+FFFD and is marked ∅ below.")
 
     st.markdown("**Decoded text**")
-    st.html(chips.decoded_text_html(details.text, details.replacements, ids))
+    html_block.draw(chips.decoded_text_html(details.text, details.replacements, ids))
     st.markdown("**The IDs**")
-    st.html(chips.id_chips_html(details.pieces, details.replacements, limit=chips.MAX_CHIPS))
+    html_block.draw(chips.id_chips_html(details.pieces, details.replacements, limit=chips.MAX_CHIPS))
     if details.replacements:
         st.caption("Each numbered � shares its colour and number with the IDs whose bytes made it.")
 

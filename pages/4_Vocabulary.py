@@ -5,7 +5,7 @@ import streamlit as st
 
 from ui.page import setup
 from ui import cache, charts, display, html_table, keys, kinds, limits, links, merge_tree
-from ui import row_pick, stat_row, state, vocab_pages, widgets
+from ui import html_block, row_pick, stat_row, state, vocab_pages, widgets
 from ui.stat_row import Stat
 
 setup("Vocabulary")
@@ -98,7 +98,7 @@ with left:
         elif merged:
             try:
                 tree = cache.merge_tree(key, int(token_id), tok)
-                st.html(merge_tree.merge_tree_html(tree, leaf=kind.leaf))
+                html_block.draw(merge_tree.merge_tree_html(tree, leaf=kind.leaf))
             except Exception as err:  # noqa: BLE001
                 widgets.show_error(err, what="Cannot draw the merge tree")
     else:

@@ -5,7 +5,7 @@ import streamlit as st
 from core.explain.compare import boundaries, differing_regions, tokenization_stats
 
 from ui.page import setup
-from ui import (cache, chips, display, html_table, keys, limits, links, live_input, model_picker,
+from ui import (cache, chips, display, html_block, html_table, keys, limits, links, live_input, model_picker,
                 state, widgets)
 
 setup("Compare")
@@ -78,11 +78,11 @@ def text_and_results(labels: list[str]) -> None:
         with col:
             st.markdown(f"**{display.escaped(label)}** · {cov.n_tokens:,} tokens")
             if details is not None:
-                st.html(chips.chips_html(details.tokens, text=text, show_ids=False,
+                html_block.draw(chips.chips_html(details.tokens, text=text, show_ids=False,
                                          limit=chips.MAX_CHIPS))
             else:
                 key = state.tokenizer_key(label)
-                st.html(chips.word_chips_html(cache.baseline_pieces(key, text, tok),
+                html_block.draw(chips.word_chips_html(cache.baseline_pieces(key, text, tok),
                                               cache.encode(key, text, tok), unk_id=tok.unk_id,
                                               show_ids=False))
 
@@ -100,7 +100,7 @@ def text_and_results(labels: list[str]) -> None:
         else:
             st.caption(f"{len(regions)}{'+' if len(regions) == 300 else ''} place(s) where they cut "
                        "differently (between places where all of them cut):")
-            st.html(chips.regions_html(regions, list(byte_level)))
+            html_block.draw(chips.regions_html(regions, list(byte_level)))
 
 
 text_and_results(labels)

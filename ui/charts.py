@@ -494,9 +494,9 @@ def _cut(name: str) -> str:
 
 def show(chart: str) -> None:
     """Draw a chart of this module (see the module's note for why ``st.html``)."""
-    import streamlit as st  # only to draw: workers and tools import this module without it
+    from ui import html_block  # only to draw: workers and tools import this module without it
 
-    st.html(chart)
+    html_block.draw(chart)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,7 +20,19 @@ from core.chat import ChatTemplate, chat_template_of
 from core.chat.sandbox import Limits
 from core.explain.chat_details import ChatDetails, chat_details
 from core.interface import TokenizerInterface
-from ui import cache, chat_view, chips, display, keys, links, live_input, stat_row, state, widgets
+from ui import (
+    cache,
+    chat_view,
+    chips,
+    display,
+    html_block,
+    keys,
+    links,
+    live_input,
+    stat_row,
+    state,
+    widgets,
+)
 from ui.stat_row import Stat
 
 __all__ = ["MODES", "chat_mode", "is_chat"]
@@ -231,12 +243,12 @@ def _prompt(details: Any, chat: list[list[str]], *, show_ids: bool, gpt2_view: b
                    Stat("Template tokens", f"{details.n_tokens - sum(details.user_text):,}",
                         help="Tokens the chat template writes around the messages' text."),
                    Stat("Characters", f"{len(details.text):,}")], key="chat-stats")
-    st.html(chat_view.chat_chips_html(details, show_ids=show_ids, gpt2_view=gpt2_view))
+    html_block.draw(chat_view.chat_chips_html(details, show_ids=show_ids, gpt2_view=gpt2_view))
     if details.n_tokens > chips.MAX_CHIPS:
         st.caption(f"Showing the first {chips.MAX_CHIPS:,} of {details.n_tokens:,} tokens.")
     st.caption("Dark chips: special tokens; dotted: the template's own text; plain: the "
                "messages' text. A message counts its header and its text.")
-    st.html(chat_view.counts_html([r for r, _ in chat], details.message_tokens,
+    html_block.draw(chat_view.counts_html([r for r, _ in chat], details.message_tokens,
                                   details.tail_tokens, generation=generation))
     widgets.copy_row("🔢 IDs", ", ".join(map(str, details.ids)), key="tok-chat-ids",
                      help="What apply_chat_template(messages) returns.")

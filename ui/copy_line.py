@@ -21,7 +21,7 @@ import html
 
 import streamlit as st
 
-from ui import runtime
+from ui import html_block, runtime
 
 __all__ = ["COPIED_LABEL", "COPY_LABEL", "html_line", "row_html", "show", "show_row"]
 
@@ -119,13 +119,13 @@ def row_html(label: str, text: str, *, key: str, help: str | None = None,
 def show_row(label: str, text: str, *, key: str, help: str | None = None) -> None:
     """Draw :func:`row_html` as one element where ``st.html`` runs the button's script (see
     :func:`show` for the other case, which the caller handles: ``ui.widgets.copy_row``)."""
-    st.html(row_html(label, text, key=key, help=help), unsafe_allow_javascript=True,
+    html_block.draw(row_html(label, text, key=key, help=help), unsafe_allow_javascript=True,
             width="stretch")
 
 
 def show(text: str, *, wrap: bool = False) -> None:
     """Draw ``text`` with its copy button (``st.code`` where ``st.html`` runs no script)."""
     if runtime.html_runs_scripts():
-        st.html(html_line(text, wrap=wrap), unsafe_allow_javascript=True, width="stretch")
+        html_block.draw(html_line(text, wrap=wrap), unsafe_allow_javascript=True, width="stretch")
     else:
         st.code(text, language=None, wrap_lines=wrap, width="stretch")

@@ -22,7 +22,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import streamlit as st
+from ui import html_block
 
 __all__ = ["NAMES", "cell_text", "show", "table_html"]
 
@@ -113,4 +113,4 @@ def table_html(rows: Sequence[Mapping[str, Any]], *, max_height: int = 420,
 def show(rows: Sequence[Mapping[str, Any]], *, max_height: int = 420,
          help: Mapping[str, str] | None = None, pick: tuple[str, str] | None = None) -> None:
     """Draw ``rows`` as a table (see :func:`table_html`)."""
-    st.html(table_html(rows, max_height=max_height, help=help, pick=pick), width="stretch")
+    html_block.draw(table_html(rows, max_height=max_height, help=help, pick=pick), width="stretch")

@@ -51,7 +51,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import runtime, state
+from ui import html_block, runtime, state
 
 __all__ = ["DEBOUNCE_MS", "LONG_DEBOUNCE_MS", "LONG_TEXT_CHARS", "key_class", "live", "text_area"]
 
@@ -174,7 +174,7 @@ def live(widget_key: str) -> None:
     every text area inside the container keyed ``widget_key`` (one component for all of
     them: the Chat mode's messages, ``ui.chat``)."""
     if runtime.html_runs_scripts():
-        st.html(_block_html(key_class(widget_key)), unsafe_allow_javascript=True)
+        html_block.draw(_block_html(key_class(widget_key)), unsafe_allow_javascript=True)
         return
     _commit_while_typing()(
         key=f"live.{widget_key}", height=0,

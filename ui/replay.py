@@ -16,7 +16,7 @@ import streamlit as st
 
 from core.engine.tokenizer import Tokenizer
 from core.explain.replay import TextReplay, merge_at
-from ui import cache, charts, chips, keys, limits, stat_row, state, widgets
+from ui import cache, charts, chips, html_block, keys, limits, stat_row, state, widgets
 from ui.stat_row import Stat
 
 __all__ = ["MAX_TEXT_CHARS", "SPEEDS", "STEP_BY", "check_step", "next_step", "previous_step",
@@ -122,7 +122,7 @@ def stage(label: str, key: str, tok: Tokenizer, text: str, *, by: int, playing: 
     if not text:
         st.info("Type a sample text above to watch its tokens merge.")
     else:
-        st.html(chips.chips_html(details.tokens, text=text, show_ids=True,
+        html_block.draw(chips.chips_html(details.tokens, text=text, show_ids=True,
                                  limit=chips.MAX_CHIPS, highlight=made))
         if made:
             st.caption(f"Outlined: the {len(made):,} token(s) that merge {k:,} made in this text.")
@@ -156,7 +156,7 @@ def _numbers(tok: Tokenizer, key: str, replay: TextReplay, k: int, n: int) -> No
         (a, b), new_id = added
         body = (f"Merge {k:,} adds <b>{_token(a + b)}</b> (ID {new_id:,}) = {_token(a)} + "
                 f"{_token(b)}")
-    st.html(f'<div class="tp-replay-merge">{body}</div>')
+    html_block.draw(f'<div class="tp-replay-merge">{body}</div>')
 
 
 def _token(token: bytes) -> str:

@@ -18,9 +18,7 @@ plain and the input is typed in by hand: :func:`clickable` says which, for the c
 
 from __future__ import annotations
 
-import streamlit as st
-
-from ui import live_input, runtime, state
+from ui import html_block, live_input, runtime, state
 
 __all__ = ["SCRIPT", "clickable", "enable", "into"]
 
@@ -66,4 +64,4 @@ def enable() -> None:
     """Make this page's pickable tables (``ui.html_table``'s ``pick``) answer clicks; draws
     nothing where scripts do not run."""
     if clickable():
-        st.html(SCRIPT, unsafe_allow_javascript=True)
+        html_block.draw(SCRIPT, unsafe_allow_javascript=True)

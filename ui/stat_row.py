@@ -18,8 +18,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import streamlit as st
-
+from ui import html_block
 from ui.copy_line import HELP_CSS, help_mark
 
 __all__ = ["Stat", "row_html", "show"]
@@ -71,4 +70,4 @@ def row_html(stats: Sequence[Stat], *, key: str) -> str:
 
 def show(stats: Sequence[Stat], *, key: str) -> None:
     """Draw :func:`row_html` as one element."""
-    st.html(row_html(stats, key=key), width="stretch")
+    html_block.draw(row_html(stats, key=key), width="stretch")

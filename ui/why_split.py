@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from core.interface import ScoredTokenizer
-from ui import cache, chips, display, keys, state, widgets
+from ui import cache, chips, display, html_block, keys, state, widgets
 
 __all__ = ["unigram_paths"]
 
@@ -34,4 +34,4 @@ def unigram_paths(tok_key: str, words: Sequence[str], tok: ScoredTokenizer, *,
                f"and “{shown}” is cut into the pieces whose scores add up highest. Below: that "
                "best path, each piece with its score, then the next best way to cut it and "
                "where it differs (outlined).")
-    st.html(chips.paths_html(paths, gpt2_view=gpt2_view))
+    html_block.draw(chips.paths_html(paths, gpt2_view=gpt2_view))

@@ -18,6 +18,7 @@ from ui import (
     cache,
     copy_line,
     display,
+    html_block,
     limits,
     model_picker,
     page_menu,
@@ -170,7 +171,7 @@ def file_uploader(label: str, *, key: str, per_file: bool = False, **options: An
     note = limits.upload_limit_note(per_file=per_file)
     note = note.replace("\\", "\\\\").replace('"', '\\"')  # a CSS string (our text, quoted anyway)
     zone = f".{key_class(key)} {_DROP_ZONE_NOTE}"
-    st.html(f'<style>{zone} {{ font-size: 0; }} '
+    html_block.draw(f'<style>{zone} {{ font-size: 0; }} '
             f'{zone}::after {{ content: "{note}"; font-size: 0.875rem; }}</style>')
     return st.file_uploader(label, key=key, accept_multiple_files=True,
                             max_upload_size=upload_size_cap_mb(), **options)
@@ -282,7 +283,7 @@ def _page_menu(page: str) -> None:
     """The menu (Streamlit's own is hidden: it would call the home page "app"): one HTML
     element (:mod:`ui.page_menu`) where ``st.html`` runs its script, else page links."""
     if runtime.html_runs_scripts() and not runtime.in_browser():
-        st.html(page_menu.html_menu(page), unsafe_allow_javascript=True)
+        html_block.draw(page_menu.html_menu(page), unsafe_allow_javascript=True)
         return
     with st.container(key="ui-nav"):
         try:
@@ -313,7 +314,7 @@ def sidebar(page: str = "") -> None:
         active = state.current_label()  # what the pages use, chosen or not
         own = state.session_tokenizers().get(active)
         size = f" · {own['tok'].n_vocab:,} tokens" if own is not None else ""
-        st.html(active_html(active, state.describe(active) + size))
+        html_block.draw(active_html(active, state.describe(active) + size))
         if own is not None and own["tok"].capabilities.save and runtime.keeps_work():
             if state.saved_id(active) is None:
                 with st.expander("Save to library", icon="📚"):
