@@ -375,7 +375,8 @@ else:
 # ---------------------------------------------------------------------------------------------
 
 #: Texts up to this many characters are matched holding the GIL (:class:`HeldPattern`); the
-#: engine encodes long text in segments of this size (``core.engine.text_encoder``).
+#: engine encodes long text in segments of this size (``core.engine.text_encoder``), so each
+#: of its matches keeps the GIL.
 GIL_HELD_CHARS = 1 << 16
 
 

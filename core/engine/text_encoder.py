@@ -39,6 +39,7 @@ from core.engine.pretokenize import (
     resolve_pattern,
     special_splitter,
 )
+from core.engine.regex_compat import GIL_HELD_CHARS
 from core.errors import PlaygroundError
 
 __all__ = ["STREAM_CACHE_SIZE", "PretokenCache", "TextEncoder", "check_text"]
@@ -49,8 +50,9 @@ STREAM_CACHE_SIZE = 1 << 14
 
 _MAX_PRETOKEN_KEY = 256  # chars; longer pre-tokens are not cached (rare, and big)
 # chars; encode() cuts longer ordinary text at safe places into segments of about this size:
-# temporaries stay small, and the (many) all-ASCII segments skip the non-ASCII handling
-_MAX_SEGMENT = 1 << 16
+# temporaries stay small, the (many) all-ASCII segments skip the non-ASCII handling, and a
+# segment's regex matches keep the GIL (core.engine.regex_compat.HeldPattern)
+_MAX_SEGMENT = GIL_HELD_CHARS
 _STREAM_BUFFER = 1 << 16  # chars a stream gathers before looking for a safe cut
 
 Compute = Callable[[str], tuple[int, ...]]
