@@ -5,6 +5,7 @@ well-formed fails the test that reads it). A chart is an ``st.html``: an ``<img>
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 import xml.etree.ElementTree as ET
 from typing import Any
@@ -52,6 +53,14 @@ def points(element: ET.Element, series: str | None = None) -> list[tuple[float, 
     """``(x, y, hover label)`` of every point of a chart (or of one named series)."""
     return [(float(i.attrib["data-x"]), float(i.attrib["data-y"]), i.get("title", ""))
             for group in _series(element, series) for i in group.iter("i")]
+
+
+def plot_width(element: ET.Element) -> float:
+    """The width of the chart's plot area in the picture's units: its axes' path, ``M left
+    top V bottom H right``."""
+    (d,) = [m for e in picture(element).iter("path")
+            if (m := re.fullmatch(r"M([\d.]+) [\d.]+V[\d.]+H([\d.]+)", e.get("d", "")))]
+    return float(d[2]) - float(d[1])
 
 
 def drawn(element: ET.Element) -> list[int]:

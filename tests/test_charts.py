@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.chart_svg import bars, cursor, drawn, picture, points, ticks
+from tests.chart_svg import bars, cursor, drawn, picture, plot_width, points, ticks
 from ui import charts
 from ui.limits import readable_token
 
@@ -119,7 +119,9 @@ def test_a_long_training_is_thinned_keeping_the_first_and_newest_merges() -> Non
     assert len(xs) == charts.HOVER_POINTS and xs[0] == 1 and xs[-1] == 5000
     assert xs == sorted(set(xs))
     sizes = [y for _, y, _ in points(growth)]  # from the start (0 s) to the newest merge
-    assert len(sizes) == charts.HOVER_POINTS and sizes[0] == 257 and sizes[-1] == 257 + 4999
+    # a line: one target per target width of its plot (narrower than the dots' share)
+    assert len(sizes) == charts._line_targets(plot_width(growth)) < charts.HOVER_POINTS
+    assert sizes[0] == 257 and sizes[-1] == 257 + 4999
     lengths = parse(charts.merge_length_chart([2] * 5000))
     assert drawn(lengths) == [charts.CHART_POINTS]
     assert len(points(lengths)) == charts.HOVER_POINTS
@@ -133,7 +135,10 @@ def test_the_hover_layer_is_shared_among_series_and_short_ones_keep_every_point(
         x=charts.Axis("x", "integer"), y=charts.Axis("y")))
     assert drawn(element) == [1000, 1000, 1]  # the picture draws every point
     hovered = {name: points(element, name) for name in ("a", "b", "whole")}
-    assert [len(p) for p in hovered.values()] == [199, 200, 1]
+    # the budget shared evenly (the diamond keeps its point), then the line capped at one
+    # target per target width of the plot
+    assert [len(p) for p in hovered.values()] == [charts._line_targets(plot_width(element)),
+                                                  charts.HOVER_POINTS // 2, 1]
     assert hovered["a"][0][2] == "long 1" and hovered["a"][-1][2] == "long 1000"
     assert hovered["whole"] == [(1000, 3, "whole")]
 
