@@ -63,9 +63,10 @@ static: setup node
 
 # One person on their own machine: the picker lists the GGUF models of Ollama and LM Studio
 # (TOKPLAY_LOCAL_MODELS=1; `TOKPLAY_LOCAL_MODELS=0 make run` when others reach this server).
-# deploy/warm_start.py is `streamlit run` that loads the presets and baselines once it is up.
+# deploy/warm_start.py is `streamlit run` that loads the presets and baselines once it is up;
+# deploy/asgi.py is app.py as Streamlit's ASGI app, telling the browser where the server is.
 run: setup
-	TOKPLAY_LOCAL_MODELS=$${TOKPLAY_LOCAL_MODELS:-1} $(PY) deploy/warm_start.py run app.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
+	TOKPLAY_LOCAL_MODELS=$${TOKPLAY_LOCAL_MODELS:-1} $(PY) deploy/warm_start.py run deploy/asgi.py --server.port $(PORT) --server.headless=true --browser.gatherUsageStats=false
 
 # Then the exactness tests again on the pure-Python path (TOKPLAY_NATIVE=0: what Pyodide and a
 # machine without a C compiler run), against the same references.

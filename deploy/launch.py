@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 __all__ = [
+    "APP_ENTRY",
     "HEALTH_PATH",
     "NO_FILE_WATCHER",
     "REPO",
@@ -46,6 +47,8 @@ HEALTH_PATH = "/_stcore/health"
 START_TIMEOUT_S = 90.0
 #: Others may edit the checkout while a server runs: no watcher, no reruns on save.
 NO_FILE_WATCHER = ("--server.fileWatcherType", "none")
+#: What ``make run`` serves: app.py as Streamlit's ASGI app, with deploy.base_hint's middleware.
+APP_ENTRY = "deploy/asgi.py"
 
 
 class ServerError(RuntimeError):
@@ -98,7 +101,7 @@ def wait_healthy(url: str, procs: Iterable[subprocess.Popen[bytes]] = (), *,
         time.sleep(0.25)  # polling: the wait ends on the answer, not on a guess
 
 
-def streamlit_command(port: int, *, app: str | os.PathLike[str] = "app.py",
+def streamlit_command(port: int, *, app: str | os.PathLike[str] = APP_ENTRY,
                       python: str = sys.executable, extra: Sequence[str] = (),
                       warm: bool = False) -> list[str]:
     """``streamlit run`` of ``app`` on 127.0.0.1:``port``, headless, without usage stats;
@@ -113,7 +116,8 @@ def streamlit_command(port: int, *, app: str | os.PathLike[str] = "app.py",
 def start_streamlit(*, cwd: Path = REPO, env: Mapping[str, str] | None = None,
                     log: Path | None = None, timeout: float = START_TIMEOUT_S,
                     warm: bool = False) -> Server:
-    """``streamlit run app.py`` in ``cwd`` on a free loopback port, returned once it answers.
+    """``streamlit run`` of ``cwd``'s :data:`APP_ENTRY` (``app.py`` in a folder without one:
+    a bare app, an older checkout) on a free loopback port, returned once it answers.
 
     ``env``: its environment (default: this process's); ``log``: where its output goes
     (appended; default: nowhere). It leads its own process group: :func:`stop` ends it and
@@ -124,7 +128,8 @@ def start_streamlit(*, cwd: Path = REPO, env: Mapping[str, str] | None = None,
     env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     with open(log, "ab") if log is not None else contextlib.nullcontext(subprocess.DEVNULL) as out:
         proc = subprocess.Popen(  # noqa: S603
-            streamlit_command(port, extra=NO_FILE_WATCHER, warm=warm), cwd=cwd, env=env, stdout=out,
+            streamlit_command(port, app=APP_ENTRY if (cwd / APP_ENTRY).exists() else "app.py",
+                              extra=NO_FILE_WATCHER, warm=warm), cwd=cwd, env=env, stdout=out,
             stderr=subprocess.STDOUT, start_new_session=True)
     server = Server(f"http://127.0.0.1:{port}", proc)
     try:

@@ -39,6 +39,7 @@ if str(REPO) not in sys.path:  # run as a script: deploy/ is on the path, the re
     sys.path.insert(0, str(REPO))
 
 from deploy.launch import (  # noqa: E402
+    APP_ENTRY,
     NO_FILE_WATCHER,
     ServerError,
     free_port,
@@ -94,7 +95,7 @@ def start_workers(n: int, *, cookie_secret: str, python: str) -> tuple[list[subp
         # No file watcher: a served checkout does not change under its users, and Streamlit's
         # watcher looks over the imported modules after each script run (the single-process
         # benchmarks, deploy.launch.start_streamlit, run without it too).
-        cmd = streamlit_command(port, app=REPO / "app.py", python=python, warm=True,
+        cmd = streamlit_command(port, app=REPO / APP_ENTRY, python=python, warm=True,
                                 extra=NO_FILE_WATCHER)
         env = dict(os.environ, STREAMLIT_SERVER_COOKIE_SECRET=cookie_secret)  # no CLI flag for it
         procs.append(subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True))  # noqa: S603

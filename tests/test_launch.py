@@ -35,7 +35,7 @@ def test_free_port_is_free_on_loopback():
 
 def test_the_command_is_headless_on_loopback():
     cmd = streamlit_command(8765, extra=("--server.fileWatcherType", "none"))
-    assert cmd[:5] == [sys.executable, "-m", "streamlit", "run", "app.py"]
+    assert cmd[:5] == [sys.executable, "-m", "streamlit", "run", "deploy/asgi.py"]
     assert {"--server.headless=true", "--browser.gatherUsageStats=false"} <= set(cmd)
     assert cmd[cmd.index("--server.port") + 1] == "8765"
     assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"

@@ -110,11 +110,12 @@ def test_warm_reports_a_failing_step_in_one_line(monkeypatch: pytest.MonkeyPatch
     assert serving.warm() == ["presets: OSError: no such file: gpt2-vocab.bpe.gz"]
 
 
-def test_make_run_and_serve_start_through_the_warm_start() -> None:
+def test_make_run_and_serve_start_through_the_warm_start_and_the_asgi_app() -> None:
     cmd = streamlit_command(8765, warm=True)
-    assert cmd[:4] == [sys.executable, "deploy/warm_start.py", "run", "app.py"]
-    assert "deploy/warm_start.py run app.py" in (REPO / "Makefile").read_text(encoding="utf-8")
-    assert "warm=True" in (REPO / "deploy" / "serve.py").read_text(encoding="utf-8")
+    assert cmd[:4] == [sys.executable, "deploy/warm_start.py", "run", "deploy/asgi.py"]
+    assert "deploy/warm_start.py run deploy/asgi.py" in (REPO / "Makefile").read_text(encoding="utf-8")
+    serve = (REPO / "deploy" / "serve.py").read_text(encoding="utf-8")
+    assert "warm=True" in serve and "app=REPO / APP_ENTRY" in serve
 
 
 def test_the_warm_start_warms_once_streamlit_is_up(monkeypatch: pytest.MonkeyPatch,
