@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 from ui import site
-from tests.chart_svg import chart, charts, points, ticks
+from tests.chart_svg import chart, charts, drawn, plot_width, points, ticks
+from ui import charts as charts_module
 from tests.copy_lines import copied
 from tests.stats import stats
 
@@ -128,7 +129,11 @@ def test_training_on_the_builtin_corpus_ends_and_becomes_active():
     assert list(charts(at)) == ["train.chart.counts", "train.chart.growth"]
     counts, growth = chart(at, "train.chart.counts"), chart(at, "train.chart.growth")
     assert [x for x, _, _ in points(counts)] == list(range(1, 144))  # merges 1 to 143
-    assert [y for _, y, _ in points(growth)] == list(range(256 + 1, 401))  # start, then + 1
+    # the line draws every step (start, then + 1); its hover targets, one per target width
+    assert drawn(growth) == [144]
+    sizes = [y for _, y, _ in points(growth)]
+    assert len(sizes) == charts_module._line_targets(plot_width(growth)) < 144
+    assert sizes[0] == 257 and sizes[-1] == 400 and sizes == sorted(set(sizes))
     for written in (ticks(counts, "x"), ticks(growth, "y")):  # merge numbers, vocab sizes
         assert written and all(t.replace(",", "").isdigit() for t in written), written
     assert len(at.table) == 1

@@ -5,6 +5,7 @@ does with it: tests/browser/test_deep_links.py.)"""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -46,7 +47,9 @@ def serve(app: FakeApp, path: str, method: str = "GET") -> tuple[dict[bytes, byt
 
     scope = {"type": "http", "method": method, "path": path, "headers": [
         (b"host", b"h"), (b"accept-encoding", b"gzip"), (b"if-none-match", b'"abc"')]}
-    asyncio.run(BaseUrlHint(app)(scope, receive, send))
+    # (a thread of its own: another test may have left an event loop running on this one)
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, BaseUrlHint(app)(scope, receive, send)).result()
     start, *bodies = sent
     assert start["type"] == "http.response.start"
     return dict(start["headers"]), b"".join(m.get("body", b"") for m in bodies), app
