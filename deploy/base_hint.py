@@ -4,9 +4,9 @@ for ``deploy/asgi.py``; no Streamlit import).
 subtle: why. Streamlit's frontend does not know where its server is: opened at a deep link
 such as ``/Evaluate``, it first asks ``/Evaluate/_stcore/health`` (the server might live
 under that path), gets a 404, waits 100 ms (its retry back-off) and only then asks
-``/_stcore/health``. A new visitor of any page but Home waited for that: about 40-65 ms of a
-first view of 0.9-1.0 s on a 2-core machine (``benchmarks/bench_app.py --parts first``; Home
-and a bare page are served at ``/`` and ask once). The frontend reads where its server is
+``/_stcore/health``. A new visitor of any page but Home waited for that: a first view of
+0.8-1.0 s came 10-85 ms sooner without it (2 cores, servers side by side, 8 rounds; Home and
+a bare page are served at ``/`` and ask once). The frontend reads where its server is
 from ``window.__streamlit.BACKEND_BASE_URL`` when the page defines it (Streamlit's own
 setting for hosts that embed it), and then asks once. So the HTML of a page's URL gets a
 one-line script that defines it as the URL without the page's name: computed in the browser
