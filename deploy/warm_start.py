@@ -1,5 +1,6 @@
 """``streamlit run`` that warms the caches as soon as the server is up (``make run``, ``make
-serve``): ``python deploy/warm_start.py run app.py [streamlit options]``.
+serve``): ``python deploy/warm_start.py run deploy/asgi.py [streamlit options]`` (or
+``run app.py``).
 
 It is Streamlit's own command line (``streamlit.web.cli``) in this process, plus a thread
 that waits for Streamlit's runtime and then runs :func:`ui.serving.warm` there: imports,
@@ -54,7 +55,7 @@ def warm_when_up(wait_s: float = RUNTIME_WAIT_S) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """Streamlit's command line with ``argv`` (``run app.py ...``), warming in a thread."""
+    """Streamlit's command line with ``argv`` (``run deploy/asgi.py ...``), warming in a thread."""
     from streamlit.web import cli
 
     threading.Thread(target=warm_when_up, name=THREAD_NAME, daemon=True).start()
