@@ -16,7 +16,7 @@ from ``location``, so it stays right behind a proxy that serves the app under a 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, MutableMapping
 from typing import Any
 
 from ui.site import PAGES
@@ -58,13 +58,13 @@ def hint_script(pages: Iterable[str] = PAGE_PATHS) -> str:
             '</script>')
 
 
-def page_path(path: str, pages: Iterable[str] = PAGE_PATHS) -> bool:
+def page_path(path: str, pages: Collection[str] = PAGE_PATHS) -> bool:
     """Whether a request for ``path`` asks for a page's HTML (its last segment is a page's).
 
     >>> page_path("/Evaluate"), page_path("/play/Evaluate/"), page_path("/"), page_path("/_stcore/health")
     (True, True, False, False)
     """
-    return path.rstrip("/").rsplit("/", 1)[-1] in set(pages)
+    return path.rstrip("/").rsplit("/", 1)[-1] in pages
 
 
 class BaseUrlHint:

@@ -988,24 +988,30 @@ CharCuts_dealloc(CharCuts *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Mark a piece's character c, prev the one before it (first: none before): c is used, and
+ * a ▁ marks the characters either side of it; -1 on error. (The caller sets any_used.) */
+static inline int
+cuts_mark_char(CharCuts *self, Py_UCS4 c, Py_UCS4 prev, int first)
+{
+    if (c > 0xFFFF && (bits_widen(&self->used) < 0 || bits_widen(&self->before) < 0 ||
+                       bits_widen(&self->after) < 0))
+        return -1;
+    bit_set(&self->used, c);
+    if (!first && c == SPACE_CHAR)
+        bit_set(&self->before, prev); /* (prev was widened for when it came) */
+    if (!first && prev == SPACE_CHAR)
+        bit_set(&self->after, c);
+    return 0;
+}
+
 /* Mark one piece's characters c[0:n]; -1 on error. */
 static int
 cuts_mark(CharCuts *self, const Py_UCS4 *c, Py_ssize_t n)
 {
     for (Py_ssize_t i = 0; i < n; i++)
-        if (c[i] > 0xFFFF && (bits_widen(&self->used) < 0 || bits_widen(&self->before) < 0 ||
-                              bits_widen(&self->after) < 0))
+        if (cuts_mark_char(self, c[i], i ? c[i - 1] : 0, i == 0) < 0)
             return -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        bit_set(&self->used, c[i]);
-        self->any_used = 1;
-        if (c[i] == SPACE_CHAR) {
-            if (i > 0)
-                bit_set(&self->before, c[i - 1]);
-            if (i + 1 < n)
-                bit_set(&self->after, c[i + 1]);
-        }
-    }
+    self->any_used |= n > 0;
     return 0;
 }
 
@@ -1015,28 +1021,18 @@ cuts_mark(CharCuts *self, const Py_UCS4 *c, Py_ssize_t n)
 static int
 cuts_mark_utf8(CharCuts *self, const unsigned char *buf, Py_ssize_t n)
 {
-    Py_ssize_t i = 0;
     Py_UCS4 prev = 0;
-    int after_space = 0;
-    while (i < n) {
+    for (Py_ssize_t i = 0; i < n;) {
         Py_UCS4 c;
         int len = utf8_next(buf, n, i, &c);
         if (len == 0)
             return 0;
-        if (c > 0xFFFF && (bits_widen(&self->used) < 0 || bits_widen(&self->before) < 0 ||
-                           bits_widen(&self->after) < 0))
+        if (cuts_mark_char(self, c, prev, i == 0) < 0)
             return -1;
-        bit_set(&self->used, c);
-        if (c == SPACE_CHAR && i > 0)
-            bit_set(&self->before, prev); /* (prev was widened for when it came) */
-        if (after_space)
-            bit_set(&self->after, c);
-        after_space = c == SPACE_CHAR;
         prev = c;
         i += len;
     }
-    if (n > 0)
-        self->any_used = 1;
+    self->any_used |= n > 0;
     return 1;
 }
 
